@@ -1,0 +1,52 @@
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { drizzle, type BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
+import { migrate } from "drizzle-orm/better-sqlite3/migrator";
+import * as schema from "./schema";
+
+export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
+
+export interface OpenOptions {
+  /** Apply pending migrations (default true). */
+  migrate?: boolean;
+  readonly?: boolean;
+}
+
+const MIGRATIONS_FOLDER = path.join(process.cwd(), "db", "migrations");
+
+/**
+ * Opens a warehouse file with the pragmas every connection needs: WAL (readers never
+ * block the writer), a busy timeout (a second process waits for the lock instead of
+ * failing), foreign keys, and NORMAL sync (durable at checkpoints; the webhook path
+ * asks for FULL where a 200 must mean durable).
+ */
+export function openDatabase(file: string, options: OpenOptions = {}): Db {
+  if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const sqlite = new Database(file, { readonly: options.readonly ?? false });
+  sqlite.pragma("journal_mode = WAL");
+  sqlite.pragma("busy_timeout = 5000");
+  sqlite.pragma("foreign_keys = ON");
+  sqlite.pragma("synchronous = NORMAL");
+  sqlite.pragma("cache_size = -65536");
+  sqlite.pragma("temp_store = MEMORY");
+  const db = drizzle(sqlite, { schema }) as Db;
+  if (options.migrate !== false && !options.readonly) migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
+  return db;
+}
+
+const globalForDb = globalThis as unknown as { callboardDb?: { file: string; db: Db } };
+
+/** The process's one connection, created on first use (and reused across dev reloads). */
+export function getDb(file: string): Db {
+  const cached = globalForDb.callboardDb;
+  if (cached && cached.file === file) return cached.db;
+  const db = openDatabase(file);
+  globalForDb.callboardDb = { file, db };
+  return db;
+}
+
+export function closeDb(): void {
+  globalForDb.callboardDb?.db.$client.close();
+  globalForDb.callboardDb = undefined;
+}

@@ -1,0 +1,10 @@
+import { env } from "@/lib/config/env";
+import { getDb, type Db } from "./client";
+
+export type { Db } from "./client";
+export { openDatabase, closeDb } from "./client";
+
+/** The warehouse at DATABASE_PATH, migrated on first use. */
+export function db(): Db {
+  return getDb(env().DATABASE_PATH);
+}

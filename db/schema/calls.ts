@@ -1,0 +1,119 @@
+import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { apps } from "./apps";
+
+/**
+ * One call session as the platform's Calls API last reported it (source `sync`), or as
+ * estimated from live webhooks until the sync brings the authoritative record
+ * (source `webhook`). Typed columns serve the queries; `raw` keeps the record exactly
+ * as received so fields the platform adds later are never lost.
+ */
+export const calls = sqliteTable(
+  "calls",
+  {
+    pk: integer("pk").primaryKey({ autoIncrement: true }),
+    appPk: integer("app_pk")
+      .notNull()
+      .references(() => apps.pk, { onDelete: "cascade" }),
+    sessionId: text("session_id").notNull(),
+    mid: text("mid"),
+    type: text("type"),
+    mode: text("mode"),
+    status: text("status"),
+    initiator: text("initiator"),
+    receiver: text("receiver"),
+    receiverType: text("receiver_type"),
+    initiatedAt: integer("initiated_at"),
+    startedAt: integer("started_at"),
+    endedAt: integer("ended_at"),
+    /** The call's start for every time filter: startedAt, or initiatedAt for calls never started. */
+    startAt: integer("start_at").notNull(),
+    /** The platform's own flag. */
+    platformHasRecording: integer("platform_has_recording", { mode: "boolean" }).notNull().default(false),
+    /** Platform flag OR a recording_generated webhook for this session: what filters use. */
+    hasRecording: integer("has_recording", { mode: "boolean" }).notNull().default(false),
+    totalAudioMinutes: real("total_audio_minutes").notNull().default(0),
+    totalVideoMinutes: real("total_video_minutes").notNull().default(0),
+    totalDurationMinutes: real("total_duration_minutes").notNull().default(0),
+    /** `totalDuration` (HH:MM:SS) parsed to seconds. */
+    durationSeconds: integer("duration_seconds").notNull().default(0),
+    totalParticipants: integer("total_participants").notNull().default(0),
+    source: text("source", { enum: ["sync", "webhook"] }).notNull().default("sync"),
+    /** Hash of the raw record: lets a sync tell "unchanged" without comparing columns. */
+    contentHash: text("content_hash"),
+    raw: text("raw", { mode: "json" }).$type<Record<string, unknown>>(),
+    firstSeenMs: integer("first_seen_ms").notNull(),
+    updatedMs: integer("updated_ms").notNull(),
+  },
+  (t) => [
+    // Upsert key of the sync and of webhook recordings.
+    uniqueIndex("calls_app_session_uq").on(t.appPk, t.sessionId),
+    // Time-ranged reports per app.
+    index("calls_app_start_idx").on(t.appPk, t.startAt),
+    // The sync's "refresh calls still ongoing" pass.
+    index("calls_app_status_idx").on(t.appPk, t.status),
+  ],
+);
+
+/**
+ * Participant rows of a call. `seq` is the row's position in the platform's list:
+ * the same uid can appear twice in one call (rejoin, second device), so the key is
+ * (call, seq), never (call, uid).
+ */
+export const callParticipants = sqliteTable(
+  "call_participants",
+  {
+    pk: integer("pk").primaryKey({ autoIncrement: true }),
+    callPk: integer("call_pk")
+      .notNull()
+      .references(() => calls.pk, { onDelete: "cascade" }),
+    appPk: integer("app_pk").notNull(),
+    seq: integer("seq").notNull(),
+    uid: text("uid").notNull(),
+    state: text("state"),
+    isJoined: integer("is_joined", { mode: "boolean" }).notNull().default(false),
+    totalAudioMinutes: real("total_audio_minutes").notNull().default(0),
+    totalVideoMinutes: real("total_video_minutes").notNull().default(0),
+    totalDurationMinutes: real("total_duration_minutes").notNull().default(0),
+    deviceId: text("device_id"),
+    joinedAt: integer("joined_at"),
+    leftAt: integer("left_at"),
+    mid: text("mid"),
+    raw: text("raw", { mode: "json" }).$type<Record<string, unknown>>(),
+  },
+  (t) => [
+    uniqueIndex("call_participants_call_seq_uq").on(t.callPk, t.seq),
+    // Per-participant reports and the uid filter.
+    index("call_participants_app_uid_idx").on(t.appPk, t.uid),
+  ],
+);
+
+/** A recording, from a `recording_generated` webhook (keyed so repeats collapse). */
+export const recordings = sqliteTable(
+  "recordings",
+  {
+    pk: integer("pk").primaryKey({ autoIncrement: true }),
+    appPk: integer("app_pk")
+      .notNull()
+      .references(() => apps.pk, { onDelete: "cascade" }),
+    /** Joined to calls by (app, session) — the call may not be synced yet. */
+    sessionId: text("session_id").notNull(),
+    recordingUrl: text("recording_url").notNull(),
+    recordingDate: text("recording_date"),
+    /** `duration` as sent (string decimal), parsed. */
+    duration: real("duration"),
+    /** `startTime` (epoch seconds). */
+    startTime: integer("start_time"),
+    receivedMs: integer("received_ms").notNull(),
+  },
+  (t) => [
+    uniqueIndex("recordings_app_session_start_uq").on(t.appPk, t.sessionId, t.startTime),
+    // "Recordings, newest first".
+    index("recordings_app_received_idx").on(t.appPk, t.receivedMs),
+  ],
+);
+
+export type CallRow = typeof calls.$inferSelect;
+export type NewCallRow = typeof calls.$inferInsert;
+export type CallParticipantRow = typeof callParticipants.$inferSelect;
+export type NewCallParticipantRow = typeof callParticipants.$inferInsert;
+export type RecordingRow = typeof recordings.$inferSelect;

@@ -1,0 +1,191 @@
+import { asc, eq } from "drizzle-orm";
+import { z } from "zod";
+import type { Db } from "@/db/client";
+import { apps, type AppRow } from "@/db/schema";
+import { decryptSecret, encryptSecret, lastFour } from "@/lib/crypto/secrets";
+
+/**
+ * Tenant apps: the registry every other part reads. Secrets go in encrypted and come
+ * out only through `appConnection` (for the sync) and `webhookCredentials` (for the
+ * ingest); everything meant for display goes through `describeApp`.
+ */
+
+export const REGIONS = ["us", "eu", "in"] as const;
+export type Region = (typeof REGIONS)[number];
+
+// The platform's app ids are DNS labels in `{appid}.call-{region}.<domain>`.
+const appIdSchema = z
+  .string()
+  .trim()
+  .regex(/^[a-z0-9][a-z0-9-]{0,61}[a-z0-9]$|^[a-z0-9]$/i, "app id must be letters, digits and dashes (a DNS label, up to 63 characters)");
+
+const httpUrl = z
+  .url({ protocol: /^https?$/, error: "must be an http(s) URL" })
+  .transform((u) => u.replace(/\/+$/, ""));
+
+const webhookFields = {
+  webhookId: z.string().trim().min(1).max(50, "webhook id must be at most 50 characters").optional(),
+  webhookName: z.string().trim().min(1).max(50, "webhook name must be at most 50 characters").optional(),
+  webhookEnabled: z.boolean().optional(),
+  webhookUseBasicAuth: z.boolean().optional(),
+  webhookUsername: z.string().min(1).max(200).optional(),
+  webhookPassword: z.string().min(1).max(200).optional(),
+};
+
+export const addAppSchema = z.object({
+  appId: appIdSchema,
+  name: z.string().trim().min(1, "name is required").max(100),
+  region: z.enum(REGIONS, { error: "region must be one of us, eu, in" }),
+  apiKey: z.string().trim().min(1, "api key is required").max(500),
+  callsUrl: httpUrl.optional(),
+  onBehalfOf: z.string().trim().min(1).max(200).optional(),
+  ...webhookFields,
+});
+export type AddAppInput = z.input<typeof addAppSchema>;
+
+export const updateAppSchema = addAppSchema.partial().extend({ appId: appIdSchema, callsUrl: httpUrl.nullable().optional() });
+export type UpdateAppInput = z.input<typeof updateAppSchema>;
+
+export class AppRegistryError extends Error {
+  constructor(
+    message: string,
+    readonly code: "not_found" | "conflict" | "invalid",
+  ) {
+    super(message);
+    this.name = "AppRegistryError";
+  }
+}
+
+function parseOrThrow<T>(schema: z.ZodType<T>, input: unknown): T {
+  const r = schema.safeParse(input);
+  if (!r.success) {
+    const msg = r.error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; ");
+    throw new AppRegistryError(msg, "invalid");
+  }
+  return r.data;
+}
+
+export function listApps(db: Db): AppRow[] {
+  return db.select().from(apps).orderBy(asc(apps.appId)).all();
+}
+
+export function getAppById(db: Db, appId: string): AppRow | undefined {
+  return db.select().from(apps).where(eq(apps.appId, appId)).get();
+}
+
+export function addApp(db: Db, input: AddAppInput): AppRow {
+  const v = parseOrThrow(addAppSchema, input);
+  if (getAppById(db, v.appId)) throw new AppRegistryError(`app "${v.appId}" is already registered`, "conflict");
+  const now = Date.now();
+  const useBasic = v.webhookUseBasicAuth ?? Boolean(v.webhookUsername && v.webhookPassword);
+  if (useBasic && !(v.webhookUsername && v.webhookPassword)) {
+    throw new AppRegistryError("webhook Basic auth needs both a username and a password", "invalid");
+  }
+  return db
+    .insert(apps)
+    .values({
+      appId: v.appId,
+      name: v.name,
+      region: v.region,
+      apiKeyEnc: encryptSecret(v.apiKey),
+      apiKeyLast4: lastFour(v.apiKey),
+      callsUrl: v.callsUrl ?? null,
+      onBehalfOf: v.onBehalfOf ?? null,
+      webhookId: v.webhookId ?? null,
+      webhookName: v.webhookName ?? null,
+      webhookEnabled: v.webhookEnabled ?? true,
+      webhookUseBasicAuth: useBasic,
+      webhookUsername: v.webhookUsername ?? null,
+      webhookPasswordEnc: v.webhookPassword ? encryptSecret(v.webhookPassword) : null,
+      createdMs: now,
+      updatedMs: now,
+    })
+    .returning()
+    .get();
+}
+
+export function updateApp(db: Db, input: UpdateAppInput): AppRow {
+  const v = parseOrThrow(updateAppSchema, input);
+  const existing = getAppById(db, v.appId);
+  if (!existing) throw new AppRegistryError(`app "${v.appId}" is not registered`, "not_found");
+  const patch: Partial<AppRow> = { updatedMs: Date.now() };
+  if (v.name !== undefined) patch.name = v.name;
+  if (v.region !== undefined) patch.region = v.region;
+  if (v.apiKey !== undefined) {
+    patch.apiKeyEnc = encryptSecret(v.apiKey);
+    patch.apiKeyLast4 = lastFour(v.apiKey);
+  }
+  if (v.callsUrl !== undefined) patch.callsUrl = v.callsUrl;
+  if (v.onBehalfOf !== undefined) patch.onBehalfOf = v.onBehalfOf;
+  if (v.webhookId !== undefined) patch.webhookId = v.webhookId;
+  if (v.webhookName !== undefined) patch.webhookName = v.webhookName;
+  if (v.webhookEnabled !== undefined) patch.webhookEnabled = v.webhookEnabled;
+  if (v.webhookUsername !== undefined) patch.webhookUsername = v.webhookUsername;
+  if (v.webhookPassword !== undefined) patch.webhookPasswordEnc = encryptSecret(v.webhookPassword);
+  if (v.webhookUseBasicAuth !== undefined) patch.webhookUseBasicAuth = v.webhookUseBasicAuth;
+  else if (v.webhookUsername !== undefined || v.webhookPassword !== undefined) patch.webhookUseBasicAuth = true;
+  const merged = { ...existing, ...patch };
+  if (merged.webhookUseBasicAuth && !(merged.webhookUsername && merged.webhookPasswordEnc)) {
+    throw new AppRegistryError("webhook Basic auth needs both a username and a password", "invalid");
+  }
+  return db.update(apps).set(patch).where(eq(apps.pk, existing.pk)).returning().get();
+}
+
+/** Removes the app and, by cascade, its calls, participants, recordings and runs. */
+export function removeApp(db: Db, appId: string): void {
+  const existing = getAppById(db, appId);
+  if (!existing) throw new AppRegistryError(`app "${appId}" is not registered`, "not_found");
+  db.delete(apps).where(eq(apps.pk, existing.pk)).run();
+}
+
+export interface AppConnection {
+  appId: string;
+  region: Region;
+  callsUrl: string;
+  apiKey: string;
+  onBehalfOf?: string;
+}
+
+/** `https://{appid}.call-{region}.{domain}/v3`, or the app's own override. */
+export function callsUrlFor(app: Pick<AppRow, "appId" | "region" | "callsUrl">, domain?: string): string {
+  if (app.callsUrl) return app.callsUrl;
+  if (!domain) {
+    throw new AppRegistryError(
+      `app "${app.appId}" has no Calls API address: set PLATFORM_DOMAIN or give the app --calls-url`,
+      "invalid",
+    );
+  }
+  return `https://${app.appId}.call-${app.region}.${domain}/v3`;
+}
+
+/** What the sync needs to talk to the platform for this app (decrypts the key). */
+export function appConnection(app: AppRow, domain?: string): AppConnection {
+  return {
+    appId: app.appId,
+    region: app.region,
+    callsUrl: callsUrlFor(app, domain),
+    apiKey: decryptSecret(app.apiKeyEnc),
+    onBehalfOf: app.onBehalfOf ?? undefined,
+  };
+}
+
+/** Safe to print, log or send to a browser: no secret, only the key's last four. */
+export function describeApp(app: AppRow) {
+  return {
+    appId: app.appId,
+    name: app.name,
+    region: app.region,
+    apiKey: `…${app.apiKeyLast4}`,
+    callsUrl: app.callsUrl,
+    onBehalfOf: app.onBehalfOf,
+    webhook: {
+      id: app.webhookId,
+      name: app.webhookName,
+      enabled: app.webhookEnabled,
+      useBasicAuth: app.webhookUseBasicAuth,
+      username: app.webhookUsername,
+      passwordSet: app.webhookPasswordEnc !== null,
+    },
+    lastSuccessfulSyncMs: app.lastSuccessfulSyncMs,
+  };
+}

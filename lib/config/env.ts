@@ -1,0 +1,78 @@
+import { existsSync } from "node:fs";
+import { z } from "zod";
+
+/**
+ * The environment, validated once per process. Every other module reads `env()`;
+ * nothing else touches `process.env` for configuration.
+ */
+const intFromString = (fallback: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, "must be a whole number")
+    .transform(Number)
+    .optional()
+    .transform((v) => v ?? fallback);
+
+const emptyToUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  DATABASE_PATH: z.preprocess(emptyToUndefined, z.string().default("./data/callboard.db")),
+  AUTH_SECRET: z.preprocess(
+    emptyToUndefined,
+    z
+      .string({ error: "AUTH_SECRET is required (at least 32 characters; e.g. `openssl rand -base64 32`)" })
+      .min(32, "AUTH_SECRET must be at least 32 characters"),
+  ),
+  CALLBOARD_ADMIN_EMAIL: z.preprocess(emptyToUndefined, z.email().optional()),
+  CALLBOARD_ADMIN_PASSWORD: z.preprocess(emptyToUndefined, z.string().min(8).optional()),
+  SYNC_INTERVAL_SECONDS: intFromString(300),
+  PLATFORM_DOMAIN: z.preprocess(
+    emptyToUndefined,
+    z
+      .string()
+      .regex(/^[a-z0-9.-]+(:\d+)?$/i, "must be a bare domain such as example.com")
+      .optional(),
+  ),
+  PLATFORM_MANAGEMENT_URL: z.preprocess(emptyToUndefined, z.url().optional()),
+  PLATFORM_MANAGEMENT_KEY: z.preprocess(emptyToUndefined, z.string().optional()),
+  PLATFORM_MANAGEMENT_SECRET: z.preprocess(emptyToUndefined, z.string().optional()),
+  PORT: intFromString(3000),
+  LOG_LEVEL: z.preprocess(emptyToUndefined, z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export class EnvError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "EnvError";
+  }
+}
+
+let cached: Env | undefined;
+
+/** Reads `.env` (if present) for command-line tools; Next.js loads it itself. */
+export function loadDotEnv(file = ".env"): void {
+  if (existsSync(file)) process.loadEnvFile(file);
+}
+
+export function parseEnv(source: Record<string, string | undefined>): Env {
+  const result = envSchema.safeParse(source);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new EnvError(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  return result.data;
+}
+
+export function env(): Env {
+  cached ??= parseEnv(process.env);
+  return cached;
+}
+
+/** Tests change the environment between suites. */
+export function resetEnvForTests(): void {
+  cached = undefined;
+}

@@ -1,0 +1,49 @@
+import { ZodError } from "zod";
+
+/**
+ * One error hierarchy and one mapper for every route: a known error answers its
+ * status with `{error: {code, message}}`; anything else is a 500 with no internals.
+ */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: Record<string, unknown>,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.name = "HttpError";
+  }
+}
+
+export const badRequest = (message: string, details?: Record<string, unknown>) =>
+  new HttpError(400, "bad_request", message, details);
+export const unauthorized = (message = "Sign in or send Authorization: Bearer <token>.") =>
+  new HttpError(401, "unauthorized", message);
+export const forbidden = (message = "This needs an admin.") => new HttpError(403, "forbidden", message);
+export const notFound = (message = "Not found.") => new HttpError(404, "not_found", message);
+
+export function zodToHttpError(error: ZodError): HttpError {
+  const first = error.issues[0];
+  const param = first?.path.join(".") || "request";
+  const message = error.issues
+    .map((i) => `${i.path.join(".") || "request"}: ${i.message}`)
+    .join("; ");
+  return new HttpError(400, "invalid_parameter", message, { parameter: param });
+}
+
+export interface ErrorBody {
+  error: { code: string; message: string; [k: string]: unknown };
+}
+
+export function toErrorResponse(error: unknown, onUnknown?: (e: unknown) => void): Response {
+  const e = error instanceof ZodError ? zodToHttpError(error) : error;
+  if (e instanceof HttpError) {
+    const body: ErrorBody = { error: { code: e.code, message: e.message, ...(e.details ?? {}) } };
+    return Response.json(body, { status: e.status, headers: e.headers });
+  }
+  onUnknown?.(error);
+  const body: ErrorBody = { error: { code: "internal_error", message: "Something went wrong on our side." } };
+  return Response.json(body, { status: 500 });
+}
