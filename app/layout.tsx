@@ -1,5 +1,7 @@
 import type { Metadata } from "next";
 import type { ReactNode } from "react";
+import { AppHeader } from "@/components/app-header";
+import { optionalCaller } from "@/lib/auth/session";
 import "./globals.css";
 
 export const metadata: Metadata = {
@@ -7,10 +9,14 @@ export const metadata: Metadata = {
   description: "Call analytics for your tenant apps",
 };
 
-export default function RootLayout({ children }: { children: ReactNode }) {
+export default async function RootLayout({ children }: { children: ReactNode }) {
+  const caller = await optionalCaller();
   return (
     <html lang="en">
-      <body>{children}</body>
+      <body>
+        {caller ? <AppHeader caller={caller} /> : null}
+        {children}
+      </body>
     </html>
   );
 }

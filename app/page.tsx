@@ -1,13 +1,16 @@
 import { db } from "@/db";
 import { getAppSummaries } from "@/lib/apps/summary";
+import { appScope } from "@/lib/auth/authorize";
+import { currentCaller } from "@/lib/auth/session";
 
 export const dynamic = "force-dynamic";
 
 const minutes = new Intl.NumberFormat("en", { maximumFractionDigits: 1 });
 const count = new Intl.NumberFormat("en");
 
-export default function HomePage() {
-  const summaries = getAppSummaries(db());
+export default async function HomePage() {
+  const caller = await currentCaller();
+  const summaries = getAppSummaries(db(), appScope(caller));
   return (
     <main className="container">
       <h1>Callboard</h1>

@@ -1,3 +1,6 @@
 export * from "./apps";
 export * from "./calls";
 export * from "./sync";
+export * from "./auth";
+export * from "./ingest";
+export * from "./analytics";

@@ -1,11 +1,23 @@
 /**
  * THE authorization point. Every page, route handler and server action asks it who
- * the caller is and which apps they may see. (Filled in by the sign-in work: sessions
- * via next-auth, `Authorization: Bearer <token>` for scripts.)
+ * the caller is and which apps they may see: `authorize(request)` in route handlers,
+ * `currentCaller()` / `actionCaller()` (lib/auth/session.ts) in pages and actions.
  *
- * Until then nothing is allowed: no route may ship open.
+ * Credentials, in this order: `Authorization: Bearer cb_…` (an API token), else the
+ * next-auth session cookie (a JWT). Either way the user is re-read from the warehouse
+ * on every call: a disabled or removed user loses access at once, role and grant
+ * changes apply to the next request. See docs/decisions/0005-sessions-and-throttle.md.
  */
-import { unauthorized } from "@/lib/http/errors";
+import { eq, inArray, SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { db as warehouse } from "@/db";
+import type { Db } from "@/db/client";
+import { apps, type AppRow } from "@/db/schema";
+import { forbidden, notFound, unauthorized } from "@/lib/http/errors";
+import { ensureFirstAdmin } from "./first-admin";
+import { readSessionClaims } from "./session-token";
+import { resolveApiToken } from "./tokens";
+import { getUserByPk, grantedAppPks } from "./users";
 
 export interface Caller {
   userId: number;
@@ -15,7 +27,90 @@ export interface Caller {
   appPks: "all" | number[];
 }
 
-export async function authorize(_request: Request): Promise<Caller> {
-  void _request;
-  throw unauthorized();
+export async function authorize(request: Request): Promise<Caller> {
+  return authorizeRequest(warehouse(), request);
+}
+
+/** `authorize` on a given warehouse (tests, scripts). */
+export async function authorizeRequest(db: Db, request: Request): Promise<Caller> {
+  await ensureFirstAdmin(db);
+  const header = request.headers.get("authorization");
+  if (header !== null && /^bearer\s/i.test(header)) {
+    // An explicit credential that fails is a failure: never fall back to the cookie.
+    const resolved = resolveApiToken(db, header.slice(7).trim());
+    const caller = resolved ? callerForUser(db, resolved.userId) : null;
+    if (!caller) throw unauthorized("The API token is not valid (unknown, revoked, or its user is disabled).");
+    return caller;
+  }
+  const claims = await readSessionClaims(request.headers);
+  const caller = claims ? callerForUser(db, claims.userId, { sessionEpoch: claims.sessionEpoch }) : null;
+  if (!caller) throw unauthorized();
+  return caller;
+}
+
+/**
+ * The caller for a user id, as the warehouse has it now; null when the user is gone,
+ * disabled, or (with `sessionEpoch`) the session predates a password change or disable.
+ */
+export function callerForUser(db: Db, userId: number, options: { sessionEpoch?: number } = {}): Caller | null {
+  const user = getUserByPk(db, userId);
+  if (!user || user.disabled) return null;
+  if (options.sessionEpoch !== undefined && options.sessionEpoch !== user.sessionEpoch) return null;
+  return {
+    userId: user.pk,
+    email: user.email,
+    role: user.role,
+    appPks: user.role === "admin" ? "all" : grantedAppPks(db, user.pk),
+  };
+}
+
+export function isAdmin(caller: Caller): boolean {
+  return caller.role === "admin";
+}
+
+/** Admin-only operations (apps, webhooks, users, tokens, sync now): 403 otherwise. */
+export function requireAdmin(caller: Caller): void {
+  if (caller.role !== "admin") throw forbidden();
+}
+
+export function canSeeApp(caller: Caller, appPk: number): boolean {
+  return caller.appPks === "all" || caller.appPks.includes(appPk);
+}
+
+/** 404, exactly as for an app that does not exist, when the caller may not see it. */
+export function assertAppVisible(caller: Caller, appPk: number): void {
+  if (!canSeeApp(caller, appPk)) throw notFound();
+}
+
+export function appScope(caller: Caller): "all" | number[] {
+  return caller.appPks === "all" ? "all" : [...caller.appPks];
+}
+
+/** Every app pk the caller may see, as a list (admins: every registered app). */
+export function visibleAppPks(db: Db, caller: Caller): number[] {
+  if (caller.appPks !== "all") return [...caller.appPks];
+  return db.select({ pk: apps.pk }).from(apps).all().map((r) => r.pk);
+}
+
+/**
+ * The tenant restriction to put INSIDE a query's WHERE: `column IN (granted)` for a
+ * viewer (always false with no grant), always true for an admin.
+ *   db.select().from(calls).where(and(appScopeCondition(caller, calls.appPk), ...filters))
+ */
+export function appScopeCondition(caller: Caller, column: SQLiteColumn | SQL): SQL {
+  if (caller.appPks === "all") return sql`1 = 1`;
+  if (caller.appPks.length === 0) return sql`0 = 1`;
+  return column instanceof SQL ? inArray(column, caller.appPks) : inArray(column, caller.appPks);
+}
+
+/** An app by its platform id, or 404 when it does not exist or the caller may not see it. */
+export function resolveVisibleApp(db: Db, caller: Caller, appId: string): AppRow {
+  const app = db.select().from(apps).where(eq(apps.appId, appId)).get();
+  if (!app || !canSeeApp(caller, app.pk)) throw notFound(`app "${appId}" not found`);
+  return app;
+}
+
+/** The pks of `?app=` values, each visible to the caller, or 404 for the first that is not. */
+export function resolveVisibleAppPks(db: Db, caller: Caller, appIds: readonly string[]): number[] {
+  return [...new Set(appIds)].map((id) => resolveVisibleApp(db, caller, id).pk);
 }

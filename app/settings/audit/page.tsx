@@ -1,0 +1,55 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { db } from "@/db";
+import { listAudit } from "@/lib/auth/audit";
+import { currentAdmin } from "@/lib/auth/session";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Audit log" };
+
+const PAGE = 100;
+
+export default async function AuditPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  await currentAdmin();
+  const raw = (await searchParams).before;
+  const before = typeof raw === "string" && /^\d+$/.test(raw) ? Number(raw) : undefined;
+  const entries = listAudit(db(), { limit: PAGE, before });
+  const last = entries.at(-1);
+  return (
+    <main className="container">
+      <h1>Audit log</h1>
+      <section className="card" aria-labelledby="audit-heading">
+        <h2 id="audit-heading">Admin actions, newest first</h2>
+        {entries.length === 0 ? (
+          <p className="muted">Nothing recorded yet.</p>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">When (UTC)</th>
+                <th scope="col">Who</th>
+                <th scope="col">Action</th>
+                <th scope="col">Target</th>
+                <th scope="col">Details</th>
+              </tr>
+            </thead>
+            <tbody>
+              {entries.map((e) => (
+                <tr key={e.id}>
+                  <td>{new Date(e.atMs).toISOString().replace("T", " ").slice(0, 19)}</td>
+                  <td>{e.actor}</td>
+                  <td><code>{e.action}</code></td>
+                  <td>{e.target ?? ""}</td>
+                  <td><code className="muted">{e.details ? JSON.stringify(e.details) : ""}</code></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        {entries.length === PAGE && last ? (
+          <p><Link href={`/settings/audit?before=${last.id}`}>Older entries</Link></p>
+        ) : null}
+      </section>
+    </main>
+  );
+}

@@ -1,0 +1,63 @@
+import type { Metadata } from "next";
+import { db } from "@/db";
+import { currentAdmin } from "@/lib/auth/session";
+import { listApiTokens } from "@/lib/auth/tokens";
+import { listUsers } from "@/lib/auth/users";
+import { CreateTokenForm, RevokeTokenForm } from "./token-forms";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "API tokens" };
+
+const when = (ms: number | null) => (ms ? new Date(ms).toISOString().replace("T", " ").slice(0, 16) + " UTC" : "never");
+
+export default async function TokensPage() {
+  await currentAdmin();
+  const warehouse = db();
+  const tokens = listApiTokens(warehouse);
+  const emails = listUsers(warehouse).filter((u) => !u.disabled).map((u) => u.email);
+  return (
+    <main className="container">
+      <h1>API tokens</h1>
+      <p className="muted">
+        Scripts send <code>Authorization: Bearer &lt;token&gt;</code> and get exactly the rights of the token&apos;s user.
+      </p>
+      <section className="card" aria-labelledby="create-token">
+        <h2 id="create-token">Create a token</h2>
+        <CreateTokenForm emails={emails} />
+      </section>
+      <section className="card section" aria-labelledby="all-tokens">
+        <h2 id="all-tokens">All tokens</h2>
+        {tokens.length === 0 ? (
+          <p className="muted">No token yet.</p>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">User</th>
+                <th scope="col">Token</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Status</th>
+                <th scope="col"><span className="muted">Action</span></th>
+              </tr>
+            </thead>
+            <tbody>
+              {tokens.map((t) => (
+                <tr key={t.id} data-token-id={t.id}>
+                  <td>{t.name}</td>
+                  <td>{t.email}</td>
+                  <td><code>{t.prefix}…</code></td>
+                  <td>{when(t.createdMs)}</td>
+                  <td>{when(t.lastUsedMs)}</td>
+                  <td>{t.revoked ? "revoked" : "active"}</td>
+                  <td>{t.revoked ? null : <RevokeTokenForm id={t.id} name={t.name} />}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+    </main>
+  );
+}

@@ -1,0 +1,34 @@
+import type { Metadata } from "next";
+import { redirect } from "next/navigation";
+import { safeCallbackUrl } from "@/lib/auth/callback-url";
+import { optionalCaller } from "@/lib/auth/session";
+import { SignInForm } from "./signin-form";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Sign in" };
+
+// next-auth's own HTTP flows come back here with ?error=…&code=….
+const ERRORS: Record<string, string> = {
+  throttled: "Too many failed sign-ins. Wait a few minutes and try again.",
+  credentials: "Email or password is incorrect.",
+};
+
+export default async function SignInPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const params = await searchParams;
+  const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+  const callbackUrl = safeCallbackUrl(first(params.callbackUrl));
+  if (await optionalCaller()) redirect(callbackUrl);
+  const error = first(params.error);
+  const code = first(params.code);
+  const message = error ? (ERRORS[code ?? ""] ?? (error === "CredentialsSignin" ? ERRORS.credentials : "Sign-in failed. Try again.")) : undefined;
+
+  return (
+    <main className="signin">
+      <div className="card signin-card">
+        <h1>Callboard</h1>
+        <p className="muted">Sign in to see your call analytics.</p>
+        <SignInForm callbackUrl={callbackUrl} initialError={message} />
+      </div>
+    </main>
+  );
+}

@@ -1,0 +1,126 @@
+/**
+ * Benchmark: backfill of one app with N calls (~3 participants each) from the emulator,
+ * over HTTP on loopback, into a fresh warehouse. Reports calls/s end to end, peak RSS of
+ * this process, and where the time goes (waiting for pages, parsing, the write
+ * transactions alone).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { BenchRow } from "./run";
+
+export interface SyncBackfillResult {
+  calls: number;
+  callsPerSecond: number;
+  peakRssMb: number;
+  wallMs: number;
+  /** The write transactions alone. */
+  dbOnlyMs: number;
+  /** Time the sync loop waited for pages (what pipelining did not hide). */
+  fetchWaitMs: number;
+  /** Sum of the page requests' own durations (they overlap with parsing and writing). */
+  fetchMs: number;
+  /** Validation, raw JSON, hashing, classification. */
+  parseMs: number;
+  pages: number;
+  emulatorStartMs: number;
+  dbFileMb: number;
+}
+
+interface Spawned {
+  child: ChildProcess;
+  apps: Array<{ appId: string; apiKey: string; region: "us" | "eu" | "in"; callsUrl: string }>;
+}
+
+async function spawnBenchEmulator(calls: number): Promise<Spawned> {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", "scripts/emulator.ts", "--port", "0", "--seed", "1", "--apps", `bench:${calls}`, "--now", "1780000000"],
+    { cwd: process.cwd(), stdio: ["ignore", "pipe", "inherit"] },
+  );
+  return await new Promise<Spawned>((resolve, reject) => {
+    let out = "";
+    const timer = setTimeout(() => reject(new Error("emulator did not start within 180 s")), 180_000);
+    child.once("exit", (code) => reject(new Error(`emulator exited with ${code}`)));
+    child.stdout!.on("data", (d: Buffer) => {
+      out += d.toString();
+      const nl = out.indexOf("\n");
+      if (nl < 0) return;
+      clearTimeout(timer);
+      resolve({ child, apps: (JSON.parse(out.slice(0, nl)) as Pick<Spawned, "apps">).apps });
+    });
+  });
+}
+
+export async function measureSyncBackfill({ calls = 1_000_000 }: { calls?: number } = {}): Promise<SyncBackfillResult> {
+  process.env.AUTH_SECRET ??= "bench-only-secret-bench-only-secret-000";
+  process.env.LOG_LEVEL ??= "silent";
+  const { openDatabase } = await import("@/db/client");
+  const { addApp } = await import("@/lib/apps/registry");
+  const { syncApp } = await import("@/lib/sync/sync-app");
+
+  const t0 = performance.now();
+  const emu = await spawnBenchEmulator(calls);
+  const emulatorStartMs = performance.now() - t0;
+  const dir = mkdtempSync(path.join(tmpdir(), "callboard-bench-sync-"));
+  const file = path.join(dir, "warehouse.db");
+  try {
+    const db = openDatabase(file);
+    // Diagnosis only: measure the sync without other parts' write triggers.
+    if (process.env.BENCH_SYNC_DROP_TRIGGERS === "1") {
+      for (const t of db.$client.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'").pluck().all() as string[]) {
+        db.$client.exec(`DROP TRIGGER "${t}"`);
+      }
+    }
+    const info = emu.apps[0];
+    const app = addApp(db, { appId: info.appId, name: "bench", region: info.region, apiKey: info.apiKey, callsUrl: info.callsUrl });
+    let peak = process.memoryUsage().rss;
+    const sample = () => {
+      peak = Math.max(peak, process.memoryUsage().rss);
+    };
+    const sampler = setInterval(sample, 100);
+    let summary;
+    try {
+      // The event loop is busy inside write transactions: sample after each page as well.
+      summary = await syncApp(db, app, { trigger: "manual", perPage: 1000, onPage: sample });
+    } finally {
+      clearInterval(sampler);
+      sample();
+    }
+    if (summary.status !== "succeeded") throw new Error(`bench sync failed: ${summary.error}`);
+    db.$client.pragma("wal_checkpoint(TRUNCATE)");
+    const dbFileMb = (db.$client.prepare("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()").pluck().get() as number) / 1e6;
+    db.$client.close();
+    const wallMs = summary.timings.wallMs;
+    return {
+      calls: summary.fetched,
+      callsPerSecond: Math.round(summary.fetched / (wallMs / 1000)),
+      peakRssMb: Math.round(peak / 1e6),
+      wallMs: Math.round(wallMs),
+      dbOnlyMs: Math.round(summary.timings.dbMs),
+      fetchWaitMs: Math.round(summary.timings.fetchWaitMs),
+      fetchMs: Math.round(summary.timings.fetchMs),
+      parseMs: Math.round(summary.timings.parseMs),
+      pages: summary.pages,
+      emulatorStartMs: Math.round(emulatorStartMs),
+      dbFileMb: Math.round(dbFileMb),
+    };
+  } finally {
+    emu.child.kill("SIGTERM");
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Rows for `npm run bench` (bench/run.ts prints them). */
+export async function runSyncBackfillBench(opts: { calls?: number } = {}): Promise<BenchRow[]> {
+  const r = await measureSyncBackfill(opts);
+  const n = r.calls.toLocaleString("en");
+  return [
+    { area: "sync", metric: `backfill ${n} calls over HTTP, end to end`, target: ">= 30,000 calls/s", measured: `${r.callsPerSecond.toLocaleString("en")} calls/s (${(r.wallMs / 1000).toFixed(1)} s)`, ok: r.callsPerSecond >= 30_000 },
+    { area: "sync", metric: "peak RSS of the syncing process", target: "< 600 MB", measured: `${r.peakRssMb} MB`, ok: r.peakRssMb < 600 },
+    { area: "sync", metric: "write transactions alone", target: "", measured: `${(r.dbOnlyMs / 1000).toFixed(1)} s (${Math.round(r.calls / (r.dbOnlyMs / 1000)).toLocaleString("en")} calls/s)` },
+    { area: "sync", metric: "parse + hash + classify", target: "", measured: `${(r.parseMs / 1000).toFixed(1)} s` },
+    { area: "sync", metric: "waiting for pages (not hidden by prefetch)", target: "", measured: `${(r.fetchWaitMs / 1000).toFixed(1)} s of ${r.pages} pages` },
+  ];
+}

@@ -1,0 +1,54 @@
+import type { Db } from "@/db/client";
+import { logger } from "@/lib/log/logger";
+import { MAX_PASSWORD_LENGTH, burnVerification, verifyPassword } from "./passwords";
+import { checkThrottle, clearAccountFailures, recordFailure, type ThrottleState } from "./throttle";
+import { getUserByEmail, normalizeEmail, type Role } from "./users";
+
+export interface SignedInUser {
+  id: number;
+  email: string;
+  role: Role;
+  sessionEpoch: number;
+}
+
+export type SignInOutcome =
+  | { ok: true; user: SignedInUser }
+  | { ok: false; reason: "invalid" }
+  | { ok: false; reason: "throttled"; throttle: Extract<ThrottleState, { limited: true }> };
+
+/**
+ * Checks an email and password, under the throttle. Unknown email, wrong password and
+ * disabled account all answer `invalid` after the same work, so the answer does not
+ * tell which accounts exist.
+ */
+export async function verifyCredentials(
+  db: Db,
+  input: { email: unknown; password: unknown; address: string },
+): Promise<SignInOutcome> {
+  const email = typeof input.email === "string" ? normalizeEmail(input.email).slice(0, 254) : "";
+  const password = typeof input.password === "string" ? input.password : "";
+  const subject = { email, address: input.address };
+
+  const throttle = checkThrottle(db, subject);
+  if (throttle.limited) {
+    logger.warn({ email, address: input.address, scope: throttle.scope }, "sign-in throttled");
+    return { ok: false, reason: "throttled", throttle };
+  }
+
+  const user = email ? getUserByEmail(db, email) : undefined;
+  let valid = false;
+  if (!user || password.length === 0 || password.length > MAX_PASSWORD_LENGTH) {
+    await burnVerification(password.slice(0, MAX_PASSWORD_LENGTH));
+  } else {
+    valid = (await verifyPassword(user.passwordHash, password)) && !user.disabled;
+  }
+
+  if (!valid || !user) {
+    recordFailure(db, subject);
+    logger.info({ email, address: input.address }, "sign-in failed");
+    return { ok: false, reason: "invalid" };
+  }
+  clearAccountFailures(db, email);
+  logger.info({ email, userId: user.pk }, "signed in");
+  return { ok: true, user: { id: user.pk, email: user.email, role: user.role, sessionEpoch: user.sessionEpoch } };
+}

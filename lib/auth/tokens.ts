@@ -1,0 +1,113 @@
+import { createHash, randomBytes } from "node:crypto";
+import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
+import { z } from "zod";
+import type { Db } from "@/db/client";
+import { apiTokens, users } from "@/db/schema";
+import { badRequest, notFound } from "@/lib/http/errors";
+
+/**
+ * API tokens: `cb_` + 32 random bytes in base64url, shown once. Only the SHA-256 is
+ * stored (a fast hash is enough: the token has 256 bits of entropy, nothing to guess).
+ * A token carries exactly the rights of its user, read at each use.
+ */
+export const TOKEN_PREFIX = "cb_";
+const TOKEN_PATTERN = /^cb_[A-Za-z0-9_-]{43}$/;
+/** last_used_ms is written at most this often per token (a write per request is waste). */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export interface TokenView {
+  id: number;
+  name: string;
+  userId: number;
+  email: string;
+  /** `cb_` and the first characters, to recognise a token; never enough to use it. */
+  prefix: string;
+  createdMs: number;
+  lastUsedMs: number | null;
+  revoked: boolean;
+  revokedMs: number | null;
+}
+
+export const tokenNameSchema = z.string().trim().min(1, "name must not be empty").max(100, "name must be at most 100 characters");
+
+export function generateToken(): string {
+  return TOKEN_PREFIX + randomBytes(32).toString("base64url");
+}
+
+export function hashToken(token: string): string {
+  return createHash("sha256").update(token, "utf8").digest("hex");
+}
+
+const viewColumns = {
+  id: apiTokens.pk,
+  name: apiTokens.name,
+  userId: apiTokens.userPk,
+  email: users.email,
+  prefix: apiTokens.prefix,
+  createdMs: apiTokens.createdMs,
+  lastUsedMs: apiTokens.lastUsedMs,
+  revoked: apiTokens.revoked,
+  revokedMs: apiTokens.revokedMs,
+};
+
+export function getTokenView(db: Db, id: number): TokenView | undefined {
+  return db.select(viewColumns).from(apiTokens).innerJoin(users, eq(users.pk, apiTokens.userPk)).where(eq(apiTokens.pk, id)).get();
+}
+
+/** Creates a token for a user. The returned `token` is the only time it exists in clear. */
+export function createApiToken(db: Db, input: { userId: number; name?: string }): { token: string; view: TokenView } {
+  let name = `token ${new Date().toISOString().slice(0, 10)}`;
+  if (input.name !== undefined) {
+    const parsed = tokenNameSchema.safeParse(input.name);
+    if (!parsed.success) throw badRequest(parsed.error.issues[0]?.message ?? "invalid name", { parameter: "name" });
+    name = parsed.data;
+  }
+  const token = generateToken();
+  const row = db
+    .insert(apiTokens)
+    .values({
+      userPk: input.userId,
+      name,
+      tokenHash: hashToken(token),
+      prefix: token.slice(0, TOKEN_PREFIX.length + 6),
+      createdMs: Date.now(),
+    })
+    .returning({ pk: apiTokens.pk })
+    .get();
+  return { token, view: getTokenView(db, row.pk)! };
+}
+
+export function listApiTokens(db: Db, filter: { userId?: number } = {}): TokenView[] {
+  const q = db.select(viewColumns).from(apiTokens).innerJoin(users, eq(users.pk, apiTokens.userPk));
+  return (filter.userId === undefined ? q : q.where(eq(apiTokens.userPk, filter.userId))).orderBy(desc(apiTokens.pk)).all();
+}
+
+/** Revokes a token (idempotent); the row stays for the record. */
+export function revokeApiToken(db: Db, id: number): TokenView {
+  if (!Number.isSafeInteger(id) || id <= 0) throw badRequest("token id must be a positive integer", { parameter: "id" });
+  const existing = getTokenView(db, id);
+  if (!existing) throw notFound(`no token with id ${id}`);
+  if (!existing.revoked) {
+    db.update(apiTokens).set({ revoked: true, revokedMs: Date.now() }).where(eq(apiTokens.pk, id)).run();
+  }
+  return getTokenView(db, id)!;
+}
+
+/**
+ * The user a presented token belongs to, or null (malformed, unknown, revoked).
+ * Whether that user may still act (disabled, removed) is the caller's check.
+ */
+export function resolveApiToken(db: Db, token: string, now = Date.now()): { tokenId: number; userId: number } | null {
+  if (!TOKEN_PATTERN.test(token)) return null;
+  const row = db
+    .select({ pk: apiTokens.pk, userPk: apiTokens.userPk, revoked: apiTokens.revoked })
+    .from(apiTokens)
+    .where(eq(apiTokens.tokenHash, hashToken(token)))
+    .get();
+  if (!row || row.revoked) return null;
+  db.update(apiTokens)
+    .set({ lastUsedMs: now })
+    .where(and(eq(apiTokens.pk, row.pk), or(isNull(apiTokens.lastUsedMs), lt(apiTokens.lastUsedMs, now - LAST_USED_RESOLUTION_MS))))
+    .run();
+  return { tokenId: row.pk, userId: row.userPk };
+}

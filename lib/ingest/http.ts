@@ -1,0 +1,94 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Ingestor, IngestResult } from "./ingest";
+import { INGEST_PREFIX } from "./url";
+
+/**
+ * The lean ingest path: `POST /api/webhooks/{appId}` answered by node:http directly,
+ * in front of Next.js in the same process and port (docs/decisions/0003-webhook-ingest.md).
+ * Returns false for any other URL so the caller hands the request to Next.
+ */
+export { INGEST_PREFIX };
+const DRAIN_LIMIT = 8 * 1024 * 1024;
+
+/** The app id of an ingest URL; null for a URL under the prefix that is not one; undefined elsewhere. */
+export function matchIngestPath(url: string | undefined): string | null | undefined {
+  if (!url) return undefined;
+  const q = url.indexOf("?");
+  const path = q === -1 ? url : url.slice(0, q);
+  if (path !== INGEST_PREFIX && !path.startsWith(`${INGEST_PREFIX}/`)) return undefined;
+  const rest = path.slice(INGEST_PREFIX.length + 1).replace(/\/$/, "");
+  if (rest === "" || rest.includes("/")) return null;
+  try {
+    return decodeURIComponent(rest);
+  } catch {
+    return null;
+  }
+}
+
+function send(res: ServerResponse, result: IngestResult, close = false): void {
+  if (res.headersSent) return;
+  const json = JSON.stringify(result.body);
+  const headers: Record<string, string | number> = {
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": Buffer.byteLength(json),
+    "Cache-Control": "no-store",
+    ...result.headers,
+  };
+  if (close) headers.Connection = "close";
+  res.writeHead(result.status, headers);
+  res.end(json);
+}
+
+const NOT_FOUND: IngestResult = {
+  status: 404,
+  body: { error: { code: "not_found", message: "No webhook receiver at this address: POST to /api/webhooks/{appId}." } },
+};
+
+export function createIngestHttpHandler(ingestor: () => Ingestor): (req: IncomingMessage, res: ServerResponse) => boolean {
+  return (req, res) => {
+    const appId = matchIngestPath(req.url);
+    if (appId === undefined) return false;
+    const receivedMs = Date.now();
+    // Stop swallowing a body nobody will read past a bound: close instead.
+    const declared = Number(req.headers["content-length"] ?? 0);
+    const closeAfter = declared > DRAIN_LIMIT;
+    if (appId === null) {
+      send(res, NOT_FOUND, closeAfter);
+      return true;
+    }
+    const ing = ingestor();
+    const pre = ing.preflight(req.method ?? "GET", appId, {
+      contentType: req.headers["content-type"],
+      contentLength: req.headers["content-length"],
+      authorization: req.headers.authorization,
+    });
+    if (!pre.ok) {
+      send(res, pre.result, closeAfter || pre.result.status === 413);
+      return true;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    req.on("data", (chunk: Buffer) => {
+      if (done) return;
+      size += chunk.length;
+      if (size > ing.maxBodyBytes) {
+        done = true;
+        chunks.length = 0;
+        send(res, ing.tooLarge(pre.app), true);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => {
+      if (done) return;
+      done = true;
+      const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+      void ing.accept(pre.app, body, receivedMs).then((result) => send(res, result));
+    });
+    req.on("error", () => {
+      done = true;
+    });
+    return true;
+  };
+}

@@ -1,0 +1,255 @@
+import type Database from "better-sqlite3";
+import { HttpError } from "@/lib/http/errors";
+import { logger } from "@/lib/log/logger";
+import { checkBasicAuth } from "./auth";
+import {
+  envelopeSchema, eventTime, InvalidEventError, isLiveTrigger, parseLive, parseRecording,
+  RECORDING_TRIGGER, triggerCategory, type Envelope,
+} from "./envelope";
+import { bodyKey, liveKey, recordingKey } from "./keys";
+import { GroupCommitter, StoreUnavailableError, type Effect, type GroupCommitterOptions, type PreparedDelivery } from "./store";
+
+/**
+ * The webhook route, independent of the HTTP layer: `preflight` decides from the
+ * method, app and headers alone (so an unauthenticated request never has its body
+ * read), `accept` takes the body, validates it and answers once it is durable.
+ * Both the lean node:http handler (scripts/server.ts) and the Next.js route call these.
+ *
+ * Order of checks: method (405) → app exists (404) → credentials (401) → webhook
+ * enabled (403) → content type (415) → declared size (413) → body: size (413),
+ * UTF-8 (400), JSON (400), envelope (400), appId matches the route (400), the fields a
+ * known trigger needs (422). See docs/decisions/0003-webhook-ingest.md.
+ */
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface IngestHeaders {
+  contentType?: string | null;
+  contentLength?: string | number | null;
+  authorization?: string | null;
+}
+
+export interface IngestResult {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/** The app a delivery is for, with what the checks need. */
+export interface IngestApp {
+  pk: number;
+  appId: string;
+}
+
+export type Preflight = { ok: true; app: IngestApp } | { ok: false; result: IngestResult };
+
+interface AppAuthRow {
+  pk: number;
+  app_id: string;
+  webhook_enabled: number;
+  webhook_use_basic_auth: number;
+  webhook_username: string | null;
+  webhook_password_enc: string | null;
+}
+
+const errorResult = (e: HttpError): IngestResult => ({
+  status: e.status,
+  body: { error: { code: e.code, message: e.message, ...(e.details ?? {}) } },
+  headers: e.headers,
+});
+
+const fail = (status: number, code: string, message: string, headers?: Record<string, string>, details?: Record<string, unknown>) =>
+  new HttpError(status, code, message, details, headers);
+
+const STORED: IngestResult = { status: 200, body: { status: "stored" } };
+const DUPLICATE: IngestResult = { status: 200, body: { status: "duplicate" } };
+const INTERNAL: IngestResult = { status: 500, body: { error: { code: "internal_error", message: "Something went wrong on our side." } } };
+const UNAVAILABLE: IngestResult = {
+  status: 503,
+  body: { error: { code: "unavailable", message: "The delivery could not be stored right now; send it again." } },
+  headers: { "Retry-After": "5" },
+};
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+const BUCKET_SECONDS = 900;
+const MIN_EVENT_TIME = 1_000_000_000; // 2001: anything older is not an event time
+
+/** Media type is JSON (`application/json` or `*\/*+json`) and any charset is UTF-8. */
+export function isJsonContentType(header: string | null | undefined): boolean {
+  if (!header) return false;
+  const [type, ...params] = header.split(";").map((p) => p.trim().toLowerCase());
+  if (type !== "application/json" && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) return false;
+  const charset = params.find((p) => p.startsWith("charset="));
+  return !charset || /^charset="?utf-?8"?$/.test(charset);
+}
+
+export interface Ingestor {
+  readonly maxBodyBytes: number;
+  readonly committer: GroupCommitter;
+  preflight(method: string, appId: string, headers: IngestHeaders): Preflight;
+  /** The body grew past the limit while being read. */
+  tooLarge(app: IngestApp): IngestResult;
+  accept(app: IngestApp, body: Uint8Array, receivedMs?: number): Promise<IngestResult>;
+  close(): void;
+}
+
+export interface IngestorOptions extends GroupCommitterOptions {
+  maxBodyBytes?: number;
+}
+
+/**
+ * An ingestor writing through `sqlite`. Give it a connection of its own with
+ * `synchronous = FULL` (see `openIngestConnection`): a 200 then means fsynced.
+ */
+export function createIngestor(sqlite: Database.Database, options: IngestorOptions = {}): Ingestor {
+  const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
+  const committer = new GroupCommitter(sqlite, options);
+  const findApp = sqlite.prepare<[string], AppAuthRow>(
+    `SELECT pk, app_id, webhook_enabled, webhook_use_basic_auth, webhook_username, webhook_password_enc FROM apps WHERE app_id = ?`,
+  );
+
+  const refuse = (app: IngestApp, e: HttpError, trigger: string | null = null): IngestResult => {
+    committer.noteRejection({ appPk: app.pk, status: e.status, code: e.code, reason: e.message.slice(0, 500), trigger, receivedMs: Date.now() });
+    logger.debug({ appId: app.appId, status: e.status, code: e.code }, "webhook delivery refused");
+    return errorResult(e);
+  };
+
+  function preflight(method: string, appId: string, headers: IngestHeaders): Preflight {
+    if (method !== "POST") {
+      return { ok: false, result: errorResult(fail(405, "method_not_allowed", "Webhook deliveries are POST requests.", { Allow: "POST" })) };
+    }
+    const row = appId.length <= 100 ? findApp.get(appId) : undefined;
+    if (!row) {
+      logger.debug({ status: 404 }, "webhook delivery for an unknown app");
+      return { ok: false, result: errorResult(fail(404, "not_found", "No webhook receiver at this address: check the app id in the URL.")) };
+    }
+    const app: IngestApp = { pk: row.pk, appId: row.app_id };
+    if (row.webhook_use_basic_auth) {
+      let ok: boolean;
+      try {
+        ok = checkBasicAuth(headers.authorization, { username: row.webhook_username, passwordEnc: row.webhook_password_enc });
+      } catch (error) {
+        logger.error({ appId: app.appId, err: error instanceof Error ? error.message : String(error) }, "webhook credentials unusable");
+        return { ok: false, result: INTERNAL };
+      }
+      if (!ok) {
+        return {
+          ok: false,
+          result: refuse(app, fail(401, "unauthorized", "Missing or wrong webhook credentials (HTTP Basic).", { "WWW-Authenticate": 'Basic realm="callboard-webhooks", charset="UTF-8"' })),
+        };
+      }
+    }
+    if (!row.webhook_enabled) {
+      return { ok: false, result: refuse(app, fail(403, "webhook_disabled", "Webhook deliveries are turned off for this app.")) };
+    }
+    if (!isJsonContentType(headers.contentType)) {
+      return { ok: false, result: refuse(app, fail(415, "unsupported_media_type", "Send the delivery as Content-Type: application/json (UTF-8).")) };
+    }
+    const declared = headers.contentLength == null || headers.contentLength === "" ? null : Number(headers.contentLength);
+    if (declared !== null && Number.isFinite(declared) && declared > maxBodyBytes) return { ok: false, result: tooLarge(app) };
+    return { ok: true, app };
+  }
+
+  function tooLarge(app: IngestApp): IngestResult {
+    return refuse(app, fail(413, "payload_too_large", `The body is larger than ${maxBodyBytes} bytes.`));
+  }
+
+  function prepareDelivery(app: IngestApp, body: Uint8Array, receivedMs: number): PreparedDelivery {
+    let text: string;
+    try {
+      text = utf8.decode(body);
+    } catch {
+      throw fail(400, "invalid_utf8", "The body is not valid UTF-8.");
+    }
+    if (text.trim() === "") throw fail(400, "invalid_json", "The body is empty: send the JSON envelope.");
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw fail(400, "invalid_json", "The body is not valid JSON.");
+    }
+    const r = envelopeSchema.safeParse(parsed);
+    if (!r.success) {
+      const issue = r.error.issues[0];
+      const field = issue?.path.length ? issue.path.join(".") : "body";
+      const message = issue?.code === "invalid_type" && issue.path.length === 0
+        ? "The body must be a JSON object (the envelope {trigger, data, appId, region, webhook, type?})."
+        : `Envelope field ${field}: ${issue?.message ?? "invalid"}.`;
+      throw fail(400, "invalid_envelope", message, undefined, { field });
+    }
+    const env: Envelope = r.data;
+    if (env.appId.toLowerCase() !== app.appId.toLowerCase()) {
+      throw fail(400, "app_mismatch", "The envelope's appId is not the app of this URL.", undefined, { field: "appId" });
+    }
+
+    let effect: Effect;
+    let idemKey: string;
+    let sessionId: string | null = null;
+    const category = triggerCategory(env.trigger);
+    if (env.trigger === RECORDING_TRIGGER) {
+      const recording = parseRecording(env.data);
+      effect = { kind: "recording", recording };
+      idemKey = recordingKey(env, recording);
+      sessionId = recording.sessionId;
+    } else if (isLiveTrigger(env.trigger)) {
+      const live = parseLive(env.trigger, env.type, env.data);
+      effect = { kind: "live", live };
+      idemKey = liveKey(env, live);
+      sessionId = live.sessionId;
+    } else {
+      effect = category === "unknown" ? { kind: "none" } : { kind: "count" };
+      idemKey = bodyKey(parsed);
+    }
+
+    const t = eventTime(env.trigger, env.data);
+    const when = t !== null && t >= MIN_EVENT_TIME && t * 1000 <= receivedMs + 86_400_000 ? t : Math.floor(receivedMs / 1000);
+    return {
+      appPk: app.pk,
+      idemKey,
+      trigger: env.trigger,
+      webhook: env.webhook,
+      type: env.type ?? null,
+      sessionId,
+      body: text,
+      receivedMs,
+      bucketStart: when - (when % BUCKET_SECONDS),
+      known: category !== "unknown",
+      effect,
+    };
+  }
+
+  async function accept(app: IngestApp, body: Uint8Array, receivedMs = Date.now()): Promise<IngestResult> {
+    if (body.byteLength > maxBodyBytes) return tooLarge(app);
+    let delivery: PreparedDelivery;
+    try {
+      delivery = prepareDelivery(app, body, receivedMs);
+    } catch (error) {
+      if (error instanceof HttpError) return refuse(app, error, triggerOf(body));
+      if (error instanceof InvalidEventError) {
+        return refuse(app, fail(422, "invalid_event", `The event cannot be applied: ${error.message}.`, undefined, { field: error.field }), triggerOf(body));
+      }
+      logger.error({ appId: app.appId, err: error instanceof Error ? error.message : String(error) }, "webhook delivery could not be read");
+      return INTERNAL;
+    }
+    try {
+      return (await committer.submit(delivery)) === "stored" ? STORED : DUPLICATE;
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) return UNAVAILABLE;
+      logger.error({ appId: app.appId, err: error instanceof Error ? error.message : String(error) }, "webhook delivery failed");
+      return INTERNAL;
+    }
+  }
+
+  return { maxBodyBytes, committer, preflight, tooLarge, accept, close: () => committer.close() };
+}
+
+/** The trigger of a refused body, when it can be read (for the rejections list). */
+function triggerOf(body: Uint8Array): string | null {
+  try {
+    const v: unknown = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"));
+    const t = typeof v === "object" && v !== null ? (v as { trigger?: unknown }).trigger : undefined;
+    return typeof t === "string" ? t.slice(0, 100) : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,260 @@
+import { and, desc, eq, gte, inArray, lt, ne, or, sql } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { apps, calls, eventCounts, liveOccupants, liveSessions, webhookDeliveries, webhookRejections, type AppRow } from "@/db/schema";
+import { HttpError } from "@/lib/http/errors";
+import { triggerCategory, type TriggerCategory } from "./envelope";
+import { ingestUrlFor } from "./url";
+
+export { ingestUrlFor };
+
+/** Read side of the ingest, for the dashboard. Every query is limited to `appPks` (the caller's grants). */
+
+// ---------------------------------------------------------------------------- live
+
+export interface LiveOccupant {
+  name: string;
+  /** Epoch seconds; null when no event reported it. */
+  joinedAt: number | null;
+  leftAt: number | null;
+  audioOnly: boolean | null;
+}
+
+export interface LiveSession {
+  appPk: number;
+  appId: string;
+  sessionId: string;
+  kind: "call" | "meet";
+  status: "initiated" | "ongoing" | "ended";
+  initiator: string | null;
+  receiver: string | null;
+  receiverType: string | null;
+  initiatedAt: number | null;
+  startedAt: number | null;
+  endedAt: number | null;
+  lastEventMs: number;
+  occupants: LiveOccupant[];
+  /** Occupants with no leave time. */
+  presentCount: number;
+}
+
+export interface LiveSessionsParams {
+  nowMs?: number;
+  /** A session with no event for this long is no longer shown as going on (default 6 h). */
+  staleAfterMs?: number;
+  /** Also list sessions that ended within this window (default 0: only going on now). */
+  endedWithinMs?: number;
+}
+
+const FINISHED_CALL_STATUSES = ["ended", "rejected", "unanswered"];
+
+/**
+ * Calls and meetings going on now, per the live webhooks. A session the sync already
+ * brought as finished is left out: the sync's record is the truth.
+ */
+export function getLiveSessions(db: Db, appPks: number[], params: LiveSessionsParams = {}): LiveSession[] {
+  if (appPks.length === 0) return [];
+  const now = params.nowMs ?? Date.now();
+  const staleBefore = now - (params.staleAfterMs ?? 6 * 3_600_000);
+  const endedAfter = now - (params.endedWithinMs ?? 0);
+  const rows = db
+    .select({
+      pk: liveSessions.pk, appPk: liveSessions.appPk, appId: apps.appId, sessionId: liveSessions.sessionId,
+      kind: liveSessions.kind, status: liveSessions.status, initiator: liveSessions.initiator,
+      receiver: liveSessions.receiver, receiverType: liveSessions.receiverType,
+      initiatedAt: liveSessions.initiatedAt, startedAt: liveSessions.startedAt, endedAt: liveSessions.endedAt,
+      lastEventMs: liveSessions.lastEventMs,
+    })
+    .from(liveSessions)
+    .innerJoin(apps, eq(apps.pk, liveSessions.appPk))
+    .where(
+      and(
+        inArray(liveSessions.appPk, appPks),
+        or(
+          and(ne(liveSessions.status, "ended"), gte(liveSessions.lastEventMs, staleBefore)),
+          params.endedWithinMs ? and(eq(liveSessions.status, "ended"), gte(liveSessions.lastEventMs, endedAfter)) : sql`0`,
+        ),
+        // The sync's finished record replaces the live estimate.
+        sql`NOT EXISTS (SELECT 1 FROM ${calls} c WHERE c.app_pk = ${liveSessions.appPk} AND c.session_id = ${liveSessions.sessionId}
+            AND c.source = 'sync' AND c.status IN (${sql.join(FINISHED_CALL_STATUSES.map((s) => sql`${s}`), sql`, `)})
+            AND ${liveSessions.status} <> 'ended')`,
+      ),
+    )
+    .orderBy(desc(liveSessions.lastEventMs))
+    .limit(1000)
+    .all();
+  if (rows.length === 0) return [];
+  const occ = db
+    .select()
+    .from(liveOccupants)
+    .where(inArray(liveOccupants.sessionPk, rows.map((r) => r.pk)))
+    .orderBy(liveOccupants.sessionPk, liveOccupants.joinedAt)
+    .all();
+  const bySession = new Map<number, LiveOccupant[]>();
+  for (const o of occ) {
+    const list = bySession.get(o.sessionPk) ?? [];
+    list.push({ name: o.name, joinedAt: o.joinedAt === 0 ? null : o.joinedAt, leftAt: o.leftAt, audioOnly: o.audioOnly });
+    bySession.set(o.sessionPk, list);
+  }
+  return rows.map(({ pk, ...r }) => {
+    const occupants = bySession.get(pk) ?? [];
+    return { ...r, occupants, presentCount: r.status === "ended" ? 0 : occupants.filter((o) => o.leftAt === null).length };
+  });
+}
+
+// ---------------------------------------------------------------------- event counts
+
+export interface EventCountsParams {
+  /** Epoch seconds, inclusive (resolution 15 minutes). */
+  from: number;
+  /** Epoch seconds, exclusive. */
+  to: number;
+  /** IANA time zone of the days (default UTC). */
+  tz?: string;
+}
+
+export interface EventCount {
+  appPk: number;
+  appId: string;
+  /** YYYY-MM-DD in `tz`. */
+  day: string;
+  trigger: string;
+  category: TriggerCategory;
+  count: number;
+}
+
+const dayFormats = new Map<string, Intl.DateTimeFormat>();
+function dayFormat(tz: string): Intl.DateTimeFormat {
+  let f = dayFormats.get(tz);
+  if (!f) {
+    try {
+      f = new Intl.DateTimeFormat("en-CA", { timeZone: tz, year: "numeric", month: "2-digit", day: "2-digit" });
+    } catch {
+      throw new HttpError(400, "invalid_parameter", `tz: unknown time zone "${tz.slice(0, 64)}"`, { parameter: "tz" });
+    }
+    dayFormats.set(tz, f);
+  }
+  return f;
+}
+
+/** Deliveries per app, trigger and day (each event counted once, repeats never). */
+export function getEventCounts(db: Db, appPks: number[], params: EventCountsParams): EventCount[] {
+  const fmt = dayFormat(params.tz ?? "UTC");
+  if (appPks.length === 0 || !(params.to > params.from)) return [];
+  const rows = db
+    .select({ appPk: eventCounts.appPk, appId: apps.appId, trigger: eventCounts.trigger, bucketStart: eventCounts.bucketStart, count: eventCounts.count })
+    .from(eventCounts)
+    .innerJoin(apps, eq(apps.pk, eventCounts.appPk))
+    .where(and(inArray(eventCounts.appPk, appPks), gte(eventCounts.bucketStart, params.from - (params.from % 900)), lt(eventCounts.bucketStart, params.to)))
+    .all();
+  const out = new Map<string, EventCount>();
+  for (const r of rows) {
+    const day = fmt.format(new Date(r.bucketStart * 1000));
+    const key = `${r.appPk}\u0000${day}\u0000${r.trigger}`;
+    const hit = out.get(key);
+    if (hit) hit.count += r.count;
+    else out.set(key, { appPk: r.appPk, appId: r.appId, day, trigger: r.trigger, category: triggerCategory(r.trigger), count: r.count });
+  }
+  return [...out.values()].sort((a, b) => a.day.localeCompare(b.day) || a.appId.localeCompare(b.appId) || a.trigger.localeCompare(b.trigger));
+}
+
+// ------------------------------------------------------------------ recent deliveries
+
+export type DeliveryOutcomeFilter = "all" | "accepted" | "rejected" | "applied" | "stored" | "failed";
+
+export interface RecentDeliveriesParams {
+  /** Default 50, at most 500. */
+  limit?: number;
+  outcome?: DeliveryOutcomeFilter;
+}
+
+export type RecentDelivery =
+  | {
+      kind: "accepted";
+      id: number;
+      appPk: number;
+      appId: string;
+      trigger: string;
+      receivedMs: number;
+      outcome: "applied" | "stored" | "failed";
+      sessionId: string | null;
+      /** Repeats of this delivery answered 200 and ignored. */
+      repeatCount: number;
+      lastReceivedMs: number;
+    }
+  | {
+      kind: "rejected";
+      id: number;
+      appPk: number;
+      appId: string;
+      trigger: string | null;
+      receivedMs: number;
+      status: number;
+      code: string;
+      reason: string;
+    };
+
+/** Newest first. Bodies are not included (they can hold message texts). */
+export function getRecentDeliveries(db: Db, appPks: number[], params: RecentDeliveriesParams = {}): RecentDelivery[] {
+  if (appPks.length === 0) return [];
+  const limit = Math.max(1, Math.min(500, Math.floor(params.limit ?? 50)));
+  const outcome = params.outcome ?? "all";
+  const result: RecentDelivery[] = [];
+  if (outcome !== "rejected") {
+    const conds = [inArray(webhookDeliveries.appPk, appPks)];
+    if (outcome === "applied" || outcome === "stored" || outcome === "failed") conds.push(eq(webhookDeliveries.outcome, outcome));
+    const rows = db
+      .select({
+        id: webhookDeliveries.pk, appPk: webhookDeliveries.appPk, appId: apps.appId, trigger: webhookDeliveries.trigger,
+        receivedMs: webhookDeliveries.receivedMs, outcome: webhookDeliveries.outcome, sessionId: webhookDeliveries.sessionId,
+        repeatCount: webhookDeliveries.repeatCount, lastReceivedMs: webhookDeliveries.lastReceivedMs,
+      })
+      .from(webhookDeliveries)
+      .innerJoin(apps, eq(apps.pk, webhookDeliveries.appPk))
+      .where(and(...conds))
+      .orderBy(desc(webhookDeliveries.receivedMs), desc(webhookDeliveries.pk))
+      .limit(limit)
+      .all();
+    for (const r of rows) result.push({ kind: "accepted", ...r });
+  }
+  if (outcome === "all" || outcome === "rejected") {
+    const rows = db
+      .select({
+        id: webhookRejections.pk, appPk: webhookRejections.appPk, appId: apps.appId, trigger: webhookRejections.trigger,
+        receivedMs: webhookRejections.receivedMs, status: webhookRejections.status, code: webhookRejections.code, reason: webhookRejections.reason,
+      })
+      .from(webhookRejections)
+      .innerJoin(apps, eq(apps.pk, webhookRejections.appPk))
+      .where(inArray(webhookRejections.appPk, appPks))
+      .orderBy(desc(webhookRejections.receivedMs), desc(webhookRejections.pk))
+      .limit(limit)
+      .all();
+    for (const r of rows) result.push({ kind: "rejected", ...r });
+  }
+  return result.sort((a, b) => b.receivedMs - a.receivedMs).slice(0, limit);
+}
+
+// --------------------------------------------------------------------- settings
+
+export interface WebhookSettingsView {
+  ingestUrl: string;
+  id: string | null;
+  name: string | null;
+  enabled: boolean;
+  useBasicAuth: boolean;
+  username: string | null;
+  /** The password itself is never shown back. */
+  passwordSet: boolean;
+}
+
+/** An app's webhook settings, safe to print or send to a browser. */
+export function describeWebhook(app: AppRow, baseUrl: string): WebhookSettingsView {
+  return {
+    ingestUrl: ingestUrlFor(baseUrl, app.appId),
+    id: app.webhookId,
+    name: app.webhookName,
+    enabled: app.webhookEnabled,
+    useBasicAuth: app.webhookUseBasicAuth,
+    username: app.webhookUsername,
+    passwordSet: app.webhookPasswordEnc !== null,
+  };
+}

@@ -1,0 +1,37 @@
+import type Database from "better-sqlite3";
+import { db } from "@/db";
+import { openDatabase } from "@/db/client";
+import { env } from "@/lib/config/env";
+import { createIngestor, type Ingestor, type IngestorOptions } from "./ingest";
+
+/**
+ * A connection of the ingest's own, with `synchronous = FULL`: its commits return only
+ * once the WAL is fsynced, so a 200 means the delivery survives a power cut. The rest
+ * of the process keeps NORMAL (durable at checkpoints), which is right for data that a
+ * sync can fetch again.
+ */
+export function openIngestConnection(file: string): Database.Database {
+  const sqlite = openDatabase(file, { migrate: false }).$client;
+  sqlite.pragma("synchronous = FULL");
+  return sqlite;
+}
+
+const globalForIngest = globalThis as unknown as { callboardIngestor?: { file: string; ingestor: Ingestor } };
+
+/** The process's one ingestor for DATABASE_PATH (reused across dev reloads). */
+export function getIngestor(options?: IngestorOptions): Ingestor {
+  const file = env().DATABASE_PATH;
+  const cached = globalForIngest.callboardIngestor;
+  if (cached && cached.file === file) return cached.ingestor;
+  const warehouse = db(); // migrates before the ingest's connection opens
+  const sqlite = file === ":memory:" ? warehouse.$client : openIngestConnection(file);
+  const ingestor = createIngestor(sqlite, options);
+  globalForIngest.callboardIngestor = { file, ingestor };
+  return ingestor;
+}
+
+/** Flushes queued deliveries (on shutdown). */
+export function closeIngestor(): void {
+  globalForIngest.callboardIngestor?.ingestor.close();
+  globalForIngest.callboardIngestor = undefined;
+}

@@ -1,0 +1,220 @@
+import { PlatformProtocolError } from "./errors";
+import { defaultSleep, getJson, type FetchFn, type HttpOptions, type SleepFn } from "./http";
+import { bucketFor, PLATFORM_REQUESTS_PER_MINUTE, type TokenBucket } from "./rate-limit";
+
+/**
+ * The Calls API client: `GET {calls_url}/calls` with the seed's nine filters and
+ * `page`/`perPage` pagination, and `GET {calls_url}/calls/{sessionId}`. Records come
+ * back unparsed (`unknown`): the sync parses them so that one bad record is skipped and
+ * reported instead of failing a page.
+ */
+
+/** The seed's filters of the call list, by their query names. */
+export interface CallFilters {
+  type?: "audio" | "video" | (string & {});
+  mode?: "call" | "meet" | "presenter" | (string & {});
+  /** Only calls with exactly this many participants. */
+  participantsCount?: number;
+  /** 10-digit epoch seconds of the call start. */
+  startedAt?: number;
+  status?: "rejected" | "ongoing" | "ended" | "unanswered" | (string & {});
+  receiverType?: "user" | "group" | (string & {});
+  endedAt?: number;
+  hasRecording?: boolean;
+  uid?: string;
+}
+
+const FILTER_KEYS = [
+  "type",
+  "mode",
+  "participantsCount",
+  "startedAt",
+  "status",
+  "receiverType",
+  "endedAt",
+  "hasRecording",
+  "uid",
+] as const satisfies readonly (keyof CallFilters)[];
+
+export const MAX_PER_PAGE = 1000;
+export const DEFAULT_PER_PAGE = 100;
+
+export interface Pagination {
+  total?: number;
+  count?: number;
+  perPage?: number;
+  currentPage?: number;
+  totalPages?: number;
+}
+
+export interface CallsPage {
+  page: number;
+  records: unknown[];
+  pagination: Pagination;
+  /** Time from request to parsed JSON (retries included), for the benchmark. */
+  fetchMs: number;
+}
+
+export interface CallsClientOptions {
+  callsUrl: string;
+  apiKey: string;
+  onBehalfOf?: string | null;
+  appId: string;
+  timeoutMs?: number;
+  maxAttempts?: number;
+  baseBackoffMs?: number;
+  maxBackoffMs?: number;
+  maxRetryAfterMs?: number;
+  /** Client-side budget (default the platform's 20,000 a minute per app). */
+  requestsPerMinute?: number;
+  bucket?: TokenBucket;
+  fetch?: FetchFn;
+  sleep?: SleepFn;
+  random?: () => number;
+}
+
+export interface PagesOptions {
+  perPage?: number;
+  /** Refuse to walk more pages than this (a server that never ends). */
+  maxPages?: number;
+  /** Pages requested ahead of the consumer (0 = strictly one at a time). */
+  prefetch?: number;
+  signal?: AbortSignal;
+}
+
+export interface CallsClient {
+  readonly appId: string;
+  listCallsPage(filters: CallFilters, page: number, perPage: number, signal?: AbortSignal): Promise<CallsPage>;
+  pages(filters?: CallFilters, options?: PagesOptions): AsyncGenerator<CallsPage, void, undefined>;
+  getCall(sessionId: string, signal?: AbortSignal): Promise<unknown>;
+}
+
+function toInt(v: unknown): number | undefined {
+  const n = typeof v === "string" ? Number(v) : v;
+  return typeof n === "number" && Number.isFinite(n) ? Math.trunc(n) : undefined;
+}
+
+export function readPagination(meta: unknown): Pagination {
+  const p = meta && typeof meta === "object" ? (meta as Record<string, unknown>).pagination : undefined;
+  if (!p || typeof p !== "object") return {};
+  const r = p as Record<string, unknown>;
+  return {
+    total: toInt(r.total),
+    count: toInt(r.count),
+    perPage: toInt(r.per_page ?? r.perPage),
+    currentPage: toInt(r.current_page ?? r.currentPage),
+    totalPages: toInt(r.total_pages ?? r.totalPages),
+  };
+}
+
+export function filtersToQuery(filters: CallFilters): URLSearchParams {
+  const q = new URLSearchParams();
+  for (const key of FILTER_KEYS) {
+    const v = filters[key];
+    if (v === undefined || v === null || v === "") continue;
+    q.set(key, typeof v === "boolean" ? (v ? "true" : "false") : String(v));
+  }
+  return q;
+}
+
+function firstSessionId(records: unknown[]): string | undefined {
+  const r = records[0];
+  if (!r || typeof r !== "object") return undefined;
+  const id = (r as { sessionId?: unknown }).sessionId;
+  return typeof id === "string" || typeof id === "number" ? String(id) : undefined;
+}
+
+export function createCallsClient(options: CallsClientOptions): CallsClient {
+  const base = options.callsUrl.replace(/\/+$/, "");
+  const headers: Record<string, string> = { apikey: options.apiKey, accept: "application/json" };
+  if (options.onBehalfOf) headers.onBehalfOf = options.onBehalfOf;
+  const label = `Calls API of app ${options.appId}`;
+  const http: HttpOptions = {
+    appId: options.appId,
+    label,
+    headers,
+    timeoutMs: options.timeoutMs ?? 15_000,
+    maxAttempts: Math.max(1, options.maxAttempts ?? 6),
+    baseBackoffMs: options.baseBackoffMs ?? 250,
+    maxBackoffMs: options.maxBackoffMs ?? 10_000,
+    maxRetryAfterMs: options.maxRetryAfterMs ?? 60_000,
+    fetch: options.fetch ?? ((input, init) => fetch(input, init)),
+    sleep: options.sleep ?? defaultSleep,
+    bucket: options.bucket ?? bucketFor(options.appId, options.requestsPerMinute ?? PLATFORM_REQUESTS_PER_MINUTE),
+    secrets: [options.apiKey],
+    random: options.random,
+  };
+
+  async function listCallsPage(filters: CallFilters, page: number, perPage: number, signal?: AbortSignal): Promise<CallsPage> {
+    const q = filtersToQuery(filters);
+    q.set("page", String(page));
+    q.set("perPage", String(Math.min(MAX_PER_PAGE, Math.max(1, Math.trunc(perPage)))));
+    const t0 = performance.now();
+    const { body } = await getJson(`${base}/calls?${q.toString()}`, http, signal);
+    const fetchMs = performance.now() - t0;
+    if (!body || typeof body !== "object" || !Array.isArray((body as { data?: unknown }).data)) {
+      throw new PlatformProtocolError(`${label}: page ${page} is not {data: [...], meta}`, options.appId);
+    }
+    const b = body as { data: unknown[]; meta?: unknown };
+    return { page, records: b.data, pagination: readPagination(b.meta), fetchMs };
+  }
+
+  async function* pages(filters: CallFilters = {}, opts: PagesOptions = {}): AsyncGenerator<CallsPage, void, undefined> {
+    const perPage = Math.min(MAX_PER_PAGE, Math.max(1, opts.perPage ?? DEFAULT_PER_PAGE));
+    const maxPages = opts.maxPages ?? 100_000;
+    const prefetch = Math.max(0, opts.prefetch ?? 1);
+    // Our own controller, so that requests still in flight stop when the consumer stops.
+    const local = new AbortController();
+    const signal = opts.signal ? AbortSignal.any([opts.signal, local.signal]) : local.signal;
+    const inflight = new Map<number, Promise<CallsPage>>();
+    const start = (p: number) => {
+      if (inflight.has(p) || p > maxPages) return;
+      const pr = listCallsPage(filters, p, perPage, signal);
+      pr.catch(() => undefined); // awaited later; avoid an unhandled rejection meanwhile
+      inflight.set(p, pr);
+    };
+    try {
+      let totalPages: number | undefined;
+      let prevFirst: string | undefined;
+      for (let page = 1; ; page++) {
+        if (page > maxPages) {
+          throw new PlatformProtocolError(`${label}: more than ${maxPages} pages; stopping`, options.appId);
+        }
+        start(page);
+        const res = await inflight.get(page)!;
+        inflight.delete(page);
+        if (res.records.length === 0) return;
+        const first = firstSessionId(res.records);
+        if (page > 1 && first !== undefined && first === prevFirst) {
+          throw new PlatformProtocolError(
+            `${label}: page ${page} starts with the same call as page ${page - 1}; the server seems to ignore 'page'`,
+            options.appId,
+          );
+        }
+        prevFirst = first;
+        // The server's page count is authoritative: it may have ignored our perPage.
+        if (res.pagination.totalPages !== undefined) totalPages = res.pagination.totalPages;
+        const more = totalPages === undefined || page < totalPages;
+        if (more) {
+          for (let k = 1; k <= prefetch; k++) {
+            if (totalPages === undefined ? k === 1 : page + k <= totalPages) start(page + k);
+          }
+        }
+        yield res;
+        if (!more) return;
+      }
+    } finally {
+      local.abort();
+    }
+  }
+
+  async function getCall(sessionId: string, signal?: AbortSignal): Promise<unknown> {
+    const { body } = await getJson(`${base}/calls/${encodeURIComponent(sessionId)}`, http, signal);
+    if (!body || typeof body !== "object" || !("data" in body)) {
+      throw new PlatformProtocolError(`${label}: call ${sessionId} answer is not {data: call}`, options.appId);
+    }
+    return (body as { data: unknown }).data;
+  }
+
+  return { appId: options.appId, listCallsPage, pages, getCall };
+}

@@ -1,0 +1,199 @@
+import { setTimeout as delay } from "node:timers/promises";
+import {
+  PlatformAuthError,
+  PlatformHttpError,
+  PlatformNotFoundError,
+  PlatformUnavailableError,
+  describeDetail,
+  platformErrorDetail,
+} from "./errors";
+import type { TokenBucket } from "./rate-limit";
+
+/**
+ * One JSON GET with the platform's failure modes handled: per-request timeout (headers)
+ * and a stall timeout on the body, retries with exponential backoff and full jitter on
+ * 429/5xx/connection errors/broken JSON, `Retry-After` / `X-Rate-Limit-Reset` honoured,
+ * 401/403 and other 4xx surfaced at once.
+ */
+export type FetchFn = (input: string, init: RequestInit) => Promise<Response>;
+export type SleepFn = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+export interface HttpOptions {
+  appId: string;
+  /** What the request is, for messages: "Calls API of app X". */
+  label: string;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  maxAttempts: number;
+  baseBackoffMs: number;
+  maxBackoffMs: number;
+  /** Upper bound on a server-requested wait (Retry-After / X-Rate-Limit-Reset). */
+  maxRetryAfterMs: number;
+  fetch: FetchFn;
+  sleep: SleepFn;
+  bucket?: TokenBucket;
+  /** Strings that must never appear in an error message (the API key). */
+  secrets: string[];
+  random?: () => number;
+}
+
+export const defaultSleep: SleepFn = (ms, signal) => delay(ms, undefined, { signal }).then(() => undefined);
+
+class Retryable extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterMs?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+function scrub(text: string, secrets: string[]): string {
+  let out = text;
+  for (const s of secrets) if (s && s.length >= 4) out = out.split(s).join("[redacted]");
+  return out;
+}
+
+/** `Retry-After` (seconds or HTTP date), else `X-Rate-Limit-Reset` (epoch seconds or ms). */
+export function retryAfterMs(headers: Headers, now = Date.now()): number | undefined {
+  const ra = headers.get("retry-after")?.trim();
+  if (ra) {
+    if (/^\d+(\.\d+)?$/.test(ra)) return Math.round(Number(ra) * 1000);
+    const at = Date.parse(ra);
+    if (Number.isFinite(at)) return Math.max(0, at - now);
+  }
+  const reset = headers.get("x-rate-limit-reset")?.trim() ?? headers.get("x-ratelimit-reset")?.trim();
+  if (reset && /^\d+(\.\d+)?$/.test(reset)) {
+    const n = Number(reset);
+    const atMs = n > 1e12 ? n : n * 1000;
+    // A small number is a delta in seconds, not an epoch.
+    if (n < 1e9) return Math.round(n * 1000);
+    return Math.max(0, atMs - now);
+  }
+  return undefined;
+}
+
+async function readBody(res: Response, controller: AbortController, stallMs: number): Promise<Buffer> {
+  if (!res.body) return Buffer.alloc(0);
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const timer = setTimeout(() => controller.abort(new Error(`response body stalled for ${stallMs} ms`)), stallMs);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+      timer.refresh();
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  return Buffer.concat(chunks, size);
+}
+
+function parseJson(buf: Buffer): unknown {
+  return JSON.parse(buf.toString("utf8"));
+}
+
+function causeText(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause instanceof Error ? ` (${err.cause.message})` : "";
+  return `${err.message}${cause}`;
+}
+
+export async function getJson(
+  url: string,
+  opts: HttpOptions,
+  signal?: AbortSignal,
+): Promise<{ status: number; body: unknown; headers: Headers }> {
+  const random = opts.random ?? Math.random;
+  let last: Retryable | undefined;
+  for (let attempt = 1; attempt <= opts.maxAttempts; attempt++) {
+    signal?.throwIfAborted();
+    if (opts.bucket) await opts.bucket.take((ms) => opts.sleep(ms, signal));
+    try {
+      return await attemptOnce(url, opts, signal);
+    } catch (err) {
+      if (!(err instanceof Retryable)) throw err;
+      signal?.throwIfAborted();
+      last = err;
+      if (attempt === opts.maxAttempts) break;
+      const backoff = random() * Math.min(opts.maxBackoffMs, opts.baseBackoffMs * 2 ** (attempt - 1));
+      const wait =
+        err.retryAfterMs !== undefined
+          ? Math.min(opts.maxRetryAfterMs, err.retryAfterMs) + random() * opts.baseBackoffMs
+          : backoff;
+      await opts.sleep(Math.round(wait), signal);
+    }
+  }
+  throw new PlatformUnavailableError(
+    scrub(`${opts.label}: gave up after ${opts.maxAttempts} attempts; last failure: ${last?.message ?? "unknown"}`, opts.secrets),
+    { appId: opts.appId, attempts: opts.maxAttempts, cause: last },
+  );
+}
+
+async function attemptOnce(
+  url: string,
+  opts: HttpOptions,
+  signal: AbortSignal | undefined,
+): Promise<{ status: number; body: unknown; headers: Headers }> {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(signal?.reason);
+  signal?.addEventListener("abort", onAbort, { once: true });
+  let timedOut = false;
+  const headerTimer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new Error(`no response within ${opts.timeoutMs} ms`));
+  }, opts.timeoutMs);
+  try {
+    let res: Response;
+    try {
+      res = await opts.fetch(url, { method: "GET", headers: opts.headers, signal: controller.signal });
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      throw new Retryable(timedOut ? `no response within ${opts.timeoutMs} ms` : `connection failed: ${causeText(err)}`, undefined, { cause: err });
+    } finally {
+      clearTimeout(headerTimer);
+    }
+    let buf: Buffer;
+    try {
+      buf = await readBody(res, controller, opts.timeoutMs);
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      const why = controller.signal.reason instanceof Error ? controller.signal.reason.message : causeText(err);
+      throw new Retryable(`HTTP ${res.status}, body broken: ${why}`, undefined, { cause: err });
+    }
+    const status = res.status;
+    if (status >= 200 && status < 300) {
+      try {
+        return { status, body: parseJson(buf), headers: res.headers };
+      } catch (err) {
+        throw new Retryable(`HTTP ${status} with invalid or truncated JSON (${buf.length} bytes)`, undefined, { cause: err });
+      }
+    }
+    let errBody: unknown;
+    try {
+      errBody = parseJson(buf);
+    } catch {
+      errBody = undefined;
+    }
+    const detail = platformErrorDetail(errBody);
+    const text = scrub(describeDetail(status, detail), opts.secrets);
+    if (status === 429) throw new Retryable(`${text} (rate limited)`, retryAfterMs(res.headers));
+    if (status >= 500 || status === 408) throw new Retryable(text, retryAfterMs(res.headers));
+    if (status === 401 || status === 403) {
+      throw new PlatformAuthError(`${opts.label} refused the API key (${text}); check the app's API key and region`, {
+        appId: opts.appId,
+        status,
+        code: detail.code,
+      });
+    }
+    const E = status === 404 ? PlatformNotFoundError : PlatformHttpError;
+    throw new E(`${opts.label}: ${text}`, { appId: opts.appId, status, code: detail.code });
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
+  }
+}

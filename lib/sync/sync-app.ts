@@ -1,0 +1,443 @@
+import { eq } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { apps, syncRuns, type AppRow } from "@/db/schema";
+import { appConnection, listApps, type AppConnection } from "@/lib/apps/registry";
+import { env } from "@/lib/config/env";
+import { logger, type Logger } from "@/lib/log/logger";
+import { parseCallRecord } from "@/lib/platform/call-record";
+import { createCallsClient, type CallsClient, type CallsClientOptions } from "@/lib/platform/calls-client";
+import { PlatformAuthError, PlatformError, PlatformNotFoundError } from "@/lib/platform/errors";
+import { acquireLock, DEFAULT_LEASE_MS, newOwnerId, releaseLock, renewLock } from "./lock";
+import { CallWriter, contentHash, isFinalStatus, type Existing, type PendingCall } from "./writer";
+
+/**
+ * The pull side: pages through one app's calls and upserts them into the warehouse.
+ * Writes are batched across pages (a few thousand calls per transaction: SQLite is
+ * ~4x faster per row in 10k-row transactions than in 100-row ones) while the next
+ * pages are already being fetched. After the first complete backfill, a run may stop
+ * at a full page of calls already stored, final and unchanged — only while the results
+ * prove to be newest first by initiatedAt; a full reconcile runs every 24 h.
+ */
+
+export type SyncTrigger = "schedule" | "cli" | "manual" | "demo" | "test";
+
+export interface SyncOptions {
+  trigger: SyncTrigger;
+  /** Page everything (a full reconcile) even after the backfill. */
+  full?: boolean;
+  perPage?: number;
+  signal?: AbortSignal;
+  log?: Logger;
+  /** Calls written per transaction (default 8,000). */
+  batchSize?: number;
+  /** Pages requested ahead while the current one is parsed and written (default 2). */
+  prefetch?: number;
+  /** A full reconcile is due when the last one is older than this (default 24 h). */
+  fullEveryMs?: number;
+  leaseMs?: number;
+  /** Most ongoing calls re-fetched one by one per run (default 500). */
+  maxRefresh?: number;
+  /** Overrides of the Calls API client (timeouts, attempts, fetch) — tests and bench. */
+  client?: Partial<CallsClientOptions>;
+  /** Where to connect instead of the app's stored address and key (tests). */
+  connection?: AppConnection;
+  /** PLATFORM_DOMAIN (default from the environment). */
+  domain?: string;
+  /** Called after each page is handled (progress, tests). */
+  onPage?: (info: { page: number; fetched: number }) => void;
+}
+
+export interface SkippedRecord {
+  sessionId: string | null;
+  reason: string;
+}
+
+export interface SyncTimings {
+  wallMs: number;
+  /** Time the loop waited for the next page (fetch not hidden by pipelining). */
+  fetchWaitMs: number;
+  /** Sum of the page requests' own durations (overlaps with parsing and writing). */
+  fetchMs: number;
+  /** Validation, raw JSON, hashing and classification. */
+  parseMs: number;
+  /** The write transactions alone. */
+  dbMs: number;
+  refreshMs: number;
+}
+
+export interface SyncSummary {
+  appId: string;
+  status: "succeeded" | "failed" | "already_running";
+  runPk: number | null;
+  kind: "full" | "incremental";
+  pages: number;
+  fetched: number;
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  skipped: number;
+  refreshed: number;
+  /** Ongoing calls the platform no longer knows (404 on refresh). */
+  refreshMissing: number;
+  /** Incremental run that stopped at calls already stored. */
+  stoppedEarly: boolean;
+  error: string | null;
+  skippedRecords: SkippedRecord[];
+  /** Wall time of the run (same as timings.wallMs). */
+  durationMs: number;
+  timings: SyncTimings;
+}
+
+const MAX_REASONS = 100;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function hashKey(hash: string): number {
+  // 48 bits of the hash are plenty to tell repeats apart within one run, and a number
+  // keeps the per-run map small (a million calls in a backfill).
+  return Buffer.from(hash.slice(0, 8), "base64url").readUIntBE(0, 6);
+}
+
+class SyncAbort extends Error {}
+
+export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promise<SyncSummary> {
+  const wallStart = performance.now();
+  const log = (options.log ?? logger).child({ appId: app.appId });
+  const owner = newOwnerId();
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  const now = Date.now();
+  const fullDue =
+    options.full === true ||
+    app.backfillCompletedMs === null ||
+    app.lastFullSyncMs === null ||
+    now - app.lastFullSyncMs >= (options.fullEveryMs ?? DAY_MS);
+  const summary: SyncSummary = {
+    appId: app.appId,
+    status: "failed",
+    runPk: null,
+    kind: fullDue ? "full" : "incremental",
+    pages: 0,
+    fetched: 0,
+    inserted: 0,
+    updated: 0,
+    unchanged: 0,
+    skipped: 0,
+    refreshed: 0,
+    refreshMissing: 0,
+    stoppedEarly: false,
+    error: null,
+    skippedRecords: [],
+    durationMs: 0,
+    timings: { wallMs: 0, fetchWaitMs: 0, fetchMs: 0, parseMs: 0, dbMs: 0, refreshMs: 0 },
+  };
+
+  const lock = acquireLock(db, app.pk, owner, leaseMs);
+  if (!lock.acquired) {
+    summary.status = "already_running";
+    summary.error = `a sync of app ${app.appId} is already running (holder ${lock.owner}, since ${new Date(lock.acquiredMs).toISOString()})`;
+    return summary;
+  }
+  if (lock.tookOverFrom) log.warn({ previousOwner: lock.tookOverFrom }, "took over an abandoned sync lock");
+
+  // Any run still 'running' for this app belongs to a holder that is gone: we hold the lock.
+  db.$client
+    .prepare("UPDATE sync_runs SET status = 'failed', finished_ms = ?, error = ? WHERE app_pk = ? AND status = 'running'")
+    .run(now, "interrupted: the process running this sync stopped before it finished", app.pk);
+
+  const run = db
+    .insert(syncRuns)
+    .values({ appPk: app.pk, kind: summary.kind, trigger: options.trigger, status: "running", startedMs: now })
+    .returning({ pk: syncRuns.pk })
+    .get();
+  summary.runPk = run.pk;
+
+  const abort = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, abort.signal]) : abort.signal;
+  const renewTimer = setInterval(() => {
+    try {
+      if (!renewLock(db, app.pk, owner, leaseMs)) abort.abort(new SyncAbort(`lost the sync lock of app ${app.appId}`));
+    } catch (err) {
+      log.warn({ err: errorText(err) }, "lease renewal failed; will retry");
+    }
+  }, Math.max(1_000, Math.floor(leaseMs / 4)));
+  renewTimer.unref();
+
+  const progress = db.$client.prepare(
+    `UPDATE sync_runs SET pages = ?, fetched = ?, inserted = ?, updated = ?, unchanged = ?, skipped = ?, refreshed = ? WHERE pk = ?`,
+  );
+  const saveProgress = () =>
+    progress.run(summary.pages, summary.fetched, summary.inserted, summary.updated, summary.unchanged, summary.skipped, summary.refreshed, run.pk);
+
+  let pagedEverything = false;
+  try {
+    const conn = options.connection ?? appConnection(app, options.domain ?? env().PLATFORM_DOMAIN);
+    const client = createCallsClient({
+      callsUrl: conn.callsUrl,
+      apiKey: conn.apiKey,
+      onBehalfOf: conn.onBehalfOf,
+      appId: app.appId,
+      ...options.client,
+    });
+    const writer = new CallWriter(db, app.pk);
+    const state = new RunState(writer, summary, options.batchSize ?? 8_000, saveProgress);
+
+    pagedEverything = await pageThrough(client, state, summary, { ...options, signal }, fullDue);
+    state.flush();
+    await refreshOngoing(client, state, summary, options.maxRefresh ?? 500, signal);
+    state.flush();
+
+    const finished = Date.now();
+    db.update(apps)
+      .set({
+        lastSuccessfulSyncMs: finished,
+        ...(pagedEverything ? { lastFullSyncMs: finished, backfillCompletedMs: app.backfillCompletedMs ?? finished } : {}),
+      })
+      .where(eq(apps.pk, app.pk))
+      .run();
+    summary.status = "succeeded";
+  } catch (err) {
+    const reason = signal.aborted && signal.reason instanceof SyncAbort ? signal.reason : err;
+    summary.status = "failed";
+    summary.error =
+      reason instanceof PlatformAuthError || reason instanceof PlatformError
+        ? errorText(reason)
+        : `sync of app ${app.appId} failed: ${errorText(reason)}`;
+    log.error({ err: summary.error }, "sync failed");
+  } finally {
+    clearInterval(renewTimer);
+    summary.timings.wallMs = summary.durationMs = performance.now() - wallStart;
+    try {
+      db.update(syncRuns)
+        .set({
+          status: summary.status === "succeeded" ? "succeeded" : "failed",
+          finishedMs: Date.now(),
+          kind: summary.kind,
+          pages: summary.pages,
+          fetched: summary.fetched,
+          inserted: summary.inserted,
+          updated: summary.updated,
+          unchanged: summary.unchanged,
+          skipped: summary.skipped,
+          refreshed: summary.refreshed,
+          error: summary.error,
+          skippedRecords: summary.skippedRecords.length ? summary.skippedRecords : null,
+        })
+        .where(eq(syncRuns.pk, run.pk))
+        .run();
+    } finally {
+      releaseLock(db, app.pk, owner);
+    }
+  }
+  log.info(
+    {
+      status: summary.status, kind: summary.kind, pages: summary.pages, fetched: summary.fetched,
+      inserted: summary.inserted, updated: summary.updated, unchanged: summary.unchanged,
+      skipped: summary.skipped, refreshed: summary.refreshed, ms: Math.round(summary.timings.wallMs),
+    },
+    "sync finished",
+  );
+  return summary;
+}
+
+/** Per-run bookkeeping: dedupe by sessionId, classification, the pending batch. */
+class RunState {
+  /** sessionId → 48 bits of the content hash last handled in this run. */
+  readonly seen = new Map<string, number>();
+  private pending = new Map<string, PendingCall>();
+  /** No calls stored for the app when the run started: no lookups needed for first sightings. */
+  private readonly startedEmpty: boolean;
+
+  constructor(
+    readonly writer: CallWriter,
+    private readonly summary: SyncSummary,
+    private readonly batchSize: number,
+    private readonly saveProgress: () => void,
+  ) {
+    this.startedEmpty = writer.storedCount() === 0;
+  }
+
+  skip(sessionId: string | null, reason: string): void {
+    this.summary.skipped++;
+    this.note(sessionId, reason);
+  }
+
+  /** Recorded in the run's reasons without counting as a skipped record. */
+  note(sessionId: string | null, reason: string): void {
+    if (this.summary.skippedRecords.length < MAX_REASONS) this.summary.skippedRecords.push({ sessionId, reason });
+  }
+
+  /**
+   * Handles one page of raw records. Returns, for the early-stop rule, whether every
+   * record was already stored, final and unchanged, and the initiatedAt values in order.
+   */
+  handle(records: unknown[]): { allKnown: boolean; initiated: Array<number | null> } {
+    const t0 = performance.now();
+    const parsed: Array<{ pending: PendingCall; key: number; repeat: boolean }> = [];
+    const initiated: Array<number | null> = [];
+    let allKnown = records.length > 0;
+    for (const rec of records) {
+      const r = parseCallRecord(rec);
+      if (!r.ok) {
+        this.skip(r.sessionId, r.reason);
+        allKnown = false;
+        continue;
+      }
+      const rawJson = JSON.stringify(r.raw);
+      const hash = contentHash(rawJson);
+      const key = hashKey(hash);
+      const prev = this.seen.get(r.call.sessionId);
+      if (prev === key) continue; // the same record again (pages shifted under us)
+      initiated.push(prev === undefined ? r.call.initiatedAt : null);
+      const rawParticipants = Array.isArray(r.raw.participants) ? (r.raw.participants as unknown[]) : [];
+      parsed.push({ pending: { call: r.call, rawJson, hash, existed: false, rawParticipants }, key, repeat: prev !== undefined });
+    }
+    // Look up what is stored, in one read transaction per page.
+    const needLookup = parsed.filter((p) => !(this.startedEmpty && !p.repeat) && !this.pending.has(p.pending.call.sessionId));
+    const found = needLookup.length ? this.writer.findMany(needLookup.map((p) => p.pending.call.sessionId)) : [];
+    const existing = new Map<string, Existing | undefined>();
+    needLookup.forEach((p, i) => existing.set(p.pending.call.sessionId, found[i]));
+    for (const { pending, key, repeat } of parsed) {
+      const id = pending.call.sessionId;
+      this.seen.set(id, key);
+      const queued = this.pending.get(id);
+      if (queued) {
+        pending.existed = queued.existed;
+        this.pending.set(id, pending);
+        allKnown = false;
+        continue;
+      }
+      const ex = existing.get(id);
+      if (repeat && !ex) pending.existed = true; // written earlier in this run
+      if (ex) pending.existed = true;
+      if (ex && ex.hash === pending.hash && ex.source === "sync") {
+        this.summary.unchanged++;
+        if (!isFinalStatus(ex.status)) allKnown = false;
+        continue;
+      }
+      allKnown = false;
+      this.pending.set(id, pending);
+    }
+    this.summary.timings.parseMs += performance.now() - t0;
+    if (this.pending.size >= this.batchSize) this.flush();
+    return { allKnown, initiated };
+  }
+
+  flush(): void {
+    if (this.pending.size === 0) return;
+    const t0 = performance.now();
+    let counts;
+    try {
+      counts = this.writer.write(this.pending.values());
+    } catch (err) {
+      // One record the warehouse refuses (a constraint) must not stop the sync: write one
+      // by one and skip the ones that fail, with the database's reason.
+      if (!(err instanceof Error && err.name === "SqliteError") || /SQLITE_BUSY|SQLITE_FULL|SQLITE_IOERR/.test(String((err as { code?: string }).code))) throw err;
+      counts = { inserted: 0, updated: 0 };
+      for (const p of this.pending.values()) {
+        try {
+          const c = this.writer.write([p]);
+          counts.inserted += c.inserted;
+          counts.updated += c.updated;
+        } catch (one) {
+          this.skip(p.call.sessionId, `warehouse refused the record: ${errorText(one)}`);
+        }
+      }
+    }
+    this.summary.timings.dbMs += performance.now() - t0;
+    this.summary.inserted += counts.inserted;
+    this.summary.updated += counts.updated;
+    this.pending = new Map();
+    this.saveProgress();
+  }
+}
+
+/** Returns true when every page was walked (a full reconcile happened). */
+async function pageThrough(
+  client: CallsClient,
+  state: RunState,
+  summary: SyncSummary,
+  options: SyncOptions & { signal: AbortSignal },
+  fullDue: boolean,
+): Promise<boolean> {
+  let ordered = true;
+  let lastInitiated = Number.POSITIVE_INFINITY;
+  let waitStart = performance.now();
+  for await (const page of client.pages({}, { perPage: options.perPage ?? 1000, prefetch: options.prefetch ?? 2, signal: options.signal })) {
+    summary.timings.fetchWaitMs += performance.now() - waitStart;
+    summary.timings.fetchMs += page.fetchMs;
+    summary.pages++;
+    summary.fetched += page.records.length;
+    const { allKnown, initiated } = state.handle(page.records);
+    for (const t of initiated) {
+      if (t === null) continue;
+      if (t > lastInitiated) ordered = false;
+      lastInitiated = t;
+    }
+    options.onPage?.({ page: page.page, fetched: summary.fetched });
+    if (!fullDue && ordered && allKnown) {
+      summary.stoppedEarly = true;
+      return false;
+    }
+    waitStart = performance.now();
+  }
+  return true;
+}
+
+/** Re-fetches calls stored as ongoing that this run did not see, until they end. */
+async function refreshOngoing(
+  client: CallsClient,
+  state: RunState,
+  summary: SyncSummary,
+  maxRefresh: number,
+  signal: AbortSignal,
+): Promise<void> {
+  const t0 = performance.now();
+  state.flush();
+  const ids = state.writer
+    .ongoingSessionIds()
+    .filter((id) => !state.seen.has(id))
+    .slice(0, maxRefresh);
+  const CONCURRENCY = 4;
+  let next = 0;
+  const worker = async () => {
+    while (next < ids.length) {
+      const id = ids[next++];
+      try {
+        const rec = await client.getCall(id, signal);
+        state.handle([rec]);
+        summary.refreshed++;
+      } catch (err) {
+        if (err instanceof PlatformNotFoundError) {
+          summary.refreshMissing++;
+          state.note(id, `refresh: the platform no longer knows this ongoing call (${err.message})`);
+        } else if (err instanceof PlatformAuthError || signal.aborted) {
+          throw err;
+        } else {
+          state.note(id, `refresh failed: ${errorText(err)}`);
+        }
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, ids.length) }, worker));
+  summary.timings.refreshMs += performance.now() - t0;
+}
+
+export interface SyncAllOptions extends Omit<SyncOptions, "connection" | "onPage"> {
+  /** Only these app ids (default: every registered app). */
+  appIds?: string[];
+}
+
+/** Syncs every app (one after the other); one app failing never stops the others. */
+export async function syncAll(db: Db, options: SyncAllOptions): Promise<SyncSummary[]> {
+  const results: SyncSummary[] = [];
+  const wanted = options.appIds ? new Set(options.appIds) : null;
+  for (const app of listApps(db)) {
+    if (wanted && !wanted.has(app.appId)) continue;
+    if (options.signal?.aborted) break;
+    results.push(await syncApp(db, app, options));
+  }
+  return results;
+}

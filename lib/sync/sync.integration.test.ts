@@ -1,0 +1,265 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+process.env.AUTH_SECRET ??= "integration-test-secret-at-least-32-characters";
+process.env.LOG_LEVEL ??= "silent";
+
+const { openDatabase } = await import("@/db/client");
+const { addApp, getAppById } = await import("@/lib/apps/registry");
+const { startEmulator } = await import("@/lib/emulator/server");
+const { syncApp, syncAll } = await import("./sync-app");
+type Emu = Awaited<ReturnType<typeof startEmulator>>;
+type Db = ReturnType<typeof openDatabase>;
+
+/**
+ * Integration over real HTTP: the real client and sync against the emulator on
+ * loopback. The expected warehouse ("truth") is read from the emulator with plain
+ * fetch and no faults, independently of the client under test.
+ */
+const SEED = 11;
+const ALPHA = 2400;
+const BETA = 300;
+let emu: Emu;
+
+interface Truth {
+  calls: number;
+  participants: number;
+  audio: number;
+  video: number;
+  ongoing: number;
+  repeatedUidCalls: string[];
+}
+
+const n = (v: unknown) => Number(v ?? 0);
+
+async function truth(appId: string): Promise<Truth> {
+  const info = emu.apps.find((a) => a.appId === appId)!;
+  const t: Truth = { calls: 0, participants: 0, audio: 0, video: 0, ongoing: 0, repeatedUidCalls: [] };
+  const saved = { ...emu.state.quirks };
+  emu.state.quirks = { ...saved, ignorePerPage: 0, invalidRecords: false };
+  try {
+    for (let page = 1; ; page++) {
+      const res = await fetch(`${info.callsUrl}/calls?page=${page}&perPage=1000`, { headers: { apikey: info.apiKey } });
+      const body = (await res.json()) as { data: Array<Record<string, unknown>>; meta: { pagination: { total_pages: number } } };
+      for (const c of body.data) {
+        const parts = (c.participants as Array<{ uid: string }> | undefined) ?? [];
+        t.calls++;
+        t.participants += parts.length;
+        t.audio += n(c.totalAudioMinutes);
+        t.video += n(c.totalVideoMinutes);
+        if (c.status === "ongoing") t.ongoing++;
+        if (new Set(parts.map((p) => p.uid)).size < parts.length) t.repeatedUidCalls.push(String(c.sessionId));
+      }
+      if (page >= body.meta.pagination.total_pages) break;
+    }
+  } finally {
+    emu.state.quirks = saved;
+  }
+  return t;
+}
+
+function warehouse(db: Db, appId: string) {
+  const s = db.$client;
+  const pk = getAppById(db, appId)!.pk;
+  const row = s
+    .prepare("SELECT count(*) calls, total(total_audio_minutes) audio, total(total_video_minutes) video, sum(status = 'ongoing') ongoing FROM calls WHERE app_pk = ?")
+    .get(pk) as { calls: number; audio: number; video: number; ongoing: number };
+  const participants = s.prepare("SELECT count(*) FROM call_participants WHERE app_pk = ?").pluck().get(pk) as number;
+  return { ...row, participants, ongoing: row.ongoing ?? 0 };
+}
+
+function expectSame(db: Db, appId: string, t: Truth) {
+  const w = warehouse(db, appId);
+  expect(w.calls).toBe(t.calls);
+  expect(w.participants).toBe(t.participants);
+  expect(w.audio).toBeCloseTo(t.audio, 3);
+  expect(w.video).toBeCloseTo(t.video, 3);
+}
+
+function freshDb(): { db: Db; file: string } {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), "callboard-sync-")), "warehouse.db");
+  return { db: openDatabase(file), file };
+}
+
+function register(db: Db, appId: string, apiKey?: string) {
+  const info = emu.apps.find((a) => a.appId === appId)!;
+  return addApp(db, { appId, name: appId, region: info.region, apiKey: apiKey ?? info.apiKey, callsUrl: info.callsUrl });
+}
+
+const fastClient = { timeoutMs: 400, maxAttempts: 10, baseBackoffMs: 20, maxBackoffMs: 200, maxRetryAfterMs: 1_000 };
+
+beforeAll(async () => {
+  emu = await startEmulator({ seed: SEED, apps: [{ appId: "alpha", count: ALPHA }, { appId: "beta", count: BETA }] });
+});
+afterAll(async () => {
+  await emu?.close();
+});
+
+describe("sync against the emulator", () => {
+  it("ends with exactly the emulator's calls, participants and minutes despite faults; a second run changes nothing", async () => {
+    const t = await truth("alpha");
+    expect(t.calls).toBe(ALPHA);
+    const { db } = freshDb();
+    register(db, "alpha");
+    emu.state.faults.configure({
+      seed: 3,
+      rules: [
+        { kind: "429", route: "list", everyNth: 7, times: 2 },
+        { kind: "500", route: "list", everyNth: 5, times: 3 },
+        { kind: "truncate", route: "list", everyNth: 4, times: 2 },
+        { kind: "hang", route: "list", everyNth: 9, times: 1 },
+        { kind: "reset", route: "list", everyNth: 11, times: 1 },
+      ],
+    });
+    try {
+      const r = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", perPage: 200, client: fastClient });
+      expect(r.error).toBeNull();
+      expect(r.status).toBe("succeeded");
+      expect(r.inserted).toBe(ALPHA);
+      expect(Object.values(emu.state.faults.snapshot().fired).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(5);
+    } finally {
+      emu.state.faults.configure({});
+    }
+    expectSame(db, "alpha", t);
+    // The same uid twice in one call is kept as two rows.
+    if (t.repeatedUidCalls.length) {
+      const id = t.repeatedUidCalls[0];
+      const rows = db.$client
+        .prepare("SELECT count(*) - count(DISTINCT uid) FROM call_participants p JOIN calls c ON c.pk = p.call_pk WHERE c.session_id = ?")
+        .pluck()
+        .get(id) as number;
+      expect(rows).toBeGreaterThan(0);
+    }
+    const again = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", full: true, perPage: 500, client: fastClient });
+    expect(again).toMatchObject({ status: "succeeded", inserted: 0, updated: 0, unchanged: ALPHA, kind: "full" });
+    const incremental = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", perPage: 500, client: fastClient });
+    expect(incremental).toMatchObject({ status: "succeeded", kind: "incremental", inserted: 0, updated: 0, stoppedEarly: true });
+    expect(incremental.pages).toBeLessThan(ALPHA / 500);
+    const runs = db.$client.prepare("SELECT status FROM sync_runs ORDER BY pk").pluck().all();
+    expect(runs).toEqual(["succeeded", "succeeded", "succeeded"]);
+  });
+
+  it("gets everything when the server ignores perPage", async () => {
+    const t = await truth("beta");
+    const { db } = freshDb();
+    register(db, "beta");
+    emu.state.quirks = { ...emu.state.quirks, ignorePerPage: 25 };
+    try {
+      const r = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", perPage: 1000, client: fastClient });
+      expect(r.status).toBe("succeeded");
+      expect(r.pages).toBe(Math.ceil(BETA / 25));
+    } finally {
+      emu.state.quirks = { ...emu.state.quirks, ignorePerPage: 0 };
+    }
+    expectSame(db, "beta", t);
+  });
+
+  it("skips unparseable records and reports them with reasons", async () => {
+    const { db } = freshDb();
+    register(db, "beta");
+    emu.state.quirks = { ...emu.state.quirks, invalidRecords: true };
+    try {
+      const r = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", perPage: 100, client: fastClient });
+      expect(r.status).toBe("succeeded");
+      expect(r.skipped).toBeGreaterThan(0);
+      expect(r.inserted + r.skipped).toBe(r.fetched);
+      const stored = db.$client.prepare("SELECT skipped, skipped_records FROM sync_runs WHERE pk = ?").get(r.runPk) as { skipped: number; skipped_records: string };
+      expect(stored.skipped).toBe(r.skipped);
+      const reasons = JSON.parse(stored.skipped_records) as Array<{ sessionId: string | null; reason: string }>;
+      expect(reasons.length).toBe(Math.min(100, r.skipped));
+      expect(reasons.map((x) => x.reason).join("\n")).toMatch(/sessionId: missing|type: expected a string|participants: expected an array/);
+    } finally {
+      emu.state.quirks = { ...emu.state.quirks, invalidRecords: false };
+    }
+  });
+
+  it("fails an app with a bad API key with a clear message, and syncs the others", async () => {
+    const { db } = freshDb();
+    register(db, "alpha", "definitely-not-the-key");
+    register(db, "beta");
+    const results = await syncAll(db, { trigger: "test", client: fastClient });
+    const alpha = results.find((r) => r.appId === "alpha")!;
+    const beta = results.find((r) => r.appId === "beta")!;
+    expect(alpha.status).toBe("failed");
+    expect(alpha.error).toMatch(/app alpha/);
+    expect(alpha.error).toMatch(/HTTP 401/);
+    expect(alpha.error).not.toContain("definitely-not-the-key");
+    expect(beta.status).toBe("succeeded");
+    expect(warehouse(db, "beta").calls).toBe(BETA);
+    const run = db.$client.prepare("SELECT status, error FROM sync_runs WHERE pk = ?").get(alpha.runPk) as { status: string; error: string };
+    expect(run.status).toBe("failed");
+    expect(run.error).toMatch(/app alpha/);
+  });
+
+  it("lets only one of two concurrent syncs of an app run", async () => {
+    const { db } = freshDb();
+    register(db, "beta");
+    const app = getAppById(db, "beta")!;
+    const [a, b] = await Promise.all([
+      syncApp(db, app, { trigger: "test", client: fastClient }),
+      syncApp(db, app, { trigger: "test", client: fastClient }),
+    ]);
+    const statuses = [a.status, b.status].sort();
+    expect(statuses).toEqual(["already_running", "succeeded"]);
+    expect([a, b].find((r) => r.status === "already_running")!.error).toMatch(/already running/);
+  });
+
+  it("refreshes ongoing calls until they end", async () => {
+    const { db } = freshDb();
+    register(db, "alpha");
+    await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", client: fastClient });
+    const before = warehouse(db, "alpha").ongoing;
+    emu.state.apps.get("alpha")!.advance({ seconds: 7200, endOngoing: true });
+    const t = await truth("alpha");
+    expect(t.ongoing).toBe(0);
+    const r = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", client: fastClient });
+    expect(r.status).toBe("succeeded");
+    expect(warehouse(db, "alpha").ongoing).toBe(0);
+    // Either the list brought the ended version (it is newest) or the refresh did.
+    expect(r.updated + r.refreshed).toBeGreaterThanOrEqual(before);
+    expectSame(db, "alpha", t);
+  });
+
+  it("converges after a sync process is SIGKILLed mid-way", async () => {
+    const t = await truth("beta");
+    const { db, file } = freshDb();
+    register(db, "beta");
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "sync-child.fixture.ts")], {
+      cwd: process.cwd(),
+      env: { ...process.env, DB_FILE: file, APP_ID: "beta", PAGE_DELAY_MS: "60" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`child never reached page 2: ${out} ${err}`)), 20_000);
+      child.stdout.on("data", (d: Buffer) => {
+        out += d.toString();
+        if (/page 2\n/.test(out)) {
+          clearTimeout(timer);
+          child.kill("SIGKILL");
+          resolve();
+        }
+      });
+    });
+    await exited;
+    expect(out).not.toMatch(/done/);
+    const partial = warehouse(db, "beta").calls;
+    expect(partial).toBeLessThan(BETA);
+    const r = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", client: fastClient });
+    expect(r.status).toBe("succeeded");
+    expectSame(db, "beta", t);
+    const runs = db.$client.prepare("SELECT status, error FROM sync_runs ORDER BY pk").all() as Array<{ status: string; error: string | null }>;
+    expect(runs[0]).toMatchObject({ status: "failed" });
+    expect(runs[0].error).toMatch(/interrupted/);
+    expect(runs[1].status).toBe("succeeded");
+    // And once more: nothing changes.
+    const again = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", full: true, client: fastClient });
+    expect(again).toMatchObject({ inserted: 0, updated: 0, unchanged: BETA });
+  });
+});

@@ -1,0 +1,163 @@
+import { createHash } from "node:crypto";
+import type { Statement } from "better-sqlite3";
+import type { Db } from "@/db/client";
+import type { ParsedCall } from "@/lib/platform/call-record";
+
+/**
+ * The warehouse side of the sync: classifies each parsed record against what is stored
+ * (new / changed / unchanged, by a hash of the raw record) and writes pending records in
+ * large transactions with statements prepared once. Upserts are idempotent, so a run
+ * killed between two transactions and started again converges.
+ */
+
+export interface Existing {
+  hash: string | null;
+  source: string;
+  status: string | null;
+}
+
+export interface PendingCall {
+  call: ParsedCall;
+  rawJson: string;
+  hash: string;
+  existed: boolean;
+  /** The record's participants as received: unknown keys of each go to its `raw`. */
+  rawParticipants: unknown[];
+}
+
+/** Participant keys the typed columns hold; anything else goes to the participant's `raw`. */
+const KNOWN_PARTICIPANT_KEYS = new Set([
+  "uid", "state", "isJoined", "totalAudioMinutes", "totalVideoMinutes", "totalDuration", "deviceId", "joinedAt", "leftAt", "mid",
+]);
+
+export function contentHash(rawJson: string): string {
+  return createHash("sha1").update(rawJson).digest("base64url");
+}
+
+/** Statuses after which the platform no longer changes a call on its own. */
+export function isFinalStatus(status: string | null): boolean {
+  return status !== "ongoing" && status !== "initiated";
+}
+
+const b = (v: boolean) => (v ? 1 : 0);
+
+function extraParticipantJson(raw: unknown): string | null {
+  if (!raw || typeof raw !== "object") return null;
+  let extra: Record<string, unknown> | null = null;
+  for (const k of Object.keys(raw)) {
+    if (KNOWN_PARTICIPANT_KEYS.has(k)) continue;
+    extra ??= {};
+    extra[k] = (raw as Record<string, unknown>)[k];
+  }
+  return extra ? JSON.stringify(extra) : null;
+}
+
+export interface WriteCounts {
+  inserted: number;
+  updated: number;
+}
+
+export class CallWriter {
+  private readonly lookup: Statement<[number, string], { content_hash: string | null; source: string; status: string | null }>;
+  private readonly upsert: Statement<unknown[], number>;
+  private readonly deleteParticipants: Statement<[number]>;
+  private readonly insertParticipant: Statement<unknown[]>;
+  private readonly countCalls: Statement<[number], number>;
+  private readonly ongoing: Statement<[number], string>;
+  private readonly writeBatch: (batch: Iterable<PendingCall>) => WriteCounts;
+
+  constructor(
+    private readonly db: Db,
+    private readonly appPk: number,
+  ) {
+    const sqlite = db.$client;
+    this.lookup = sqlite.prepare("SELECT content_hash, source, status FROM calls WHERE app_pk = ? AND session_id = ?");
+    this.countCalls = sqlite.prepare<[number], number>("SELECT count(*) FROM calls WHERE app_pk = ?").pluck();
+    this.ongoing = sqlite.prepare<[number], string>("SELECT session_id FROM calls WHERE app_pk = ? AND status = 'ongoing'").pluck();
+    this.upsert = sqlite
+      .prepare<unknown[], number>(
+        `INSERT INTO calls (app_pk, session_id, mid, type, mode, status, initiator, receiver, receiver_type,
+           initiated_at, started_at, ended_at, start_at, platform_has_recording, has_recording,
+           total_audio_minutes, total_video_minutes, total_duration_minutes, duration_seconds, total_participants,
+           source, content_hash, raw, first_seen_ms, updated_ms)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+           ? OR EXISTS (SELECT 1 FROM recordings r WHERE r.app_pk = ? AND r.session_id = ?),
+           ?, ?, ?, ?, ?, 'sync', ?, ?, ?, ?)
+         ON CONFLICT (app_pk, session_id) DO UPDATE SET
+           mid = excluded.mid, type = excluded.type, mode = excluded.mode, status = excluded.status,
+           initiator = excluded.initiator, receiver = excluded.receiver, receiver_type = excluded.receiver_type,
+           initiated_at = excluded.initiated_at, started_at = excluded.started_at, ended_at = excluded.ended_at,
+           start_at = excluded.start_at, platform_has_recording = excluded.platform_has_recording,
+           has_recording = excluded.has_recording, total_audio_minutes = excluded.total_audio_minutes,
+           total_video_minutes = excluded.total_video_minutes, total_duration_minutes = excluded.total_duration_minutes,
+           duration_seconds = excluded.duration_seconds, total_participants = excluded.total_participants,
+           source = 'sync', content_hash = excluded.content_hash, raw = excluded.raw, updated_ms = excluded.updated_ms
+         RETURNING pk`,
+      )
+      .pluck();
+    this.deleteParticipants = sqlite.prepare("DELETE FROM call_participants WHERE call_pk = ?");
+    this.insertParticipant = sqlite.prepare(
+      `INSERT INTO call_participants (call_pk, app_pk, seq, uid, state, is_joined, total_audio_minutes,
+         total_video_minutes, total_duration_minutes, device_id, joined_at, left_at, mid, raw)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.writeBatch = sqlite.transaction((batch: Iterable<PendingCall>) => {
+      const now = Date.now();
+      const counts: WriteCounts = { inserted: 0, updated: 0 };
+      for (const p of batch) {
+        this.writeOne(p, now);
+        if (p.existed) counts.updated++;
+        else counts.inserted++;
+      }
+      return counts;
+    });
+  }
+
+  storedCount(): number {
+    return this.countCalls.get(this.appPk) ?? 0;
+  }
+
+  ongoingSessionIds(): string[] {
+    return this.ongoing.all(this.appPk);
+  }
+
+  find(sessionId: string): Existing | undefined {
+    const row = this.lookup.get(this.appPk, sessionId);
+    return row ? { hash: row.content_hash, source: row.source, status: row.status } : undefined;
+  }
+
+  /** Lookups of one page in one read transaction (cheaper than one implicit transaction each). */
+  findMany(sessionIds: string[]): Array<Existing | undefined> {
+    const out: Array<Existing | undefined> = [];
+    const sqlite = this.db.$client;
+    sqlite.transaction(() => {
+      for (const id of sessionIds) out.push(this.find(id));
+    })();
+    return out;
+  }
+
+  write(batch: Iterable<PendingCall>): WriteCounts {
+    return this.writeBatch(batch);
+  }
+
+  private writeOne(p: PendingCall, now: number): void {
+    const c = p.call;
+    const rec = b(c.hasRecording);
+    const pk = this.upsert.get(
+      this.appPk, c.sessionId, c.mid, c.type, c.mode, c.status, c.initiator, c.receiver, c.receiverType,
+      c.initiatedAt, c.startedAt, c.endedAt, c.startAt, rec, rec, this.appPk, c.sessionId,
+      c.totalAudioMinutes, c.totalVideoMinutes, c.totalDurationMinutes, c.durationSeconds, c.totalParticipants,
+      p.hash, p.rawJson, now, now,
+    ) as number;
+    // Always: a webhook-made row may already hold participants under this pk.
+    this.deleteParticipants.run(pk);
+    const rawParts = p.rawParticipants;
+    for (const part of c.participants) {
+      this.insertParticipant.run(
+        pk, this.appPk, part.seq, part.uid, part.state, b(part.isJoined), part.totalAudioMinutes,
+        part.totalVideoMinutes, part.totalDurationMinutes, part.deviceId, part.joinedAt, part.leftAt, part.mid,
+        extraParticipantJson(rawParts[part.seq]),
+      );
+    }
+  }
+}

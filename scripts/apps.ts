@@ -1,0 +1,113 @@
+/**
+ * `npm run apps -- add|update|list|remove …`: the tenant apps Callboard syncs.
+ * Secrets are accepted here and never printed back (list shows the key's last four).
+ */
+import { Command, Option } from "commander";
+import { db } from "@/db";
+import { loadDotEnv } from "@/lib/config/env";
+import { addApp, describeApp, listApps, removeApp, updateApp, type UpdateAppInput } from "@/lib/apps/registry";
+import { printTable, runCli } from "@/lib/cli/run";
+
+loadDotEnv();
+
+interface AppOptions {
+  id: string;
+  name?: string;
+  region?: string;
+  apiKey?: string;
+  callsUrl?: string;
+  onBehalfOf?: string;
+  webhookId?: string;
+  webhookName?: string;
+  webhookUser?: string;
+  webhookPassword?: string;
+  webhookBasicAuth?: boolean;
+  webhookEnabled?: boolean;
+  json?: boolean;
+}
+
+function withAppOptions(cmd: Command, required: boolean): Command {
+  cmd
+    .requiredOption("--id <appId>", "the platform's app id")
+    .option("--region <region>", "us, eu or in")
+    .option("--api-key <key>", "REST API key with full-access scope")
+    .option("--calls-url <url>", "override of https://{appid}.call-{region}.{PLATFORM_DOMAIN}/v3")
+    .option("--on-behalf-of <uid>", "send the onBehalfOf header with this uid")
+    .option("--webhook-id <id>", "the platform webhook's id (max 50 characters)")
+    .option("--webhook-name <name>", "the platform webhook's name (max 50 characters)")
+    .option("--webhook-user <username>", "Basic auth username the platform sends")
+    .option("--webhook-password <password>", "Basic auth password the platform sends")
+    .addOption(new Option("--webhook-basic-auth", "require Basic auth on deliveries"))
+    .addOption(new Option("--no-webhook-basic-auth", "accept deliveries without Basic auth"))
+    .addOption(new Option("--webhook-enabled", "accept deliveries"))
+    .addOption(new Option("--no-webhook-enabled", "refuse deliveries"));
+  if (required) cmd.requiredOption("--name <name>", "display name");
+  else cmd.option("--name <name>", "display name");
+  return cmd;
+}
+
+function toInput(o: AppOptions): UpdateAppInput {
+  return {
+    appId: o.id,
+    name: o.name,
+    region: o.region as UpdateAppInput["region"],
+    apiKey: o.apiKey,
+    callsUrl: o.callsUrl,
+    onBehalfOf: o.onBehalfOf,
+    webhookId: o.webhookId,
+    webhookName: o.webhookName,
+    webhookUsername: o.webhookUser,
+    webhookPassword: o.webhookPassword,
+    webhookUseBasicAuth: o.webhookBasicAuth,
+    webhookEnabled: o.webhookEnabled,
+  };
+}
+
+const program = new Command("apps").description("Manage the tenant apps Callboard syncs").exitOverride();
+
+withAppOptions(program.command("add").description("register a tenant app"), true).action((o: AppOptions) => {
+  if (!o.region) throw new Error("--region is required (us, eu or in)");
+  if (!o.apiKey) throw new Error("--api-key is required");
+  const input = toInput(o);
+  const app = addApp(db(), { ...input, name: o.name!, region: o.region as "us", apiKey: o.apiKey });
+  console.log(`Added app ${app.appId} (${app.region}), key …${app.apiKeyLast4}`);
+});
+
+withAppOptions(program.command("update").description("change a tenant app"), false).action((o: AppOptions) => {
+  const app = updateApp(db(), toInput(o));
+  console.log(`Updated app ${app.appId}`);
+});
+
+program
+  .command("list")
+  .description("list tenant apps (secrets are never shown)")
+  .option("--json", "print JSON")
+  .action((o: { json?: boolean }) => {
+    const rows = listApps(db()).map(describeApp);
+    if (o.json) return console.log(JSON.stringify(rows, null, 2));
+    if (rows.length === 0) return console.log("No tenant app registered. Add one with: npm run apps -- add --id … --name … --region us --api-key …");
+    printTable(
+      rows.map((a) => ({
+        id: a.appId,
+        name: a.name,
+        region: a.region,
+        key: a.apiKey,
+        callsUrl: a.callsUrl ?? "(from PLATFORM_DOMAIN)",
+        webhook: a.webhook.enabled ? (a.webhook.useBasicAuth ? `on, basic (${a.webhook.username})` : "on") : "off",
+        lastSync: a.lastSuccessfulSyncMs ? new Date(a.lastSuccessfulSyncMs).toISOString() : "never",
+      })),
+    );
+  });
+
+program
+  .command("remove")
+  .description("remove a tenant app and all its calls")
+  .requiredOption("--id <appId>", "the platform's app id")
+  .action((o: { id: string }) => {
+    removeApp(db(), o.id);
+    console.log(`Removed app ${o.id}`);
+  });
+
+void runCli(async () => {
+  await program.parseAsync(process.argv);
+});

@@ -1,0 +1,74 @@
+/**
+ * `npm run tokens -- create|list|revoke …`: API tokens for scripts.
+ * `create` prints the token once on stdout (and nothing else there), so
+ * `TOKEN=$(npm run -s tokens -- create --email me@example.com)` works.
+ */
+import { Command } from "commander";
+import { db } from "@/db";
+import { audit } from "@/lib/auth/audit";
+import { createApiToken, listApiTokens, revokeApiToken } from "@/lib/auth/tokens";
+import { resolveUser } from "@/lib/auth/users";
+import { printTable, runCli } from "@/lib/cli/run";
+import { loadDotEnv } from "@/lib/config/env";
+
+loadDotEnv();
+
+const CLI = { email: "cli" };
+const when = (ms: number | null) => (ms ? new Date(ms).toISOString() : "never");
+
+const program = new Command("tokens").description("Manage API tokens (Authorization: Bearer <token>)").exitOverride();
+
+program
+  .command("create")
+  .description("create a token for a user and print it once")
+  .requiredOption("--email <email>", "the user whose rights the token carries")
+  .option("--name <name>", "what the token is for")
+  .action((o: { email: string; name?: string }) => {
+    const warehouse = db();
+    const user = resolveUser(warehouse, o.email);
+    if (user.disabled) throw new Error(`${user.email} is disabled: its tokens would not work`);
+    const { token, view } = createApiToken(warehouse, { userId: user.pk, name: o.name });
+    audit(warehouse, CLI, "token.create", `token ${view.id}`, { name: view.name, for: view.email });
+    console.error(`Token ${view.id} "${view.name}" for ${view.email} (${user.role}). It is shown only now:`);
+    console.log(token);
+  });
+
+program
+  .command("list")
+  .description("list tokens (never their secret part)")
+  .option("--email <email>", "only this user's tokens")
+  .option("--json", "print JSON")
+  .action((o: { email?: string; json?: boolean }) => {
+    const warehouse = db();
+    const userId = o.email ? resolveUser(warehouse, o.email).pk : undefined;
+    const tokens = listApiTokens(warehouse, { userId });
+    if (o.json) return console.log(JSON.stringify(tokens, null, 2));
+    if (tokens.length === 0) return console.log("No token. Create one with: npm run tokens -- create --email …");
+    printTable(
+      tokens.map((t) => ({
+        id: t.id,
+        name: t.name,
+        user: t.email,
+        token: `${t.prefix}…`,
+        created: when(t.createdMs),
+        lastUsed: when(t.lastUsedMs),
+        status: t.revoked ? "revoked" : "active",
+      })),
+    );
+  });
+
+program
+  .command("revoke")
+  .description("revoke a token (it stops working at once)")
+  .requiredOption("--id <id>", "token id, from tokens list")
+  .action((o: { id: string }) => {
+    if (!/^\d+$/.test(o.id)) throw new Error("--id must be a token id (a number; see tokens list)");
+    const warehouse = db();
+    const view = revokeApiToken(warehouse, Number(o.id));
+    audit(warehouse, CLI, "token.revoke", `token ${view.id}`, { name: view.name, for: view.email });
+    console.log(`Revoked token ${view.id} "${view.name}" of ${view.email}`);
+  });
+
+void runCli(async () => {
+  await program.parseAsync(process.argv);
+});
