@@ -9,7 +9,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -175,6 +175,33 @@ async function load(url: string, auth: string, seconds: number, connections: num
 
 const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
 
+/**
+ * CPU seconds used so far by a process and its descendants (Linux /proc; 0 elsewhere).
+ * On a shared machine throughput depends on the neighbours; CPU per delivery does not.
+ */
+function treeCpuSeconds(pid: number | undefined): number {
+  if (pid === undefined || !existsSync(`/proc/${pid}`)) return 0;
+  const TICKS = 100; // USER_HZ on Linux
+  let total = 0;
+  const seen = new Set<number>();
+  const walk = (p: number) => {
+    if (seen.has(p)) return;
+    seen.add(p);
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      total += (Number(fields[11]) + Number(fields[12])) / TICKS; // utime, stime
+      for (const task of readdirSync(`/proc/${p}/task`)) {
+        for (const c of readFileSync(`/proc/${p}/task/${task}/children`, "utf8").split(" ").filter(Boolean)) walk(Number(c));
+      }
+    } catch {
+      // the process ended meanwhile
+    }
+  };
+  walk(pid);
+  return total;
+}
+
 export async function runWebhookBench(options: WebhookBenchOptions = {}): Promise<BenchRow[]> {
   const seconds = options.durationSeconds ?? 30;
   const connections = options.connections ?? 32;
@@ -211,7 +238,9 @@ export async function runWebhookBench(options: WebhookBenchOptions = {}): Promis
     await waitForHttp(`${url}/api/health`, server);
     await load(url, auth, 3, connections, "warmup", repeatShare);
     console.log(`webhooks bench: Callboard, ${seconds} s at ${connections} connections…`);
+    const cpu0 = treeCpuSeconds(server.pid);
     const cb = await load(url, auth, seconds, connections, "main", repeatShare);
+    const cbCpu = treeCpuSeconds(server.pid) - cpu0;
     await new Promise((r) => setTimeout(r, 500)); // in-flight requests at the stop finish
     await stop(server);
     const proof = verify(file, cb);
@@ -225,7 +254,9 @@ export async function runWebhookBench(options: WebhookBenchOptions = {}): Promis
     await waitForHttp(curl, ceiling);
     await load(curl, auth, 3, connections, "warmup", repeatShare);
     console.log(`webhooks bench: ceiling, ${seconds} s…`);
+    const ccpu0 = treeCpuSeconds(ceiling.pid);
     const ce = await load(curl, auth, seconds, connections, "main", repeatShare);
+    const ceCpu = treeCpuSeconds(ceiling.pid) - ccpu0;
     await stop(ceiling);
 
     const rate = cb.answered200 / cb.seconds;
@@ -241,6 +272,12 @@ export async function runWebhookBench(options: WebhookBenchOptions = {}): Promis
       },
       { area: "webhooks", metric: "ceiling: bare node:http + better-sqlite3 (same fsync + group commit)", target: "—", measured: `${fmt(crate)}/s, ${ce.result.latency.p50} / ${ce.result.latency.p99} ms` },
       { area: "webhooks", metric: "Callboard / ceiling", target: "—", measured: `${(rate / crate).toFixed(2)}` },
+      {
+        area: "webhooks", metric: "server CPU per delivery (Callboard / ceiling)", target: "—",
+        measured: cbCpu > 0 && ceCpu > 0
+          ? `${fmt((cbCpu * 1e6) / cb.result.requests.total)} / ${fmt((ceCpu * 1e6) / ce.result.requests.total)} µs (one core: ${fmt(cb.result.requests.total / cbCpu)} / ${fmt(ce.result.requests.total / ceCpu)} per s)`
+          : "n/a",
+      },
     ];
   } finally {
     for (const c of children) await stop(c);

@@ -4,8 +4,10 @@
  */
 import { Command, Option } from "commander";
 import { db } from "@/db";
-import { loadDotEnv } from "@/lib/config/env";
+import { loadDotEnv } from "@/lib/config/dotenv";
 import { addApp, describeApp, listApps, removeApp, updateApp, type UpdateAppInput } from "@/lib/apps/registry";
+import { createTenantApp } from "@/lib/apps/tenant-create";
+import { audit } from "@/lib/auth/audit";
 import { printTable, runCli } from "@/lib/cli/run";
 
 loadDotEnv();
@@ -63,18 +65,30 @@ function toInput(o: AppOptions): UpdateAppInput {
   };
 }
 
+/** Audit rows written from the command line name this actor. */
+const CLI_ACTOR = { email: "cli" };
+
+/** What changed, without values of secrets (the audit log scrubs them too). */
+function changedFields(o: AppOptions): string[] {
+  return Object.entries(o)
+    .filter(([k, v]) => v !== undefined && k !== "id" && k !== "json")
+    .map(([k]) => k);
+}
+
 const program = new Command("apps").description("Manage the tenant apps Callboard syncs").exitOverride();
 
 withAppOptions(program.command("add").description("register a tenant app"), true).action((o: AppOptions) => {
   if (!o.region) throw new Error("--region is required (us, eu or in)");
   if (!o.apiKey) throw new Error("--api-key is required");
   const input = toInput(o);
-  const app = addApp(db(), { ...input, name: o.name!, region: o.region as "us", apiKey: o.apiKey });
+  const app = addApp(db(), { ...input, callsUrl: o.callsUrl, name: o.name!, region: o.region as "us", apiKey: o.apiKey });
+  audit(db(), CLI_ACTOR, "app.create", app.appId, { region: app.region, fields: changedFields(o) });
   console.log(`Added app ${app.appId} (${app.region}), key …${app.apiKeyLast4}`);
 });
 
 withAppOptions(program.command("update").description("change a tenant app"), false).action((o: AppOptions) => {
   const app = updateApp(db(), toInput(o));
+  audit(db(), CLI_ACTOR, "app.update", app.appId, { fields: changedFields(o) });
   console.log(`Updated app ${app.appId}`);
 });
 
@@ -105,7 +119,26 @@ program
   .requiredOption("--id <appId>", "the platform's app id")
   .action((o: { id: string }) => {
     removeApp(db(), o.id);
+    audit(db(), CLI_ACTOR, "app.remove", o.id);
     console.log(`Removed app ${o.id}`);
+  });
+
+program
+  .command("create")
+  .description("create a NEW tenant app on the platform (multi-tenancy; needs PLATFORM_MANAGEMENT_URL/KEY/SECRET) and register it")
+  .requiredOption("--name <name>", "the new app's name")
+  .requiredOption("--region <region>", "us, eu or in")
+  .option("--version <version>", "the app version sent to the platform", "1.0")
+  .option("--calls-url <url>", "Calls API address when not derived from PLATFORM_DOMAIN; {appId} is replaced")
+  .action(async (o: { name: string; region: string; version: string; callsUrl?: string }) => {
+    if (!["us", "eu", "in"].includes(o.region)) throw new Error("--region must be one of us, eu, in");
+    const app = await createTenantApp(db(), CLI_ACTOR, {
+      name: o.name,
+      region: o.region as "us",
+      version: o.version,
+      callsUrl: o.callsUrl,
+    });
+    console.log(`Created app ${app.appId} (${app.region}) on the platform and registered it, key ${app.apiKey}`);
   });
 
 void runCli(async () => {

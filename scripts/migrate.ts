@@ -1,5 +1,6 @@
 /** `npm run db:migrate`: applies pending migrations to DATABASE_PATH. */
-import { loadDotEnv, env } from "@/lib/config/env";
+import { env } from "@/lib/config/env";
+import { loadDotEnv } from "@/lib/config/dotenv";
 import { openDatabase } from "@/db/client";
 
 loadDotEnv();

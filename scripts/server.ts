@@ -1,5 +1,5 @@
 /** `npm start` (production build) and `npm run dev`: see lib/server/start.ts. */
-import { loadDotEnv } from "@/lib/config/env";
+import { loadDotEnv } from "@/lib/config/dotenv";
 
 loadDotEnv();
 const dev = process.argv.includes("--dev");

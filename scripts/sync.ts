@@ -1,7 +1,7 @@
 /** `npm run sync -- [--app APPID] [--full]`: one sync, a summary per app, non-zero exit if any app failed. */
 import { Command } from "commander";
 import { db } from "@/db";
-import { loadDotEnv } from "@/lib/config/env";
+import { loadDotEnv } from "@/lib/config/dotenv";
 import { getAppById, listApps } from "@/lib/apps/registry";
 import { printTable, runCli } from "@/lib/cli/run";
 import { syncApp } from "@/lib/sync";

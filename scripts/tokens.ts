@@ -9,7 +9,7 @@ import { audit } from "@/lib/auth/audit";
 import { createApiToken, listApiTokens, revokeApiToken } from "@/lib/auth/tokens";
 import { resolveUser } from "@/lib/auth/users";
 import { printTable, runCli } from "@/lib/cli/run";
-import { loadDotEnv } from "@/lib/config/env";
+import { loadDotEnv } from "@/lib/config/dotenv";
 
 loadDotEnv();
 

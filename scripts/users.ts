@@ -8,7 +8,7 @@ import { audit } from "@/lib/auth/audit";
 import { promptNewPassword } from "@/lib/auth/prompt";
 import { createUser, listUsers, removeUser, updateUser, type Role, type UserView } from "@/lib/auth/users";
 import { printTable, runCli } from "@/lib/cli/run";
-import { loadDotEnv } from "@/lib/config/env";
+import { loadDotEnv } from "@/lib/config/dotenv";
 
 loadDotEnv();
 

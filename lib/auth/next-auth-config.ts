@@ -31,8 +31,10 @@ export const authConfig = {
   logger: {
     // A wrong password is not an error worth a stack trace; never log the payloads.
     error(error: Error) {
-      if (error.name === "CredentialsSignin") return;
-      logger.warn({ err: { name: error.name, message: error.message } }, "auth error");
+      // `type`, not `name`: class names are minified in the production bundle.
+      const type = (error as Error & { type?: string }).type ?? error.name;
+      if (type === "CredentialsSignin") return;
+      logger.warn({ err: { type, message: error.message } }, "auth error");
     },
     warn(code: string) {
       logger.debug({ code }, "auth warning");

@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import { z } from "zod";
 
 /**
@@ -52,11 +51,6 @@ export class EnvError extends Error {
 }
 
 let cached: Env | undefined;
-
-/** Reads `.env` (if present) for command-line tools; Next.js loads it itself. */
-export function loadDotEnv(file = ".env"): void {
-  if (existsSync(file)) process.loadEnvFile(file);
-}
 
 export function parseEnv(source: Record<string, string | undefined>): Env {
   const result = envSchema.safeParse(source);

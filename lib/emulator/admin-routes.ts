@@ -2,7 +2,7 @@
 // these routes also refuse non-loopback peers). Tests use them as oracle and remote.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { FAULT_KINDS, FAULT_ROUTES, type FaultConfig, type FaultRule } from "./faults";
-import { BodyError, isObject, readJson, sendError, sendJson } from "./http-util";
+import { BodyError, isObject, pathSegments, readJson, sendError, sendJson } from "./http-util";
 import type { EmulatorState, ListOrder } from "./state";
 import type { AdvanceOptions } from "./store";
 import { REGIONS, type JsonValue, type Region } from "./types";
@@ -45,7 +45,8 @@ async function streamTruth(state: EmulatorState, appId: string, res: ServerRespo
 
 export async function handleAdmin(state: EmulatorState, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
   if (!LOOPBACK.has(req.socket.remoteAddress ?? "")) return sendError(res, 403, "ERR_FORBIDDEN", "Emulator controls are loopback only.");
-  const parts = url.pathname.split("/").filter((p) => p !== "").slice(1).map((p) => decodeURIComponent(p));
+  const parts = pathSegments(url.pathname)?.slice(1);
+  if (!parts) return sendError(res, 400, "ERR_BAD_REQUEST", "Malformed percent-encoding in the path.");
   const m = req.method ?? "GET";
   const route = `${m} ${parts.map((p, i) => (i === 1 || i === 3 ? ":" : p)).join("/")}`;
   let body: JsonValue = {};

@@ -18,7 +18,7 @@ export const CLI_USAGE = `Usage: tsx scripts/emulator.ts [options]
   --order O              newest | oldest | shuffled (default newest)
   --fault SPEC           repeatable; kind:when[:route[:appId]]
                          kind: 429 500 502 503 truncate hang reset
-                         when: 0.1 (rate) | every5 | first3 | first3x (alias)
+                         when: 0.1 (rate) | every5 | first3
                          route: list get management * (default *)
   --fault-seed N         seed of the fault RNG (default: --seed)
   --rate-limit N         real limiter: N requests per minute per app (429 beyond)

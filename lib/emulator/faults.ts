@@ -52,6 +52,8 @@ export class FaultInjector {
     this.rng = mulberry32(config.seed ?? 1);
     this.limit = Math.max(0, Math.floor(config.rateLimitPerMinute ?? 0));
     this.windows.clear();
+    // "fired" reports what the current configuration did.
+    this.firedByKind.clear();
   }
 
   snapshot(): FaultConfig & { fired: Record<string, number> } {

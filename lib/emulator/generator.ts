@@ -169,33 +169,43 @@ export function buildCall(rng: Rng, ctx: GenContext, spec: CallSpec): CallRecord
     joinCount = want - 1;
   }
 
-  const call: CallRecord = {
-    sessionId, mid: uuidLike(rng), type, mode, status, initiator, receiver,
-    receiverType: mode === "call" ? "user" : "group", initiatedAt,
-    hasRecording: false, totalAudioMinutes: 0, totalVideoMinutes: 0, totalDurationInMinutes: 0,
-    totalDuration: "00:00:00", totalParticipants: 0, participants: [],
-  };
-
-  if (status === "unanswered" || status === "rejected") {
-    // Never started: startedAt is absent and endedAt is when ringing stopped.
-    call.endedAt = initiatedAt + (status === "rejected" ? int(rng, 2, 20) : int(rng, 30, 60));
-    call.participants.push(absentRow(initiator, "ended"));
-    for (const uid of invited) call.participants.push(absentRow(uid, status === "rejected" ? "ended" : "unanswered"));
-    return inSeedOrder(call);
-  }
-
-  const startedAt = initiatedAt + (mode === "call" ? int(rng, 3, 25) : int(rng, 0, 5));
-  call.startedAt = startedAt;
+  // Times are drawn before the object is built so its keys come out in the seed's order
+  // without a copy (this function runs for every served record).
+  const mid = uuidLike(rng);
+  const never = status === "unanswered" || status === "rejected";
   const ongoing = status === "ongoing";
-  const endedAt = ongoing ? undefined : startedAt + durationSeconds(rng, mode, spec.long);
+  let startedAt: number | undefined;
+  let endedAt: number | undefined;
+  if (never) {
+    // Never started: startedAt is absent and endedAt is when ringing stopped.
+    endedAt = initiatedAt + (status === "rejected" ? int(rng, 2, 20) : int(rng, 30, 60));
+  } else {
+    startedAt = initiatedAt + (mode === "call" ? int(rng, 3, 25) : int(rng, 0, 5));
+    if (!ongoing) endedAt = startedAt + durationSeconds(rng, mode, spec.long);
+  }
+  const call = { sessionId, mid, type, mode, status, initiator, receiver, receiverType: mode === "call" ? "user" : "group", initiatedAt } as CallRecord;
+  if (startedAt !== undefined) call.startedAt = startedAt;
   if (endedAt !== undefined) call.endedAt = endedAt;
-  const span = (endedAt ?? Math.max(spec.clockNow, startedAt + 1)) - startedAt;
+  call.hasRecording = false;
+  call.totalAudioMinutes = 0;
+  call.totalVideoMinutes = 0;
+  call.totalDurationInMinutes = 0;
+  call.totalDuration = "00:00:00";
+  call.totalParticipants = 0;
+  const rows: CallParticipant[] = (call.participants = []);
 
-  call.participants.push(joinedRow(rng, initiator, startedAt, endedAt));
-  invited.forEach((uid, i) => {
+  if (startedAt === undefined) {
+    rows.push(absentRow(initiator, "ended"));
+    for (const uid of invited) rows.push(absentRow(uid, status === "rejected" ? "ended" : "unanswered"));
+    return call;
+  }
+  const span = (endedAt ?? Math.max(spec.clockNow, startedAt + 1)) - startedAt;
+  rows.push(joinedRow(rng, initiator, startedAt, endedAt));
+  for (let i = 0; i < invited.length; i++) {
+    const uid = invited[i];
     if (i >= joinCount) {
-      call.participants.push(absentRow(uid, "unanswered"));
-      return;
+      rows.push(absentRow(uid, "unanswered"));
+      continue;
     }
     const lateBy = mode === "call" ? 0 : Math.floor(rng() ** 3 * 0.2 * span);
     const earlyBy = mode === "call" || ongoing ? 0 : Math.floor(rng() ** 3 * 0.2 * span);
@@ -205,15 +215,15 @@ export function buildCall(rng: Rng, ctx: GenContext, spec: CallSpec): CallRecord
       // Rejoin or second device: two rows for one uid, different deviceId/mid/joinedAt.
       const cut = joinAt + Math.floor((leaveAt - joinAt) * (0.2 + 0.6 * rng()));
       const back = Math.min(leaveAt - 1, cut + int(rng, 1, 10));
-      call.participants.push(joinedRow(rng, uid, joinAt, cut));
-      call.participants.push(joinedRow(rng, uid, back, leaveAt));
-      return;
+      rows.push(joinedRow(rng, uid, joinAt, cut));
+      rows.push(joinedRow(rng, uid, back, leaveAt));
+      continue;
     }
-    call.participants.push(joinedRow(rng, uid, joinAt, leaveAt));
-  });
+    rows.push(joinedRow(rng, uid, joinAt, leaveAt));
+  }
   call.hasRecording = !ongoing && rng() < 0.3;
   finishTotals(call, spec.clockNow);
-  return inSeedOrder(call);
+  return call;
 }
 
 /** Same record with keys in the seed's field order (startedAt/endedAt are set late).

@@ -25,6 +25,16 @@ export function sendError(res: ServerResponse, status: number, code: string, mes
 
 export class BodyError extends Error {}
 
+/** Path segments, percent-decoded; undefined when an escape is malformed (a client bug
+ * that deserves a 400, not a crash). */
+export function pathSegments(pathname: string): string[] | undefined {
+  try {
+    return pathname.split("/").filter((p) => p !== "").map((p) => decodeURIComponent(p));
+  } catch {
+    return undefined;
+  }
+}
+
 /** Reads a JSON body (up to 1 MB). An empty body reads as {}. */
 export async function readJson(req: IncomingMessage): Promise<JsonValue> {
   const chunks: Buffer[] = [];

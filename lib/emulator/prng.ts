@@ -66,9 +66,16 @@ export function logNormal(rng: Rng, median: number, sigma: number): number {
   return median * Math.exp(sigma * z);
 }
 
+function word(rng: Rng): number {
+  return (rng() * 0x100000000) >>> 0;
+}
+
+/** Version-4-shaped UUID from four 32-bit draws (no slicing: built once per participant). */
 export function uuidLike(rng: Rng): string {
-  const h = hex(rng, 32);
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+  const [a, b, c, d] = [word(rng), word(rng), word(rng), word(rng)];
+  const H = BYTE_HEX;
+  const N = "0123456789abcdef";
+  return `${H[a >>> 24]}${H[(a >>> 16) & 255]}${H[(a >>> 8) & 255]}${H[a & 255]}-${H[b >>> 24]}${H[(b >>> 16) & 255]}-4${N[(b >>> 8) & 15]}${H[b & 255]}-a${N[(c >>> 24) & 15]}${H[(c >>> 16) & 255]}-${H[c & 255]}${H[d >>> 24]}${H[(d >>> 16) & 255]}${H[(d >>> 8) & 255]}${H[d & 255]}${H[(c >>> 8) & 255]}`;
 }
 
 /** Deterministic Fisher-Yates on a copy. */

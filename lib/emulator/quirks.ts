@@ -10,6 +10,10 @@ const PARTICIPANT_NUMERIC = ["joinedAt", "leftAt", "totalDuration", "totalAudioM
 /** Integer fields that the decimal quirk rewrites as "1700000000.0" in the JSON text. */
 const DECIMAL_FIELDS = /"(initiatedAt|startedAt|endedAt|totalParticipants|joinedAt|leftAt)":(\d+)(?=[,}])/g;
 
+const EXTRA_CALL = (rec: CallRecord): JsonObject => ({ region: rec.sessionId.split(".")[1] ?? "us", tags: ["beta", "sdk-4"] });
+const EXTRA_PARTICIPANT = (): JsonObject => ({ platform: "android", extra: { network: "wifi" } });
+const rawKeys = (o: JsonObject): string => JSON.stringify(o).slice(1, -1);
+
 export type QuirkKind = "strings" | "decimals" | "extra" | "none";
 
 export function quirkOf(sessionId: string): QuirkKind {
@@ -42,10 +46,10 @@ export function toWire(rec: CallRecord, invalid?: InvalidKind): WireCall {
       return q;
     });
   } else if (kind === "extra") {
-    out = { ...out, region: rec.sessionId.split(".")[1] ?? "us", tags: ["beta", "sdk-4"] };
+    out = { ...out, ...EXTRA_CALL(rec) };
     out.participants = rec.participants.map((p, i) => {
       const q = p as unknown as JsonObject;
-      return i === 0 ? { ...q, platform: "android", extra: { network: "wifi" } } : q;
+      return i === 0 ? { ...q, ...EXTRA_PARTICIPANT() } : q;
     });
   }
   if (invalid === undefined) return out;
@@ -69,7 +73,8 @@ export function serializeWire(wire: WireCall): string {
  * a fast path for the common case of a record without object-level quirks. */
 export function serializeServed(rec: CallRecord, invalid?: InvalidKind): string {
   const kind = quirkOf(rec.sessionId);
-  if (invalid !== undefined || kind === "strings" || kind === "extra") return serializeWire(toWire(rec, invalid));
+  if (invalid !== undefined || kind === "strings") return serializeWire(toWire(rec, invalid));
+  if (kind === "extra") return serializeCall(rec, `,${rawKeys(EXTRA_CALL(rec))}`, rec.participants.length > 0 ? `,${rawKeys(EXTRA_PARTICIPANT())}` : "");
   const text = serializeCall(rec);
   return kind === "decimals" ? text.replace(DECIMAL_FIELDS, '"$1":$2.0') : text;
 }

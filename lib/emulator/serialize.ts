@@ -17,20 +17,22 @@ function mins(x: number): string {
   return `${Math.floor(k / 1000)}${FRAC[k % 1000]}`;
 }
 
-function participant(p: CallParticipant): string {
+function participant(p: CallParticipant, extra: string): string {
   let s = `{"uid":${q(p.uid)},"state":${q(p.state)},"isJoined":${p.isJoined},"totalAudioMinutes":${mins(p.totalAudioMinutes)},"totalVideoMinutes":${mins(p.totalVideoMinutes)},"totalDuration":${mins(p.totalDuration)}`;
   if (p.deviceId !== undefined) s += `,"deviceId":${q(p.deviceId)}`;
   if (p.joinedAt !== undefined) s += `,"joinedAt":${p.joinedAt}`;
   if (p.leftAt !== undefined) s += `,"leftAt":${p.leftAt}`;
   if (p.mid !== undefined) s += `,"mid":${q(p.mid)}`;
-  return s + "}";
+  return s + extra + "}";
 }
 
-export function serializeCall(c: CallRecord): string {
+/** `callExtra` / `firstParticipantExtra` are raw `,"key":value` text appended to the
+ * record / first participant (the undeclared-keys quirk). */
+export function serializeCall(c: CallRecord, callExtra = "", firstParticipantExtra = ""): string {
   let s = `{"sessionId":${q(c.sessionId)},"mid":${q(c.mid)},"type":"${c.type}","mode":"${c.mode}","status":"${c.status}","initiator":${q(c.initiator)},"receiver":${q(c.receiver)},"receiverType":"${c.receiverType}","initiatedAt":${c.initiatedAt}`;
   if (c.startedAt !== undefined) s += `,"startedAt":${c.startedAt}`;
   if (c.endedAt !== undefined) s += `,"endedAt":${c.endedAt}`;
   s += `,"hasRecording":${c.hasRecording},"totalAudioMinutes":${mins(c.totalAudioMinutes)},"totalVideoMinutes":${mins(c.totalVideoMinutes)},"totalDurationInMinutes":${mins(c.totalDurationInMinutes)},"totalDuration":"${c.totalDuration}","totalParticipants":${c.totalParticipants},"participants":[`;
-  for (let i = 0; i < c.participants.length; i++) s += (i === 0 ? "" : ",") + participant(c.participants[i]);
-  return s + "]}";
+  for (let i = 0; i < c.participants.length; i++) s += (i === 0 ? "" : ",") + participant(c.participants[i], i === 0 ? firstParticipantExtra : "");
+  return s + "]" + callExtra + "}";
 }

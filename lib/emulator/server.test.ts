@@ -39,7 +39,7 @@ afterAll(async () => emu.close());
 
 describe("calls API", () => {
   it("rejects a missing or wrong apikey and an unknown app with the platform's error body", async () => {
-    for (const headers of [{}, { apikey: "nope" }, { apikey: emu.apps[1].apiKey }]) {
+    for (const headers of [{}, { apikey: "nope" }, { apikey: emu.apps[1].apiKey }] as Record<string, string>[]) {
       const r = await get("/calls", headers);
       expect(r.status).toBe(401);
       expect(r.body).toEqual({ error: { code: "AUTH_ERR_APIKEY_NOT_FOUND", message: expect.any(String), devMessage: expect.any(String) } });
@@ -141,7 +141,8 @@ describe("quirks and admin controls", () => {
     expect([...shuffled].sort()).toEqual(expected.slice(0, 50).map((c) => c.sessionId).sort());
     await admin().setQuirks({ order: "newest", invalidRecords: true });
     const truth = await admin().truth("demo-sales");
-    expect(truth.filter((c) => !("sessionId" in c))).toHaveLength(1 + truth.filter(() => false).length);
+    expect(truth).toHaveLength(700);
+    expect(truth.filter((c) => !("sessionId" in c)).length).toBeGreaterThanOrEqual(1);
     expect(truth.some((c) => typeof c.type === "object")).toBe(true);
     expect(truth.some((c) => typeof c.participants === "string")).toBe(true);
     await admin().setQuirks({ invalidRecords: false });
@@ -160,7 +161,8 @@ describe("quirks and admin controls", () => {
     const endedCall = (await admin().call("demo-sales", res.ended[0])).canonical;
     expect(endedCall.status).toBe("ended");
     expect(endedCall.participants.every((p) => !p.isJoined || p.leftAt !== undefined)).toBe(true);
-    expect(await all("status=ongoing")).toEqual(res.added.filter(() => false).concat((await all("status=ongoing")).filter((id) => res.added.includes(id))));
+    // Only newly arrived calls can still be ongoing.
+    expect((await all("status=ongoing")).every((id) => res.added.includes(id))).toBe(true);
     const patched = await admin().patchCall("demo-sales", expected[300].sessionId, { hasRecording: !expected[300].hasRecording });
     expect(patched.canonical.hasRecording).toBe(!expected[300].hasRecording);
     await admin().reset();

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo, Socket } from "node:net";
 import { handleAdmin } from "./admin-routes";
 import type { FaultConfig, FaultKind } from "./faults";
-import { loggableHeaders, sendError, sendText } from "./http-util";
+import { loggableHeaders, pathSegments, sendError, sendText } from "./http-util";
 import { authApp, checkOnBehalfOf, createApp, getCall, listPage } from "./platform-routes";
 import { EmulatorState, type AppInfo, type EmulatorAppSpec, type EmulatorQuirks } from "./state";
 
@@ -63,7 +63,11 @@ function applyFault(kind: FaultKind, req: IncomingMessage, res: ServerResponse, 
 }
 
 async function handlePlatform(state: EmulatorState, req: IncomingMessage, res: ServerResponse, url: URL, hung: Set<Socket>, log: (route: string, appId?: string, fault?: string) => void): Promise<void> {
-  const parts = url.pathname.split("/").filter((p) => p !== "").map((p) => decodeURIComponent(p));
+  const parts = pathSegments(url.pathname);
+  if (!parts) {
+    log("unknown");
+    return sendError(res, 400, "ERR_BAD_REQUEST", "Malformed percent-encoding in the path.");
+  }
   let route: PlatformRoute | undefined;
   let appId: string | undefined;
   if (parts[0] === "management" && parts[1] === "apps" && parts.length === 2) route = "management";

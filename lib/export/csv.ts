@@ -69,7 +69,7 @@ export function csvStream<T>(rows: Iterable<T>, columns: ReadonlyArray<CsvColumn
           }
           records.push(columns.map((c) => csvCell(next.value[c.key], c.kind)));
         }
-        const text = stringify(records, { header: first, columns: headers, record_delimiter: "\r\n", quoted_match: /^$/ });
+        const text = stringify(records, { header: first, columns: headers, record_delimiter: "\r\n" });
         first = false;
         if (text.length > 0) controller.enqueue(encoder.encode(text));
         if (done) controller.close();

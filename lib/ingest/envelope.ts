@@ -192,7 +192,8 @@ export function parseLive(trigger: LiveTrigger, envelopeType: string | undefined
 
 /**
  * The event's own time (epoch seconds) where the trigger carries one, for counting per
- * day; otherwise null (the receive time is used).
+ * day; otherwise null and the receive time counts (user and most group triggers carry
+ * no time of the event itself).
  */
 export function eventTime(trigger: string, data: Obj): number | null {
   let t: unknown;
@@ -215,6 +216,12 @@ export function eventTime(trigger: string, data: Obj): number | null {
       break;
     case "user_connection_status_changed":
       t = data.timestamp;
+      break;
+    case "group_created":
+      t = at(data, "group", "createdAt");
+      break;
+    case "group_updated":
+      t = at(data, "group", "updatedAt");
       break;
     case "call_initiated":
       t = at(data, "call", "sentAt");

@@ -251,3 +251,21 @@ describe("the Next.js route path", () => {
     expect(unknown.status).toBe(404);
   });
 });
+
+describe("housekeeping", () => {
+  it("drops raw deliveries past retention (effects stay) and keeps the latest rejections per app", async () => {
+    const app = { pk: h.appPk.open, appId: "open-app" };
+    const old = Date.now() - 100 * 86_400_000;
+    const res = await h.ingestor.accept(app, Buffer.from(JSON.stringify(messageSent({ appId: "open-app" }, "ancient", 1_600_000_000))), old);
+    expect(res.status).toBe(200);
+    expect(one<{ n: number }>(sql`SELECT count(*) n FROM webhook_deliveries WHERE received_ms = ${old}`)?.n).toBe(1);
+    const { GroupCommitter } = await import("./store");
+    const c = new GroupCommitter(h.ingestSqlite, { keepRejections: 5, retainDeliveriesDays: 90 });
+    for (let i = 0; i < 250; i++) c.noteRejection({ appPk: h.appPk.open, status: 401, code: "unauthorized", reason: "x", trigger: null, receivedMs: Date.now() });
+    c.flush();
+    expect(one<{ n: number }>(sql`SELECT count(*) n FROM webhook_deliveries WHERE received_ms = ${old}`)?.n).toBe(0);
+    expect(one<{ c: number }>(sql`SELECT sum(count) c FROM event_counts WHERE app_pk = ${h.appPk.open} AND bucket_start = ${1_600_000_000 - (1_600_000_000 % 900)}`)?.c).toBe(1);
+    expect(one<{ n: number }>(sql`SELECT count(*) n FROM webhook_rejections WHERE app_pk = ${h.appPk.open}`)?.n).toBe(5);
+    c.close();
+  });
+});

@@ -22,15 +22,25 @@ function fromParts(trigger: string, parts: Array<string | number | null>): strin
   return readable.length <= MAX_READABLE ? readable : `${trigger}:h:${sha256(readable)}`;
 }
 
-/** JSON with object keys sorted at every level. */
+/** JSON with object keys sorted at every level (hot path: plain loops, no intermediate arrays). */
 export function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
-  if (typeof v === "object" && v !== null) {
-    const o = v as Record<string, unknown>;
-    const keys = Object.keys(o).filter((k) => o[k] !== undefined).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(",")}}`;
+  if (v === null || typeof v !== "object") return JSON.stringify(v) ?? "null";
+  if (Array.isArray(v)) {
+    let out = "[";
+    for (let i = 0; i < v.length; i++) out += (i ? "," : "") + canonicalJson(v[i]);
+    return `${out}]`;
   }
-  return JSON.stringify(v) ?? "null";
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o).sort();
+  let out = "{";
+  let first = true;
+  for (const k of keys) {
+    const val = o[k];
+    if (val === undefined) continue;
+    out += (first ? "" : ",") + JSON.stringify(k) + ":" + canonicalJson(val);
+    first = false;
+  }
+  return `${out}}`;
 }
 
 export function recordingKey(env: Envelope, rec: RecordingEvent): string {

@@ -84,6 +84,8 @@ function prepare(sqlite: Database.Database) {
       `INSERT INTO live_sessions (app_pk, session_id, kind, status, initiator, receiver, receiver_type, initiated_at, started_at, ended_at, last_event_ms)
        VALUES (@appPk, @sessionId, @kind, @status, @initiator, @receiver, @receiverType, @initiatedAt, @startedAt, @endedAt, @now)
        ON CONFLICT (app_pk, session_id) DO UPDATE SET
+         -- call_initiated has no meeting twin: a meeting_* event makes the session a meeting.
+         kind = CASE WHEN excluded.kind = 'meet' THEN 'meet' ELSE kind END,
          status = CASE WHEN ${rank("excluded.status")} > ${rank("status")} THEN excluded.status ELSE status END,
          initiator = coalesce(initiator, excluded.initiator),
          receiver = coalesce(receiver, excluded.receiver),
@@ -111,6 +113,10 @@ function prepare(sqlite: Database.Database) {
       `DELETE FROM webhook_rejections WHERE app_pk = ? AND pk <= (
          SELECT pk FROM webhook_rejections WHERE app_pk = ? ORDER BY pk DESC LIMIT 1 OFFSET ?)`,
     ),
+    // Oldest first by pk (pk grows with time), a bounded slice per run.
+    pruneDeliveries: sqlite.prepare<[number]>(
+      `DELETE FROM webhook_deliveries WHERE pk IN (SELECT pk FROM webhook_deliveries ORDER BY pk LIMIT 5000) AND received_ms < ?`,
+    ),
     pruneLive: sqlite.prepare<[number, number]>(
       `DELETE FROM live_sessions WHERE (status = 'ended' AND last_event_ms < ?) OR last_event_ms < ?`,
     ),
@@ -137,7 +143,6 @@ function applyLive(st: Statements, appPk: number, ev: LiveEvent, nowMs: number):
 }
 
 function applyEffect(st: Statements, d: PreparedDelivery): void {
-  st.count.run(d.appPk, d.trigger, d.bucketStart);
   const e = d.effect;
   if (e.kind === "recording") {
     const r = e.recording;
@@ -159,6 +164,12 @@ export interface GroupCommitterOptions {
   maxBatch?: number;
   /** Rejections kept per app (default 1000). */
   keepRejections?: number;
+  /**
+   * Days raw deliveries are kept (default 90; 0 keeps them forever). Their effects —
+   * recordings, counts, live state — stay; repeats come within minutes, so the
+   * idempotency keys need far less.
+   */
+  retainDeliveriesDays?: number;
 }
 
 const HOUR_MS = 3_600_000;
@@ -172,6 +183,8 @@ export class GroupCommitter {
   private rejectionsSincePrune = 0;
   private readonly rejectedApps = new Set<number>();
   private lastLivePruneMs = 0;
+  private lastDeliveryPruneMs = 0;
+  private readonly retainDeliveriesMs: number;
   private readonly st: Statements;
   private readonly maxBatch: number;
   private readonly keepRejections: number;
@@ -184,6 +197,8 @@ export class GroupCommitter {
     this.st = prepare(sqlite);
     this.maxBatch = options.maxBatch ?? 2000;
     this.keepRejections = options.keepRejections ?? 1000;
+    this.retainDeliveriesMs = (options.retainDeliveriesDays ?? 90) * DAY_MS;
+    this.applyOne = sqlite.transaction((d: PreparedDelivery) => applyEffect(this.st, d));
     this.writeBatch = sqlite.transaction((jobs: Job[], rejections: Rejection[]) => {
       const outcomes: StoreOutcome[] = [];
       for (const job of jobs) outcomes.push(this.writeOne(job.delivery));
@@ -192,14 +207,17 @@ export class GroupCommitter {
     });
   }
 
-  private readonly applyOne = (d: PreparedDelivery) => applyEffect(this.st, d);
+  /** A nested better-sqlite3 transaction is a SAVEPOINT: a throw undoes only this delivery's effects. */
+  private readonly applyOne: (d: PreparedDelivery) => void;
 
   private writeOne(d: PreparedDelivery): StoreOutcome {
     const row = this.st.delivery.get(d.appPk, d.idemKey, d.trigger, d.webhook, d.type, d.sessionId, d.known ? "applied" : "stored", d.body, d.receivedMs, d.receivedMs);
     if (!row || row.repeat_count > 0) return "duplicate";
+    this.st.count.run(d.appPk, d.trigger, d.bucketStart);
+    // Chat and unknown triggers have no effect beyond the count: no savepoint needed.
+    if (d.effect.kind === "count" || d.effect.kind === "none") return "stored";
     try {
-      // A nested better-sqlite3 transaction is a SAVEPOINT: a throw undoes only this delivery's effects.
-      this.sqlite.transaction(this.applyOne)(d);
+      this.applyOne(d);
     } catch (error) {
       this.st.markFailed.run(row.pk);
       logger.error({ err: error instanceof Error ? error.message : String(error), trigger: d.trigger, deliveryPk: row.pk }, "webhook delivery stored but not applied");
@@ -264,6 +282,10 @@ export class GroupCommitter {
         this.rejectedApps.clear();
       }
       const now = Date.now();
+      if (this.retainDeliveriesMs > 0 && now - this.lastDeliveryPruneMs > 60_000) {
+        this.lastDeliveryPruneMs = now;
+        this.st.pruneDeliveries.run(now - this.retainDeliveriesMs);
+      }
       if (now - this.lastLivePruneMs > HOUR_MS) {
         this.lastLivePruneMs = now;
         // Ended sessions stay a week for "recently ended"; one silent for 30 days never ended.

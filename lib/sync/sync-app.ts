@@ -4,11 +4,11 @@ import { apps, syncRuns, type AppRow } from "@/db/schema";
 import { appConnection, listApps, type AppConnection } from "@/lib/apps/registry";
 import { env } from "@/lib/config/env";
 import { logger, type Logger } from "@/lib/log/logger";
-import { parseCallRecord } from "@/lib/platform/call-record";
 import { createCallsClient, type CallsClient, type CallsClientOptions } from "@/lib/platform/calls-client";
 import { PlatformAuthError, PlatformError, PlatformNotFoundError } from "@/lib/platform/errors";
 import { acquireLock, DEFAULT_LEASE_MS, newOwnerId, releaseLock, renewLock } from "./lock";
-import { CallWriter, contentHash, isFinalStatus, type Existing, type PendingCall } from "./writer";
+import { RunState } from "./run-state";
+import { CallWriter } from "./writer";
 
 /**
  * The pull side: pages through one app's calls and upserts them into the warehouse.
@@ -88,37 +88,21 @@ export interface SyncSummary {
   timings: SyncTimings;
 }
 
-const MAX_REASONS = 100;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-function errorText(err: unknown): string {
+export function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-function hashKey(hash: string): number {
-  // 48 bits of the hash are plenty to tell repeats apart within one run, and a number
-  // keeps the per-run map small (a million calls in a backfill).
-  return Buffer.from(hash.slice(0, 8), "base64url").readUIntBE(0, 6);
-}
 
 class SyncAbort extends Error {}
 
-export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promise<SyncSummary> {
-  const wallStart = performance.now();
-  const log = (options.log ?? logger).child({ appId: app.appId });
-  const owner = newOwnerId();
-  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-  const now = Date.now();
-  const fullDue =
-    options.full === true ||
-    app.backfillCompletedMs === null ||
-    app.lastFullSyncMs === null ||
-    now - app.lastFullSyncMs >= (options.fullEveryMs ?? DAY_MS);
-  const summary: SyncSummary = {
-    appId: app.appId,
+function emptySummary(appId: string): SyncSummary {
+  return {
+    appId,
     status: "failed",
     runPk: null,
-    kind: fullDue ? "full" : "incremental",
+    kind: "incremental",
     pages: 0,
     fetched: 0,
     inserted: 0,
@@ -133,6 +117,20 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
     durationMs: 0,
     timings: { wallMs: 0, fetchWaitMs: 0, fetchMs: 0, parseMs: 0, dbMs: 0, refreshMs: 0 },
   };
+}
+
+export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promise<SyncSummary> {
+  const wallStart = performance.now();
+  const log = (options.log ?? logger).child({ appId: app.appId });
+  const owner = newOwnerId();
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  const now = Date.now();
+  const fullDue =
+    options.full === true ||
+    app.backfillCompletedMs === null ||
+    app.lastFullSyncMs === null ||
+    now - app.lastFullSyncMs >= (options.fullEveryMs ?? DAY_MS);
+  const summary: SyncSummary = { ...emptySummary(app.appId), kind: fullDue ? "full" : "incremental" };
 
   const lock = acquireLock(db, app.pk, owner, leaseMs);
   if (!lock.acquired) {
@@ -242,118 +240,6 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
   return summary;
 }
 
-/** Per-run bookkeeping: dedupe by sessionId, classification, the pending batch. */
-class RunState {
-  /** sessionId → 48 bits of the content hash last handled in this run. */
-  readonly seen = new Map<string, number>();
-  private pending = new Map<string, PendingCall>();
-  /** No calls stored for the app when the run started: no lookups needed for first sightings. */
-  private readonly startedEmpty: boolean;
-
-  constructor(
-    readonly writer: CallWriter,
-    private readonly summary: SyncSummary,
-    private readonly batchSize: number,
-    private readonly saveProgress: () => void,
-  ) {
-    this.startedEmpty = writer.storedCount() === 0;
-  }
-
-  skip(sessionId: string | null, reason: string): void {
-    this.summary.skipped++;
-    this.note(sessionId, reason);
-  }
-
-  /** Recorded in the run's reasons without counting as a skipped record. */
-  note(sessionId: string | null, reason: string): void {
-    if (this.summary.skippedRecords.length < MAX_REASONS) this.summary.skippedRecords.push({ sessionId, reason });
-  }
-
-  /**
-   * Handles one page of raw records. Returns, for the early-stop rule, whether every
-   * record was already stored, final and unchanged, and the initiatedAt values in order.
-   */
-  handle(records: unknown[]): { allKnown: boolean; initiated: Array<number | null> } {
-    const t0 = performance.now();
-    const parsed: Array<{ pending: PendingCall; key: number; repeat: boolean }> = [];
-    const initiated: Array<number | null> = [];
-    let allKnown = records.length > 0;
-    for (const rec of records) {
-      const r = parseCallRecord(rec);
-      if (!r.ok) {
-        this.skip(r.sessionId, r.reason);
-        allKnown = false;
-        continue;
-      }
-      const rawJson = JSON.stringify(r.raw);
-      const hash = contentHash(rawJson);
-      const key = hashKey(hash);
-      const prev = this.seen.get(r.call.sessionId);
-      if (prev === key) continue; // the same record again (pages shifted under us)
-      initiated.push(prev === undefined ? r.call.initiatedAt : null);
-      const rawParticipants = Array.isArray(r.raw.participants) ? (r.raw.participants as unknown[]) : [];
-      parsed.push({ pending: { call: r.call, rawJson, hash, existed: false, rawParticipants }, key, repeat: prev !== undefined });
-    }
-    // Look up what is stored, in one read transaction per page.
-    const needLookup = parsed.filter((p) => !(this.startedEmpty && !p.repeat) && !this.pending.has(p.pending.call.sessionId));
-    const found = needLookup.length ? this.writer.findMany(needLookup.map((p) => p.pending.call.sessionId)) : [];
-    const existing = new Map<string, Existing | undefined>();
-    needLookup.forEach((p, i) => existing.set(p.pending.call.sessionId, found[i]));
-    for (const { pending, key, repeat } of parsed) {
-      const id = pending.call.sessionId;
-      this.seen.set(id, key);
-      const queued = this.pending.get(id);
-      if (queued) {
-        pending.existed = queued.existed;
-        this.pending.set(id, pending);
-        allKnown = false;
-        continue;
-      }
-      const ex = existing.get(id);
-      if (repeat && !ex) pending.existed = true; // written earlier in this run
-      if (ex) pending.existed = true;
-      if (ex && ex.hash === pending.hash && ex.source === "sync") {
-        this.summary.unchanged++;
-        if (!isFinalStatus(ex.status)) allKnown = false;
-        continue;
-      }
-      allKnown = false;
-      this.pending.set(id, pending);
-    }
-    this.summary.timings.parseMs += performance.now() - t0;
-    if (this.pending.size >= this.batchSize) this.flush();
-    return { allKnown, initiated };
-  }
-
-  flush(): void {
-    if (this.pending.size === 0) return;
-    const t0 = performance.now();
-    let counts;
-    try {
-      counts = this.writer.write(this.pending.values());
-    } catch (err) {
-      // One record the warehouse refuses (a constraint) must not stop the sync: write one
-      // by one and skip the ones that fail, with the database's reason.
-      if (!(err instanceof Error && err.name === "SqliteError") || /SQLITE_BUSY|SQLITE_FULL|SQLITE_IOERR/.test(String((err as { code?: string }).code))) throw err;
-      counts = { inserted: 0, updated: 0 };
-      for (const p of this.pending.values()) {
-        try {
-          const c = this.writer.write([p]);
-          counts.inserted += c.inserted;
-          counts.updated += c.updated;
-        } catch (one) {
-          this.skip(p.call.sessionId, `warehouse refused the record: ${errorText(one)}`);
-        }
-      }
-    }
-    this.summary.timings.dbMs += performance.now() - t0;
-    this.summary.inserted += counts.inserted;
-    this.summary.updated += counts.updated;
-    this.pending = new Map();
-    this.saveProgress();
-  }
-}
-
 /** Returns true when every page was walked (a full reconcile happened). */
 async function pageThrough(
   client: CallsClient,
@@ -398,7 +284,7 @@ async function refreshOngoing(
   state.flush();
   const ids = state.writer
     .ongoingSessionIds()
-    .filter((id) => !state.seen.has(id))
+    .filter((id) => !state.seenOngoing.has(id))
     .slice(0, maxRefresh);
   const CONCURRENCY = 4;
   let next = 0;
@@ -437,7 +323,12 @@ export async function syncAll(db: Db, options: SyncAllOptions): Promise<SyncSumm
   for (const app of listApps(db)) {
     if (wanted && !wanted.has(app.appId)) continue;
     if (options.signal?.aborted) break;
-    results.push(await syncApp(db, app, options));
+    try {
+      results.push(await syncApp(db, app, options));
+    } catch (err) {
+      // Only the lock or run bookkeeping can throw here (e.g. the database stayed busy).
+      results.push({ ...emptySummary(app.appId), error: `sync of app ${app.appId} could not start: ${errorText(err)}` });
+    }
   }
   return results;
 }

@@ -9,15 +9,14 @@ process.env.LOG_LEVEL ??= "silent";
 
 const { openDatabase } = await import("@/db/client");
 const { addApp, getAppById } = await import("@/lib/apps/registry");
-const { startEmulator } = await import("@/lib/emulator/server");
+const { spawnEmulator } = await import("@/lib/emulator/testing");
 const { syncApp, syncAll } = await import("./sync-app");
-type Emu = Awaited<ReturnType<typeof startEmulator>>;
+type Emu = Awaited<ReturnType<typeof spawnEmulator>>;
 type Db = ReturnType<typeof openDatabase>;
 
 /**
- * Integration over real HTTP: the real client and sync against the emulator on
- * loopback. The expected warehouse ("truth") is read from the emulator with plain
- * fetch and no faults, independently of the client under test.
+ * Integration over real HTTP: the real client and sync against the emulator, a separate
+ * process on loopback. The expected warehouse is the emulator's own truth.
  */
 const SEED = 11;
 const ALPHA = 2400;
@@ -36,27 +35,15 @@ interface Truth {
 const n = (v: unknown) => Number(v ?? 0);
 
 async function truth(appId: string): Promise<Truth> {
-  const info = emu.apps.find((a) => a.appId === appId)!;
   const t: Truth = { calls: 0, participants: 0, audio: 0, video: 0, ongoing: 0, repeatedUidCalls: [] };
-  const saved = { ...emu.state.quirks };
-  emu.state.quirks = { ...saved, ignorePerPage: 0, invalidRecords: false };
-  try {
-    for (let page = 1; ; page++) {
-      const res = await fetch(`${info.callsUrl}/calls?page=${page}&perPage=1000`, { headers: { apikey: info.apiKey } });
-      const body = (await res.json()) as { data: Array<Record<string, unknown>>; meta: { pagination: { total_pages: number } } };
-      for (const c of body.data) {
-        const parts = (c.participants as Array<{ uid: string }> | undefined) ?? [];
-        t.calls++;
-        t.participants += parts.length;
-        t.audio += n(c.totalAudioMinutes);
-        t.video += n(c.totalVideoMinutes);
-        if (c.status === "ongoing") t.ongoing++;
-        if (new Set(parts.map((p) => p.uid)).size < parts.length) t.repeatedUidCalls.push(String(c.sessionId));
-      }
-      if (page >= body.meta.pagination.total_pages) break;
-    }
-  } finally {
-    emu.state.quirks = saved;
+  for (const c of await emu.admin.truth(appId)) {
+    const parts = (c.participants as Array<{ uid: string }> | undefined) ?? [];
+    t.calls++;
+    t.participants += parts.length;
+    t.audio += n(c.totalAudioMinutes);
+    t.video += n(c.totalVideoMinutes);
+    if (c.status === "ongoing") t.ongoing++;
+    if (new Set(parts.map((p) => p.uid)).size < parts.length) t.repeatedUidCalls.push(String(c.sessionId));
   }
   return t;
 }
@@ -92,10 +79,10 @@ function register(db: Db, appId: string, apiKey?: string) {
 const fastClient = { timeoutMs: 400, maxAttempts: 10, baseBackoffMs: 20, maxBackoffMs: 200, maxRetryAfterMs: 1_000 };
 
 beforeAll(async () => {
-  emu = await startEmulator({ seed: SEED, apps: [{ appId: "alpha", count: ALPHA }, { appId: "beta", count: BETA }] });
+  emu = await spawnEmulator({ seed: SEED, now: 1_780_000_000, apps: [{ appId: "alpha", count: ALPHA }, { appId: "beta", count: BETA }] });
 });
 afterAll(async () => {
-  await emu?.close();
+  await emu?.stop();
 });
 
 describe("sync against the emulator", () => {
@@ -104,7 +91,7 @@ describe("sync against the emulator", () => {
     expect(t.calls).toBe(ALPHA);
     const { db } = freshDb();
     register(db, "alpha");
-    emu.state.faults.configure({
+    await emu.admin.setFaults({
       seed: 3,
       rules: [
         { kind: "429", route: "list", everyNth: 7, times: 2 },
@@ -119,13 +106,14 @@ describe("sync against the emulator", () => {
       expect(r.error).toBeNull();
       expect(r.status).toBe("succeeded");
       expect(r.inserted).toBe(ALPHA);
-      expect(Object.values(emu.state.faults.snapshot().fired).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(5);
+      expect(Object.values((await emu.admin.faults()).fired).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(5);
     } finally {
-      emu.state.faults.configure({});
+      await emu.admin.clearFaults();
     }
     expectSame(db, "alpha", t);
-    // The same uid twice in one call is kept as two rows.
-    if (t.repeatedUidCalls.length) {
+    // The same uid twice in one call (rejoin, second device) is kept as two rows.
+    expect(t.repeatedUidCalls.length).toBeGreaterThan(0);
+    {
       const id = t.repeatedUidCalls[0];
       const rows = db.$client
         .prepare("SELECT count(*) - count(DISTINCT uid) FROM call_participants p JOIN calls c ON c.pk = p.call_pk WHERE c.session_id = ?")
@@ -146,13 +134,13 @@ describe("sync against the emulator", () => {
     const t = await truth("beta");
     const { db } = freshDb();
     register(db, "beta");
-    emu.state.quirks = { ...emu.state.quirks, ignorePerPage: 25 };
+    await emu.admin.setQuirks({ ignorePerPage: 25 });
     try {
       const r = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", perPage: 1000, client: fastClient });
       expect(r.status).toBe("succeeded");
       expect(r.pages).toBe(Math.ceil(BETA / 25));
     } finally {
-      emu.state.quirks = { ...emu.state.quirks, ignorePerPage: 0 };
+      await emu.admin.setQuirks({ ignorePerPage: 0 });
     }
     expectSame(db, "beta", t);
   });
@@ -160,7 +148,7 @@ describe("sync against the emulator", () => {
   it("skips unparseable records and reports them with reasons", async () => {
     const { db } = freshDb();
     register(db, "beta");
-    emu.state.quirks = { ...emu.state.quirks, invalidRecords: true };
+    await emu.admin.setQuirks({ invalidRecords: true });
     try {
       const r = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", perPage: 100, client: fastClient });
       expect(r.status).toBe("succeeded");
@@ -172,7 +160,7 @@ describe("sync against the emulator", () => {
       expect(reasons.length).toBe(Math.min(100, r.skipped));
       expect(reasons.map((x) => x.reason).join("\n")).toMatch(/sessionId: missing|type: expected a string|participants: expected an array/);
     } finally {
-      emu.state.quirks = { ...emu.state.quirks, invalidRecords: false };
+      await emu.admin.setQuirks({ invalidRecords: false });
     }
   });
 
@@ -212,7 +200,8 @@ describe("sync against the emulator", () => {
     register(db, "alpha");
     await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", client: fastClient });
     const before = warehouse(db, "alpha").ongoing;
-    emu.state.apps.get("alpha")!.advance({ seconds: 7200, endOngoing: true });
+    expect(before).toBeGreaterThan(0);
+    await emu.admin.advance({ appId: "alpha", seconds: 7200, endOngoing: true });
     const t = await truth("alpha");
     expect(t.ongoing).toBe(0);
     const r = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", client: fastClient });

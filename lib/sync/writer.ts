@@ -20,7 +20,6 @@ export interface PendingCall {
   call: ParsedCall;
   rawJson: string;
   hash: string;
-  existed: boolean;
   /** The record's participants as received: unknown keys of each go to its `raw`. */
   rawParticipants: unknown[];
 }
@@ -59,12 +58,13 @@ export interface WriteCounts {
 
 export class CallWriter {
   private readonly lookup: Statement<[number, string], { content_hash: string | null; source: string; status: string | null }>;
-  private readonly upsert: Statement<unknown[], number>;
+  private readonly upsert: Statement<unknown[], { pk: number; first_seen_ms: number }>;
   private readonly deleteParticipants: Statement<[number]>;
   private readonly insertParticipant: Statement<unknown[]>;
   private readonly countCalls: Statement<[number], number>;
   private readonly ongoing: Statement<[number], string>;
   private readonly writeBatch: (batch: Iterable<PendingCall>) => WriteCounts;
+  private lastStamp = 0;
 
   constructor(
     private readonly db: Db,
@@ -75,7 +75,7 @@ export class CallWriter {
     this.countCalls = sqlite.prepare<[number], number>("SELECT count(*) FROM calls WHERE app_pk = ?").pluck();
     this.ongoing = sqlite.prepare<[number], string>("SELECT session_id FROM calls WHERE app_pk = ? AND status = 'ongoing'").pluck();
     this.upsert = sqlite
-      .prepare<unknown[], number>(
+      .prepare<unknown[], { pk: number; first_seen_ms: number }>(
         `INSERT INTO calls (app_pk, session_id, mid, type, mode, status, initiator, receiver, receiver_type,
            initiated_at, started_at, ended_at, start_at, platform_has_recording, has_recording,
            total_audio_minutes, total_video_minutes, total_duration_minutes, duration_seconds, total_participants,
@@ -92,9 +92,8 @@ export class CallWriter {
            total_video_minutes = excluded.total_video_minutes, total_duration_minutes = excluded.total_duration_minutes,
            duration_seconds = excluded.duration_seconds, total_participants = excluded.total_participants,
            source = 'sync', content_hash = excluded.content_hash, raw = excluded.raw, updated_ms = excluded.updated_ms
-         RETURNING pk`,
-      )
-      .pluck();
+         RETURNING pk, first_seen_ms`,
+      );
     this.deleteParticipants = sqlite.prepare("DELETE FROM call_participants WHERE call_pk = ?");
     this.insertParticipant = sqlite.prepare(
       `INSERT INTO call_participants (call_pk, app_pk, seq, uid, state, is_joined, total_audio_minutes,
@@ -102,12 +101,14 @@ export class CallWriter {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.writeBatch = sqlite.transaction((batch: Iterable<PendingCall>) => {
-      const now = Date.now();
+      // A distinct stamp per batch: a row whose first_seen_ms is this stamp was inserted
+      // by this batch, any other was updated (no lookup needed to count them).
+      const now = Math.max(Date.now(), this.lastStamp + 1);
+      this.lastStamp = now;
       const counts: WriteCounts = { inserted: 0, updated: 0 };
       for (const p of batch) {
-        this.writeOne(p, now);
-        if (p.existed) counts.updated++;
-        else counts.inserted++;
+        if (this.writeOne(p, now)) counts.inserted++;
+        else counts.updated++;
       }
       return counts;
     });
@@ -140,15 +141,16 @@ export class CallWriter {
     return this.writeBatch(batch);
   }
 
-  private writeOne(p: PendingCall, now: number): void {
+  /** Returns true when the call was inserted, false when an existing row was updated. */
+  private writeOne(p: PendingCall, now: number): boolean {
     const c = p.call;
     const rec = b(c.hasRecording);
-    const pk = this.upsert.get(
+    const { pk, first_seen_ms: firstSeen } = this.upsert.get(
       this.appPk, c.sessionId, c.mid, c.type, c.mode, c.status, c.initiator, c.receiver, c.receiverType,
       c.initiatedAt, c.startedAt, c.endedAt, c.startAt, rec, rec, this.appPk, c.sessionId,
       c.totalAudioMinutes, c.totalVideoMinutes, c.totalDurationMinutes, c.durationSeconds, c.totalParticipants,
       p.hash, p.rawJson, now, now,
-    ) as number;
+    )!;
     // Always: a webhook-made row may already hold participants under this pk.
     this.deleteParticipants.run(pk);
     const rawParts = p.rawParticipants;
@@ -159,5 +161,6 @@ export class CallWriter {
         extraParticipantJson(rawParts[part.seq]),
       );
     }
+    return firstSeen === now;
   }
 }

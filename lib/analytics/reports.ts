@@ -1,0 +1,47 @@
+import { APP_COLUMNS, BREAKDOWN_COLUMNS, CALL_COLUMNS, DAILY_COLUMNS, DURATION_COLUMNS, ENGAGEMENT_COLUMNS, HEATMAP_COLUMNS, PARTICIPANT_COLUMNS, RECORDING_COLUMNS } from "@/lib/export/columns";
+import { getCalls, iterateCalls } from "./calls";
+import { listOf, type ReportRoute } from "./http";
+import { getBreakdowns, getConcurrencyHeatmap, getDurationDistribution, getEngagement, getTotals } from "./insights";
+import { getRecordings, iterateRecordings } from "./recordings";
+import { getAppUsage, getDailyUsage, getParticipantUsage } from "./usage";
+import type { Filters } from "./filters";
+import type { Scope } from "./query";
+import type { Db } from "@/db/client";
+
+/** Every analytics route: its report function (JSON) and its CSV rows and columns. */
+
+/** The participants report is paged in JSON (it can hold thousands of uids). */
+function participantsPage(db: Db, f: Filters, scope: Scope) {
+  const all = getParticipantUsage(db, f, scope);
+  const data = all.slice((f.page - 1) * f.perPage, f.page * f.perPage);
+  return { data, meta: { pagination: { total: all.length, count: data.length, per_page: f.perPage, current_page: f.page, total_pages: Math.ceil(all.length / f.perPage) } } };
+}
+
+const report = <Json, Row>(r: ReportRoute<Json, Row>): ReportRoute<Json, Row> => r;
+
+export const REPORTS = {
+  calls: report({ name: "calls", json: getCalls, csv: { rows: iterateCalls, columns: CALL_COLUMNS } }),
+  participants: report({ name: "participants", json: participantsPage, csv: { rows: getParticipantUsage, columns: PARTICIPANT_COLUMNS } }),
+  apps: report({ name: "apps", json: listOf(getAppUsage), csv: { rows: getAppUsage, columns: APP_COLUMNS } }),
+  daily: report({ name: "daily", json: listOf(getDailyUsage), csv: { rows: getDailyUsage, columns: DAILY_COLUMNS } }),
+  recordings: report({ name: "recordings", json: getRecordings, csv: { rows: iterateRecordings, columns: RECORDING_COLUMNS } }),
+  breakdowns: report({ name: "breakdowns", json: listOf(getBreakdowns), csv: { rows: getBreakdowns, columns: BREAKDOWN_COLUMNS } }),
+  durations: report({ name: "durations", json: listOf(getDurationDistribution), csv: { rows: getDurationDistribution, columns: DURATION_COLUMNS } }),
+  heatmap: report({ name: "heatmap", json: listOf(getConcurrencyHeatmap), csv: { rows: getConcurrencyHeatmap, columns: HEATMAP_COLUMNS } }),
+  engagement: report({ name: "engagement", json: listOf(getEngagement), csv: { rows: getEngagement, columns: ENGAGEMENT_COLUMNS } }),
+  totals: report({
+    name: "totals",
+    json: getTotals,
+    csv: {
+      rows: (db: Db, f: Filters, scope: Scope) => {
+        const t = getTotals(db, f, scope);
+        return [{ period: "current", ...t.current }, ...(t.previous ? [{ period: "previous", ...t.previous }] : [])];
+      },
+      columns: [
+        { key: "period" }, { key: "calls" }, { key: "audioMinutes", kind: "decimal" }, { key: "videoMinutes", kind: "decimal" },
+        { key: "totalMinutes", kind: "decimal" }, { key: "avgDurationSeconds", kind: "decimal" }, { key: "avgParticipants", kind: "decimal" },
+        { key: "recordingShare", kind: "decimal" }, { key: "unansweredRate", kind: "decimal" },
+      ],
+    },
+  }),
+};
