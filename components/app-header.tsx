@@ -15,13 +15,14 @@ export function AppHeader({ caller }: { caller: Caller }) {
         </Link>
         <nav aria-label="Main" className="app-nav">
           <Link href="/">Overview</Link>
-          {caller.role === "admin" ? (
-            <>
-              <Link href="/settings/users">Users</Link>
-              <Link href="/settings/tokens">API tokens</Link>
-              <Link href="/settings/audit">Audit log</Link>
-            </>
-          ) : null}
+          <Link href="/calls">Calls</Link>
+          <Link href="/participants">Participants</Link>
+          <Link href="/apps">Tenant apps</Link>
+          <Link href="/recordings">Recordings</Link>
+          <Link href="/live">Live now</Link>
+          <Link href="/events">Events</Link>
+          <Link href="/sync">Sync</Link>
+          {caller.role === "admin" ? <Link href="/settings">Settings</Link> : null}
         </nav>
         <div className="app-user">
           <span data-testid="signed-in-email">{caller.email}</span>

@@ -90,7 +90,7 @@ export interface SyncSummary {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-export function errorText(err: unknown): string {
+function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
@@ -200,7 +200,7 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
     const reason = signal.aborted && signal.reason instanceof SyncAbort ? signal.reason : err;
     summary.status = "failed";
     summary.error =
-      reason instanceof PlatformAuthError || reason instanceof PlatformError
+      reason instanceof PlatformError
         ? errorText(reason)
         : `sync of app ${app.appId} failed: ${errorText(reason)}`;
     log.error({ err: summary.error }, "sync failed");
