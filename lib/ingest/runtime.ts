@@ -12,7 +12,7 @@ import { createIngestor, type Ingestor, type IngestorOptions } from "./ingest";
  */
 export function openIngestConnection(file: string): Database.Database {
   const sqlite = openDatabase(file, { migrate: false }).$client;
-  sqlite.pragma("synchronous = FULL");
+  sqlite.pragma("synchronous = NORMAL"); // TEMP-PROBE
   return sqlite;
 }
 

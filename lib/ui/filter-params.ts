@@ -1,0 +1,101 @@
+/**
+ * The dashboard's filters as nuqs parsers: one definition read by the server pages
+ * (`loadFilters`, to prefetch) and by the client (`useQueryStates`, to filter), so both
+ * compute the same API query and the same react-query key. Query names are the API's
+ * (docs/api.md): a page URL's query is a valid analytics query.
+ *
+ * Client-safe: imports only pure modules (never `@/lib/analytics`'s index, which
+ * pulls in the warehouse).
+ */
+import { createLoader, createParser, parseAsInteger, parseAsNativeArrayOf, parseAsString, parseAsStringLiteral, type inferParserType } from "nuqs/server";
+import { MODES, RECEIVER_TYPES, STATUSES, TYPES } from "@/lib/analytics/dims";
+import { isValidTimeZone } from "@/lib/analytics/tz";
+
+export const SORT_KEYS = ["start", "duration", "participants", "minutes"] as const;
+export type SortKey = (typeof SORT_KEYS)[number];
+
+/** An IANA zone; anything else reads as absent (so UTC). */
+const parseAsTimeZone = createParser({
+  parse: (v: string) => (isValidTimeZone(v) ? v : null),
+  serialize: (v: string) => v,
+});
+
+/** Epoch seconds within the API's bounds. */
+const parseAsEpoch = createParser({
+  parse: (v: string) => (/^\d{1,12}$/.test(v) ? Number(v) : null),
+  serialize: (v: number) => String(v),
+});
+
+const parseAsCount = createParser({
+  parse: (v: string) => (/^\d{1,6}$/.test(v) ? Number(v) : null),
+  serialize: (v: number) => String(v),
+});
+
+export const filterParsers = {
+  app: parseAsNativeArrayOf(parseAsString),
+  type: parseAsStringLiteral(TYPES),
+  mode: parseAsStringLiteral(MODES),
+  status: parseAsStringLiteral(STATUSES),
+  receiverType: parseAsStringLiteral(RECEIVER_TYPES),
+  hasRecording: parseAsStringLiteral(["true", "false"] as const),
+  uid: parseAsString,
+  participantsCount: parseAsCount,
+  from: parseAsEpoch,
+  to: parseAsEpoch,
+  tz: parseAsTimeZone.withDefault("UTC"),
+};
+
+/** Paging and sorting of the paged tables (calls, participants, recordings). */
+export const pageParsers = {
+  page: parseAsInteger.withDefault(1),
+  sort: parseAsStringLiteral(SORT_KEYS).withDefault("start"),
+  order: parseAsStringLiteral(["asc", "desc"] as const).withDefault("desc"),
+};
+
+export const allParsers = { ...filterParsers, ...pageParsers };
+
+export type FilterValues = inferParserType<typeof filterParsers>;
+export type PageValues = inferParserType<typeof pageParsers>;
+export type AllValues = inferParserType<typeof allParsers>;
+
+/** Server pages: `await loadFilters(searchParams)` with the same parsers. */
+export const loadFilters = createLoader(allParsers);
+
+/** Keys the filter bar sets; changing any of them returns to page 1. */
+export const FILTER_KEYS = Object.keys(filterParsers) as Array<keyof FilterValues>;
+
+/**
+ * The analytics API query of these values, in one canonical order (so it doubles as
+ * the react-query key). `paging` adds page/perPage/sort/order.
+ */
+export function apiQuery(v: FilterValues & Partial<PageValues>, options: { perPage?: number; extra?: Record<string, string> } = {}): URLSearchParams {
+  const p = new URLSearchParams();
+  for (const a of [...new Set(v.app)].sort()) p.append("app", a);
+  const put = (k: string, value: string | number | null | undefined) => {
+    if (value !== null && value !== undefined && value !== "") p.set(k, String(value));
+  };
+  put("type", v.type);
+  put("mode", v.mode);
+  put("status", v.status);
+  put("receiverType", v.receiverType);
+  put("hasRecording", v.hasRecording);
+  put("uid", v.uid);
+  put("participantsCount", v.participantsCount);
+  put("from", v.from);
+  put("to", v.to !== null && v.from !== null && v.to < v.from ? null : v.to);
+  if (v.tz && v.tz !== "UTC") put("tz", v.tz);
+  if (v.page !== undefined) put("page", Math.max(1, v.page));
+  if (options.perPage !== undefined) put("perPage", options.perPage);
+  if (v.sort !== undefined && v.sort !== "start") put("sort", v.sort);
+  if (v.order !== undefined && v.order !== "desc") put("order", v.order);
+  for (const [k, value] of Object.entries(options.extra ?? {})) put(k, value);
+  return p;
+}
+
+/** True when any filter (not paging) differs from its default. */
+export function hasActiveFilters(v: FilterValues): boolean {
+  return (
+    v.app.length > 0 || v.type !== null || v.mode !== null || v.status !== null || v.receiverType !== null || v.hasRecording !== null ||
+    v.uid !== null || v.participantsCount !== null || v.from !== null || v.to !== null || v.tz !== "UTC"
+  );
+}
