@@ -5,7 +5,7 @@ const config = [
   ...nextVitals,
   ...nextTs,
   {
-    ignores: [".next/**", "node_modules/**", "data/**", "db/migrations/**", "test-results/**", "playwright-report/**", "next-env.d.ts"],
+    ignores: [".next/**", "node_modules/**", "data/**", ".tmp/**", "bench/out/**", "db/migrations/**", "test-results/**", "playwright-report/**", "next-env.d.ts"],
   },
   {
     rules: {

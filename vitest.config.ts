@@ -5,7 +5,7 @@ export default defineConfig({
   resolve: { alias: { "@": fileURLToPath(new URL("./", import.meta.url)) } },
   test: {
     include: ["**/*.test.ts"],
-    exclude: ["node_modules/**", "e2e/**", ".next/**", "data/**"],
+    exclude: ["node_modules/**", "e2e/**", ".next/**", "data/**", ".tmp/**"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Integration suites spawn emulator processes and open SQLite files; on two cores

@@ -1,0 +1,60 @@
+/** Numbers and times for people, the same on the server and in the browser (UTC unless a tz is given). */
+
+const intFmt = new Intl.NumberFormat("en");
+const compactFmt = new Intl.NumberFormat("en", { notation: "compact", maximumFractionDigits: 1 });
+
+export const formatInt = (n: number) => intFmt.format(n);
+export const formatCompact = (n: number) => (Math.abs(n) < 10_000 ? intFmt.format(n) : compactFmt.format(n));
+
+/** "850 ms", "12.3 s", "4 min 05 s", "1 h 02 min". */
+export function formatDuration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return "—";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  const whole = Math.round(s);
+  const h = Math.floor(whole / 3600);
+  const m = Math.floor((whole % 3600) / 60);
+  const sec = whole % 60;
+  if (h > 0) return `${h} h ${String(m).padStart(2, "0")} min`;
+  return `${m} min ${String(sec).padStart(2, "0")} s`;
+}
+
+/** Elapsed time as a clock: "4:05", "1:02:03". */
+export function formatClock(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = String(s % 60).padStart(2, "0");
+  return h > 0 ? `${h}:${String(m).padStart(2, "0")}:${sec}` : `${m}:${sec}`;
+}
+
+const dateTimeFmts = new Map<string, Intl.DateTimeFormat>();
+function dateTimeFmt(tz: string, seconds: boolean): Intl.DateTimeFormat {
+  const key = `${tz}|${seconds}`;
+  let f = dateTimeFmts.get(key);
+  if (!f) {
+    f = new Intl.DateTimeFormat("en-CA", {
+      timeZone: tz, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit",
+      ...(seconds ? { second: "2-digit" } : {}), hourCycle: "h23",
+    });
+    dateTimeFmts.set(key, f);
+  }
+  return f;
+}
+
+/** "2026-03-01 14:05" in `tz` (default UTC). */
+export function formatDateTime(ms: number | null | undefined, options: { tz?: string; seconds?: boolean } = {}): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return "—";
+  return dateTimeFmt(options.tz ?? "UTC", options.seconds ?? false).format(new Date(ms)).replace(",", "");
+}
+
+/** "just now", "45 s ago", "5 min ago", "3 h ago", "2 d ago". */
+export function formatAgo(ms: number, nowMs: number): string {
+  const s = Math.round((nowMs - ms) / 1000);
+  if (s < 5) return "just now";
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86_400) return `${Math.floor(s / 3600)} h ago`;
+  return `${Math.floor(s / 86_400)} d ago`;
+}

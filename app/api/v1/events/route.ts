@@ -1,0 +1,25 @@
+import { db } from "@/db";
+import { rawFromUrl } from "@/app/_ops/params";
+import { scopeAppPks } from "@/app/_ops/scope";
+import { eventsParamsSchema, eventsRange } from "@/app/events/params";
+import { COUNT_COLUMNS, countRow, sortCountRows } from "@/app/events/rows";
+import { authorize } from "@/lib/auth/authorize";
+import { respond } from "@/lib/auth/route-support";
+import { csvResponse } from "@/lib/export/csv";
+import { getEventCounts } from "@/lib/ingest/queries";
+
+export const dynamic = "force-dynamic";
+
+/** GET /api/v1/events[?app=…&days=30&tz=UTC&format=csv]: deliveries per app, trigger and day. */
+export function GET(request: Request): Promise<Response> {
+  return respond(async () => {
+    const p = eventsParamsSchema.parse(rawFromUrl(new URL(request.url).searchParams));
+    const caller = await authorize(request);
+    const warehouse = db();
+    const appPks = scopeAppPks(warehouse, caller, p.app);
+    const { from, to } = eventsRange(p.days, p.tz);
+    const rows = sortCountRows(getEventCounts(warehouse, appPks, { from, to, tz: p.tz }).map(countRow));
+    if (p.format === "csv") return csvResponse("events", rows, COUNT_COLUMNS, request.signal);
+    return Response.json({ data: rows, meta: { from, to, tz: p.tz, days: p.days } });
+  });
+}

@@ -1,0 +1,22 @@
+import { db } from "@/db";
+import { rawFromUrl } from "@/app/_ops/params";
+import { scopeAppPks } from "@/app/_ops/scope";
+import { liveParamsSchema } from "@/app/live/params";
+import { authorize } from "@/lib/auth/authorize";
+import { respond } from "@/lib/auth/route-support";
+import { getLiveSessions } from "@/lib/ingest/queries";
+
+export const dynamic = "force-dynamic";
+
+/** GET /api/v1/live[?app=…&recent=minutes]: calls and meetings going on now, per the webhooks. */
+export function GET(request: Request): Promise<Response> {
+  return respond(async () => {
+    const params = liveParamsSchema.parse(rawFromUrl(new URL(request.url).searchParams));
+    const caller = await authorize(request);
+    const warehouse = db();
+    const appPks = scopeAppPks(warehouse, caller, params.app);
+    const asOfMs = Date.now();
+    const data = getLiveSessions(warehouse, appPks, { nowMs: asOfMs, endedWithinMs: params.recent * 60_000 });
+    return Response.json({ data, meta: { asOfMs, recentMinutes: params.recent } });
+  });
+}

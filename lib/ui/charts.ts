@@ -1,0 +1,186 @@
+/**
+ * Chart and tile data from the analytics API's rows. Pure functions (tested in
+ * charts.test.ts); components only draw what these return.
+ */
+import type { BreakdownRow, CallDetail, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, Totals, TotalsReport } from "@/lib/analytics";
+import { change, changePoints, formatCount, formatDecimal, formatMinutes, formatPercent, formatSeconds, label, type Change } from "./format";
+
+export interface KpiTile {
+  key: keyof Totals;
+  label: string;
+  value: string;
+  previous: string | null;
+  change: Change;
+  /** Whether a rise is good news (unanswered rate: no). */
+  higherIsBetter: boolean;
+}
+
+const TILE_SPECS: Array<{ key: keyof Totals; label: string; format: (n: number) => string; points?: boolean; higherIsBetter?: boolean }> = [
+  { key: "calls", label: "Calls", format: formatCount },
+  { key: "audioMinutes", label: "Audio minutes", format: formatMinutes },
+  { key: "videoMinutes", label: "Video minutes", format: formatMinutes },
+  { key: "avgDurationSeconds", label: "Average duration", format: formatSeconds },
+  { key: "avgParticipants", label: "Average participants", format: formatDecimal },
+  { key: "recordingShare", label: "With recording", format: formatPercent, points: true },
+  { key: "unansweredRate", label: "Unanswered", format: formatPercent, points: true, higherIsBetter: false },
+];
+
+export function kpiTiles(report: TotalsReport): KpiTile[] {
+  return TILE_SPECS.map((s) => {
+    const cur = report.current[s.key];
+    const prev = report.previous ? report.previous[s.key] : null;
+    return {
+      key: s.key,
+      label: s.label,
+      value: s.format(cur),
+      previous: prev === null ? null : s.format(prev),
+      change: s.points ? changePoints(cur, prev) : change(cur, prev),
+      higherIsBetter: s.higherIsBetter ?? true,
+    };
+  });
+}
+
+export interface DailyPoint {
+  date: string;
+  calls: number;
+  audioMinutes: number;
+  videoMinutes: number;
+}
+
+/** Calls and minutes per day; minutes rounded to whole minutes for the axis. */
+export function dailySeries(rows: readonly DailyUsageRow[]): DailyPoint[] {
+  return rows.map((r) => ({ date: r.date, calls: r.calls, audioMinutes: Math.round(r.audioMinutes), videoMinutes: Math.round(r.videoMinutes) }));
+}
+
+export interface BreakdownGroup {
+  dimension: BreakdownRow["dimension"];
+  title: string;
+  total: number;
+  items: Array<{ value: string; label: string; calls: number; share: number; minutes: number }>;
+}
+
+const BREAKDOWN_ORDER: Array<BreakdownRow["dimension"]> = ["type", "mode", "status", "receiverType", "hasRecording"];
+
+/** One group per dimension, values in the API's order; an `other` value only when it holds calls. */
+export function breakdownGroups(rows: readonly BreakdownRow[], dimensions = BREAKDOWN_ORDER): BreakdownGroup[] {
+  return dimensions.map((dimension) => {
+    const mine = rows.filter((r) => r.dimension === dimension && !(r.value === "other" && r.calls === 0));
+    const total = mine.reduce((s, r) => s + r.calls, 0);
+    return {
+      dimension,
+      title: label(dimension),
+      total,
+      items: mine.map((r) => ({ value: r.value, label: label(r.value), calls: r.calls, share: total ? r.calls / total : 0, minutes: r.totalMinutes })),
+    };
+  });
+}
+
+export interface HeatmapRow {
+  weekday: number;
+  name: string;
+  cells: Array<{ hour: number; average: number; calls: number; intensity: number }>;
+}
+
+/** 7 × 24 rows, Monday first; intensity 0..1 of each cell's average against the busiest. */
+export function heatmapGrid(cells: readonly HeatmapCell[]): { rows: HeatmapRow[]; max: number } {
+  const max = cells.reduce((m, c) => Math.max(m, c.average), 0);
+  const order = [1, 2, 3, 4, 5, 6, 0];
+  const rows = order.map((weekday) => {
+    const mine = cells.filter((c) => c.weekday === weekday).sort((a, b) => a.hour - b.hour);
+    return {
+      weekday,
+      name: mine[0]?.weekdayName ?? String(weekday),
+      cells: Array.from({ length: 24 }, (_, hour) => {
+        const c = mine.find((x) => x.hour === hour);
+        const average = c?.average ?? 0;
+        return { hour, average, calls: c?.calls ?? 0, intensity: max > 0 ? average / max : 0 };
+      }),
+    };
+  });
+  return { rows, max };
+}
+
+export interface BarPoint {
+  label: string;
+  value: number;
+  share: number;
+}
+
+export function durationSeries(rows: readonly DurationBucketRow[]): BarPoint[] {
+  const total = rows.reduce((s, r) => s + r.calls, 0);
+  return rows.map((r) => ({ label: r.label, value: r.calls, share: total ? r.calls / total : 0 }));
+}
+
+export function engagementSeries(rows: readonly EngagementBucketRow[]): BarPoint[] {
+  const total = rows.reduce((s, r) => s + r.participants, 0);
+  return rows.map((r) => ({ label: r.maxCalls === 1 ? "1 call" : `${r.bucket} calls`, value: r.participants, share: total ? r.participants / total : 0 }));
+}
+
+export interface TimelineRow {
+  uid: string;
+  joined: boolean;
+  /** Seconds from the timeline's start (null when the participant never joined). */
+  joinOffset: number | null;
+  leaveOffset: number | null;
+  joinedAt: number | null;
+  leftAt: number | null;
+  state: string | null;
+}
+
+export interface Timeline {
+  start: number;
+  end: number;
+  rows: TimelineRow[];
+}
+
+/**
+ * Joins and leaves on one time axis: from the call's start (or the first join) to its
+ * end (or the last leave). A participant still in the call (no leftAt) stays to the end.
+ */
+export function callTimeline(call: Pick<CallDetail, "startedAt" | "initiatedAt" | "endedAt" | "participants">): Timeline | null {
+  const joins = call.participants.flatMap((p) => (p.joinedAt !== null ? [p.joinedAt] : []));
+  const leaves = call.participants.flatMap((p) => (p.leftAt !== null ? [p.leftAt] : []));
+  const starts = [call.startedAt ?? call.initiatedAt, ...joins].filter((t): t is number => t !== null);
+  if (starts.length === 0) return null;
+  const start = Math.min(...starts);
+  const end = Math.max(start + 1, ...[call.endedAt, ...leaves, ...joins].filter((t): t is number => t !== null));
+  return {
+    start,
+    end,
+    rows: call.participants.map((p) => ({
+      uid: p.uid,
+      joined: p.joinedAt !== null,
+      joinOffset: p.joinedAt === null ? null : p.joinedAt - start,
+      leaveOffset: p.joinedAt === null ? null : (p.leftAt ?? end) - start,
+      joinedAt: p.joinedAt,
+      leftAt: p.leftAt,
+      state: p.state,
+    })),
+  };
+}
+
+/** Minutes per participant of a call, most first. */
+export function participantMinutes(call: Pick<CallDetail, "participants">): Array<{ uid: string; audio: number; video: number; total: number }> {
+  return call.participants
+    .map((p) => ({ uid: p.uid, audio: p.totalAudioMinutes, video: p.totalVideoMinutes, total: p.totalDurationMinutes }))
+    .sort((a, b) => b.total - a.total || a.uid.localeCompare(b.uid));
+}
+
+/** Per-app daily rows merged into one series: `{date, [appId]: calls}`. */
+export function appTrend(perApp: ReadonlyArray<{ app: string; rows: readonly DailyUsageRow[] }>, metric: "calls" | "minutes" = "calls"): Array<Record<string, number | string>> {
+  const byDate = new Map<string, Record<string, number | string>>();
+  for (const { app, rows } of perApp) {
+    for (const r of rows) {
+      const point = byDate.get(r.date) ?? { date: r.date };
+      point[app] = metric === "calls" ? r.calls : Math.round(r.audioMinutes + r.videoMinutes);
+      byDate.set(r.date, point);
+    }
+  }
+  const apps = perApp.map((p) => p.app);
+  return [...byDate.values()]
+    .sort((a, b) => String(a.date).localeCompare(String(b.date)))
+    .map((p) => {
+      for (const a of apps) p[a] ??= 0;
+      return p;
+    });
+}
