@@ -5,7 +5,7 @@ import { defineConfig, devices } from "@playwright/test";
  * warehouse (its own emulator, synced data), never the real DATABASE_PATH.
  */
 const PORT = Number(process.env.E2E_PORT ?? 3100);
-export const E2E_DIR = ".tmp/e2e";
+export const E2E_DIR = process.env.E2E_DIR ?? ".tmp/e2e";
 
 export default defineConfig({
   testDir: "./e2e",
@@ -35,7 +35,11 @@ export default defineConfig({
       ],
     },
   },
-  projects: [{ name: "chromium", use: { ...devices["Desktop Chrome"] } }],
+  projects: [
+    // Signs in once (admin and viewer) and saves the sessions for the specs that use them.
+    { name: "setup", testMatch: /.*\.setup\.ts/, use: { ...devices["Desktop Chrome"] } },
+    { name: "chromium", use: { ...devices["Desktop Chrome"] }, dependencies: ["setup"] },
+  ],
   webServer: {
     command: `npx tsx scripts/demo.ts --port ${PORT} --dir ${E2E_DIR} --fresh --no-build --size small`,
     url: `http://localhost:${PORT}/api/health`,

@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import type { ReactNode } from "react";
 import { AppHeader } from "@/components/app-header";
 import { optionalCaller } from "@/lib/auth/session";
+import { Providers } from "./providers";
 import "./globals.css";
 
 export const metadata: Metadata = {
@@ -15,7 +16,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
     <html lang="en">
       <body>
         {caller ? <AppHeader caller={caller} /> : null}
-        {children}
+        <Providers>{children}</Providers>
       </body>
     </html>
   );

@@ -53,7 +53,14 @@ async function spawnBenchEmulator(calls: number): Promise<Spawned> {
   });
 }
 
-export async function measureSyncBackfill({ calls = 1_000_000 }: { calls?: number } = {}): Promise<SyncBackfillResult> {
+export interface SyncBackfillOptions {
+  calls?: number;
+  /** Where the write transactions run (default: the sync's own choice). */
+  writer?: "auto" | "inline" | "worker";
+  batchSize?: number;
+}
+
+export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize }: SyncBackfillOptions = {}): Promise<SyncBackfillResult> {
   process.env.AUTH_SECRET ??= "bench-only-secret-bench-only-secret-000";
   process.env.LOG_LEVEL ??= "silent";
   const { openDatabase } = await import("@/db/client");
@@ -83,7 +90,7 @@ export async function measureSyncBackfill({ calls = 1_000_000 }: { calls?: numbe
     let summary;
     try {
       // The event loop is busy inside write transactions: sample after each page as well.
-      summary = await syncApp(db, app, { trigger: "manual", perPage: 1000, onPage: sample });
+      summary = await syncApp(db, app, { trigger: "manual", perPage: 1000, onPage: sample, writer, batchSize });
     } finally {
       clearInterval(sampler);
       sample();

@@ -58,3 +58,6 @@ export function formatAgo(ms: number, nowMs: number): string {
   if (s < 86_400) return `${Math.floor(s / 3600)} h ago`;
   return `${Math.floor(s / 86_400)} d ago`;
 }
+
+/** Milliseconds since the epoch, taken outside render (server pages hand it to their client part). */
+export const nowMs = (): number => Date.now();

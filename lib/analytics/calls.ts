@@ -2,7 +2,8 @@ import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { notFound } from "@/lib/http/errors";
 import type { Filters } from "./filters";
-import { and, callFacts, iterateRows, rawConditions, resolveApps, round3, timeCondition, visibleApps, type Scope } from "./query";
+import { and, iterateRows, rawConditions, resolveApps, round3, timeCondition, visibleApps, type Scope } from "./query";
+import { select } from "./scan";
 
 /** One call of the list (and of the CSV), as Callboard stores it. */
 export interface CallListRow {
@@ -72,10 +73,9 @@ function toRow(r: RawListRow, appIds: Map<number, string>): CallListRow {
   };
 }
 
-/** Number of calls matching the filters (from the rollups where they serve). */
+/** Number of calls matching the filters (a scan of the in-memory store). */
 export function countCalls(db: Db, f: Filters, appPks: number[] | "all"): number {
-  const row = db.get<{ n: number | null }>(sql`SELECT sum(calls) AS n FROM (${callFacts(f, appPks, { grain: "day" })})`);
-  return row?.n ?? 0;
+  return select(db, f, appPks).count;
 }
 
 /** The calls matching the filters, one page, sorted by `sort`/`order`. */
@@ -99,6 +99,31 @@ export function iterateCalls(db: Db, f: Filters, scope: Scope): IterableIterator
   const it = iterateRows<RawListRow>(db, listQuery(f, appPks));
   return (function* () {
     for (const r of it) yield toRow(r, appIds);
+  })();
+}
+
+/**
+ * The same rows as `iterateCalls`, as arrays in the CSV's column order (CALL_COLUMNS;
+ * hasRecording as 0/1, minutes unrounded): no object per row, for the CSV export.
+ */
+export function iterateCallsRaw(db: Db, f: Filters, scope: Scope): IterableIterator<unknown[]> {
+  const appPks = resolveApps(db, f, scope);
+  const appIds = new Map(visibleApps(db, scope).map((a) => [a.pk, a.appId]));
+  const dir = sql.raw(f.order === "asc" ? "ASC" : "DESC");
+  const it = iterateRows<unknown[]>(
+    db,
+    sql`SELECT c.app_pk, c.session_id, c.type, c.mode, c.status, c.initiator, c.receiver, c.receiver_type, c.initiated_at, c.started_at,
+        c.ended_at, c.start_at, c.has_recording, c.total_audio_minutes, c.total_video_minutes, c.total_duration_minutes,
+        c.duration_seconds, c.total_participants
+      FROM calls c WHERE ${and([...rawConditions(f, appPks), timeCondition(f.from, f.to)])}
+      ORDER BY ${sql.raw(SORT_SQL[f.sort])} ${dir}, c.pk ${dir}`,
+    true,
+  );
+  return (function* () {
+    for (const r of it) {
+      r[0] = appIds.get(r[0] as number) ?? String(r[0]);
+      yield r;
+    }
   })();
 }
 

@@ -8,11 +8,12 @@ import type { RouteDeps } from "./http";
 /** GET /api/v1/calls/{sessionId}?app=: one call with participants and recordings. */
 export async function handleCall(request: Request, sessionId: string, deps: RouteDeps = { db: warehouse, authorize }): Promise<Response> {
   try {
+    // Authorize first: an unsigned request learns nothing, not even that `app` is missing.
+    const caller = await deps.authorize(request);
     const apps = new URL(request.url).searchParams.getAll("app");
     if (apps.length !== 1 || apps[0].trim() === "") {
       throw new HttpError(400, "invalid_parameter", "app: give exactly one app id (the call's tenant app)", { parameter: "app" });
     }
-    const caller = await deps.authorize(request);
     return Response.json({ data: getCall(deps.db(), { app: apps[0].trim(), sessionId }, caller) }, { headers: { "Cache-Control": "private, no-store" } });
   } catch (error) {
     return toErrorResponse(error, (e) => logger.error({ err: e, route: "call" }, "analytics route failed"));

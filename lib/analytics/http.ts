@@ -1,7 +1,7 @@
 import { db as warehouse } from "@/db";
 import type { Db } from "@/db/client";
 import { authorize as realAuthorize, type Caller } from "@/lib/auth/authorize";
-import { csvResponse, type CsvColumn } from "@/lib/export/csv";
+import { csvRawResponse, csvResponse, type CsvColumn, type RawCsvColumn } from "@/lib/export/csv";
 import { toErrorResponse } from "@/lib/http/errors";
 import { logger } from "@/lib/log/logger";
 import { parseFilters, type Filters } from "./filters";
@@ -16,7 +16,12 @@ export interface ReportRoute<Json, Row> {
   name: string;
   json: (db: Db, f: Filters, scope: Scope) => Json;
   /** Rows of the CSV (all of them, no paging) and their columns. */
-  csv: { rows: (db: Db, f: Filters, scope: Scope) => Iterable<Row>; columns: ReadonlyArray<CsvColumn<Row>> };
+  csv: {
+    rows: (db: Db, f: Filters, scope: Scope) => Iterable<Row>;
+    columns: ReadonlyArray<CsvColumn<Row>>;
+    /** The same rows as arrays in column order (large exports: no object per row). */
+    raw?: { rows: (db: Db, f: Filters, scope: Scope) => Iterable<unknown[]>; columns: ReadonlyArray<RawCsvColumn> };
+  };
 }
 
 export interface RouteDeps {
@@ -33,6 +38,8 @@ export async function handleReport<Json, Row>(request: Request, report: ReportRo
     const db = deps.db();
     if (f.format === "csv") {
       // Resolve (and 404) before the first byte; rows are then pulled as the client reads.
+      const raw = report.csv.raw;
+      if (raw) return csvRawResponse(report.name, raw.rows(db, f, caller), raw.columns, request.signal);
       const rows = report.csv.rows(db, f, caller);
       return csvResponse(report.name, rows, report.csv.columns, request.signal);
     }

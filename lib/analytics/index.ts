@@ -5,7 +5,7 @@
  */
 export { parseFilters, filters, filtersToSearchParams, DEFAULT_FILTERS, MAX_PER_PAGE, SORT_KEYS, type Filters, type SortKey, type SearchParamsInput } from "./filters";
 export { resolveApps, visibleApps, type Scope, type AppRef } from "./query";
-export { getCalls, getCall, iterateCalls, countCalls, type CallListRow, type CallDetail, type CallParticipantDetail, type RecordingDetail, type Page, type Pagination } from "./calls";
+export { getCalls, getCall, iterateCalls, iterateCallsRaw, countCalls, type CallListRow, type CallDetail, type CallParticipantDetail, type RecordingDetail, type Page, type Pagination } from "./calls";
 export { getParticipantUsage, getAppUsage, getDailyUsage, type ParticipantUsageRow, type AppUsageRow, type DailyUsageRow } from "./usage";
 export {
   getTotals, getBreakdowns, getDurationDistribution, getConcurrencyHeatmap, getEngagement, ENGAGEMENT_BUCKETS,
@@ -13,4 +13,4 @@ export {
 } from "./insights";
 export { getRecordings, iterateRecordings, type RecordingRow } from "./recordings";
 export { DURATION_BUCKETS, TYPES, MODES, STATUSES, RECEIVER_TYPES } from "./dims";
-export { rebuildAnalyticsRollups } from "./maintenance";
+export { analyticsStore, resetAnalyticsStore, storeBytes, type AnalyticsStore } from "./store";

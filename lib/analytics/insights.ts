@@ -1,10 +1,13 @@
-import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { DIMENSIONS, DURATION_BUCKETS, RECORDING_WEIGHT, labelOf, type DimensionName } from "./dims";
 import type { Filters } from "./filters";
-import { and, callFacts, participantFacts, rawConditions, resolveApps, round3, type Scope } from "./query";
-import { MAX_CROSSINGS } from "./rollup-sql";
-import { WEEKDAYS, nextLocalHourStart, offsetFromSegments, offsetSegments, offsetSql } from "./tz";
+import { resolveApps, round3, type Scope } from "./query";
+import { cube, people, select } from "./scan";
+import { WEEKDAYS, nextLocalHourStart, offsetFromSegments, offsetSegments, type OffsetSegment } from "./tz";
+
+/** Calls that run longer than this many 15-minute boundaries stop counting in the
+ * heatmap after it (about 104 days). */
+export const MAX_CROSSINGS = 10_000;
 
 interface DimsRow {
   dims: number;
@@ -16,9 +19,20 @@ interface DimsRow {
 }
 
 function byDims(db: Db, f: Filters, scope: Scope): DimsRow[] {
-  const appPks = resolveApps(db, f, scope);
-  return db.all<DimsRow>(sql`SELECT dims, sum(calls) AS calls, sum(audio) AS audio, sum(video) AS video, sum(dur_s) AS durS,
-      sum(parts) AS parts FROM (${callFacts(f, appPks, { grain: "day" })}) GROUP BY dims`);
+  const c = cube(select(db, f, resolveApps(db, f, scope)));
+  const rows: DimsRow[] = [];
+  for (let dims = 0; dims < 360; dims++) {
+    const r: DimsRow = { dims, calls: 0, audio: 0, video: 0, durS: 0, parts: 0 };
+    for (let cell = dims; cell < c.calls.length; cell += 360) {
+      r.calls += c.calls[cell];
+      r.audio += c.audio[cell];
+      r.video += c.video[cell];
+      r.durS += c.durS[cell];
+      r.parts += c.parts[cell];
+    }
+    if (r.calls > 0) rows.push(r);
+  }
+  return rows;
 }
 
 export interface Totals {
@@ -126,10 +140,12 @@ export interface DurationBucketRow {
 
 /** Calls by totalDuration in fixed buckets: <1m, 1–5, 5–15, 15–30, 30–60, ≥60 minutes. */
 export function getDurationDistribution(db: Db, f: Filters, scope: Scope): DurationBucketRow[] {
-  const appPks = resolveApps(db, f, scope);
-  const rows = db.all<{ b: number; calls: number }>(sql`SELECT dur_bucket AS b, sum(calls) AS calls
-    FROM (${callFacts(f, appPks, { grain: "day" })}) GROUP BY dur_bucket`);
-  const byBucket = new Map(rows.map((r) => [r.b, r.calls]));
+  const c = cube(select(db, f, resolveApps(db, f, scope)));
+  const byBucket = new Map<number, number>();
+  for (let cell = 0; cell < c.calls.length; cell++) {
+    const b = Math.floor(cell / 360);
+    byBucket.set(b, (byBucket.get(b) ?? 0) + c.calls[cell]);
+  }
   return DURATION_BUCKETS.map((b, i) => ({
     bucket: b.key,
     label: b.label,
@@ -161,60 +177,73 @@ export interface HeatmapCell {
  */
 export function getConcurrencyHeatmap(db: Db, f: Filters, scope: Scope): HeatmapCell[] {
   const appPks = resolveApps(db, f, scope);
-  const empty = () => WEEKDAYS.flatMap((name, weekday) => Array.from({ length: 24 }, (_, hour) => ({ weekday, weekdayName: name, hour, calls: 0, hours: 0, average: 0 })));
-  // Window semantics: the rollup's bucket range, not the start filter.
-  const window = { ...f, from: undefined, to: undefined };
+  const cells = WEEKDAYS.flatMap((name, weekday) => Array.from({ length: 24 }, (_, hour) => ({ weekday, weekdayName: name, hour, calls: 0, hours: 0, average: 0 })));
+  // Window semantics: every call is a candidate, whatever its start.
+  const { store: s, sel, count } = select(db, f, appPks, { ignoreTime: true });
+  const start = s.start.a, span = s.span.a;
+  const lastQuarter = (i: number) => {
+    const q0 = Math.floor(start[i] / 900);
+    const e = start[i] + span[i];
+    return Math.max(q0, Math.min(Math.floor((e - 1) / 900), q0 + MAX_CROSSINGS));
+  };
   let lo = f.from;
   let hi = f.to;
   if (lo === undefined || hi === undefined) {
-    const facts = callFacts(window, appPks, { grain: "q15" });
-    const ext = db.get<{ lo: number | null; hi: number | null }>(sql`SELECT min(unit) * 900 AS lo, max(unit) * 900 + 900 AS hi FROM (${facts})`);
-    if (!ext || ext.lo === null || ext.hi === null) return empty();
-    lo ??= ext.lo;
-    hi ??= ext.hi;
+    if (count === 0) return cells;
+    let min = Infinity;
+    let max = -Infinity;
+    for (let k = 0; k < count; k++) {
+      const i = sel[k];
+      min = Math.min(min, Math.floor(start[i] / 900));
+      max = Math.max(max, lastQuarter(i));
+    }
+    lo ??= min * 900;
+    hi ??= max * 900 + 900;
   }
   const segments = offsetSegments(f.tz, lo - 86_400, hi + 86_400);
   const fromH = nextLocalHourStart(segments, lo);
   const toH = nextLocalHourStart(segments, hi);
-  const cells = empty();
   if (toH <= fromH) return cells;
-  if (f.uid === undefined) {
-    // Hour starts are 15-minute aligned: the rollup alone covers the window.
-    const local = `(unit * 900 + ${offsetSql(segments, "unit * 900")})`;
-    const rows = db.all<{ wd: number; h: number; calls: number }>(sql`SELECT ((${sql.raw(local)} / 86400) + 4) % 7 AS wd,
-        (${sql.raw(local)} % 86400) / 3600 AS h,
-        sum(calls + CASE WHEN ${sql.raw(local)} % 3600 = 0 THEN crossing ELSE 0 END) AS calls
-      FROM (${callFacts({ ...window, from: fromH, to: toH }, appPks, { grain: "q15" })}) GROUP BY 1, 2`);
-    for (const r of rows) cells[r.wd * 24 + r.h].calls = r.calls;
-  } else {
-    // The uid filter has no rollup: the same rule over the raw calls.
-    const cellOf = (t: number) => {
-      const localT = t + offsetFromSegments(segments, t);
-      return cells[((Math.floor(localT / 86_400) + 4) % 7) * 24 + Math.floor((localT % 86_400) / 3600)];
-    };
-    const rows = db.all<{ s: number; e: number }>(sql`SELECT c.start_at AS s, max(coalesce(c.ended_at, c.start_at), c.start_at) AS e
-      FROM calls c WHERE ${and([...rawConditions(f, appPks), sql`c.start_at < ${toH}`])}`);
-    const qLo = fromH / 900;
-    const qHi = toH / 900;
-    for (const { s, e } of rows) {
-      const q0 = Math.floor(s / 900);
-      if (q0 >= qLo && q0 < qHi) cellOf(q0 * 900).calls++;
-      const last = Math.min(Math.floor((e - 1) / 900), q0 + MAX_CROSSINGS);
-      for (let b = Math.max(q0 + 1, qLo); b <= last && b < qHi; b++) {
-        const t = b * 900;
-        if ((t + offsetFromSegments(segments, t)) % 3600 === 0) cellOf(t).calls++;
-      }
+  const counts = new Float64Array(7 * 24);
+  const qLo = fromH / 900;
+  const qHi = toH / 900;
+  const changes = segments.slice(1).map((x) => x.from);
+  for (let k = 0; k < count; k++) {
+    const i = sel[k];
+    const q0 = Math.floor(start[i] / 900);
+    if (q0 >= qHi) continue;
+    const last = Math.min(lastQuarter(i), qHi - 1);
+    if (last < qLo && !(q0 >= qLo)) continue;
+    // A call counts in its start hour, then at every local hour start it runs past.
+    if (q0 >= qLo) counts[cellOf(segments, q0 * 900)]++;
+    const a = Math.max(q0 + 1, qLo) * 900;
+    const b = last * 900;
+    if (b < a) continue;
+    if (changes.some((c) => c > a - 900 && c <= b)) {
+      for (let t = a; t <= b; t += 900) if ((t + offsetFromSegments(segments, t)) % 3600 === 0) counts[cellOf(segments, t)]++;
+      continue;
     }
+    const off = offsetFromSegments(segments, a);
+    for (let h = Math.ceil((a + off) / 3600); h * 3600 - off <= b; h++) counts[hourCell(h)]++;
   }
+  for (let c = 0; c < counts.length; c++) cells[c].calls = counts[c];
   // Hours of the window per cell (a DST day has 23 or 25).
   for (let t = fromH; t < toH; ) {
-    const localT = t + offsetFromSegments(segments, t);
-    const cell = cells[(((Math.floor(localT / 86_400) + 4) % 7) * 24) + Math.floor((localT % 86_400) / 3600)];
-    cell.hours++;
+    cells[cellOf(segments, t)].hours++;
     t = nextLocalHourStart(segments, t + 1);
   }
   for (const c of cells) c.average = c.hours ? round3(c.calls / c.hours) : 0;
   return cells;
+}
+
+/** Heatmap cell (weekday × 24 + hour) of local hour number h (hours since the local epoch). */
+function hourCell(h: number): number {
+  const day = Math.floor(h / 24);
+  return (((day + 4) % 7 + 7) % 7) * 24 + (h - day * 24);
+}
+
+function cellOf(segments: OffsetSegment[], t: number): number {
+  return hourCell(Math.floor((t + offsetFromSegments(segments, t)) / 3600));
 }
 
 export interface EngagementBucketRow {
@@ -231,14 +260,17 @@ export const ENGAGEMENT_BUCKETS = [
 
 /** Calls per participant: how many participants (app × uid) are listed in 1, 2–5, … calls. */
 export function getEngagement(db: Db, f: Filters, scope: Scope): EngagementBucketRow[] {
-  const appPks = resolveApps(db, f, scope);
-  const rows = db.all<{ n: number; people: number }>(sql`SELECT n, count(*) AS people FROM (
-      SELECT sum(listed) AS n FROM (${participantFacts(f, appPks)}) GROUP BY app_pk, uid HAVING sum(listed) > 0
-    ) GROUP BY n`);
-  return ENGAGEMENT_BUCKETS.map(([min, max]) => ({
+  const p = people(select(db, f, resolveApps(db, f, scope)), false);
+  const counts = ENGAGEMENT_BUCKETS.map(() => 0);
+  for (const u of p.ids) {
+    const n = p.listed[u];
+    const b = ENGAGEMENT_BUCKETS.findIndex(([, max]) => max === null || n <= max);
+    counts[b]++;
+  }
+  return ENGAGEMENT_BUCKETS.map(([min, max], i) => ({
     bucket: max === null ? `${min}+` : min === max ? String(min) : `${min}-${max}`,
     minCalls: min,
     maxCalls: max,
-    participants: rows.filter((r) => r.n >= min && (max === null || r.n <= max)).reduce((s, r) => s + r.people, 0),
+    participants: counts[i],
   }));
 }

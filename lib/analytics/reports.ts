@@ -1,5 +1,5 @@
-import { APP_COLUMNS, BREAKDOWN_COLUMNS, CALL_COLUMNS, DAILY_COLUMNS, DURATION_COLUMNS, ENGAGEMENT_COLUMNS, HEATMAP_COLUMNS, PARTICIPANT_COLUMNS, RECORDING_COLUMNS } from "@/lib/export/columns";
-import { getCalls, iterateCalls } from "./calls";
+import { APP_COLUMNS, BREAKDOWN_COLUMNS, CALL_COLUMNS, CALL_RAW_COLUMNS, DAILY_COLUMNS, DURATION_COLUMNS, ENGAGEMENT_COLUMNS, HEATMAP_COLUMNS, PARTICIPANT_COLUMNS, RECORDING_COLUMNS } from "@/lib/export/columns";
+import { getCalls, iterateCalls, iterateCallsRaw } from "./calls";
 import { listOf, type ReportRoute } from "./http";
 import { getBreakdowns, getConcurrencyHeatmap, getDurationDistribution, getEngagement, getTotals } from "./insights";
 import { getRecordings, iterateRecordings } from "./recordings";
@@ -10,9 +10,19 @@ import type { Db } from "@/db/client";
 
 /** Every analytics route: its report function (JSON) and its CSV rows and columns. */
 
+/** Participants in the requested order: `sort=minutes` by total minutes, else by calls
+ * (the report's own order, most first); `order=asc` turns either around. The JSON page
+ * and the CSV share it, so a download lists exactly what the dashboard table shows. */
+function sortedParticipants(db: Db, f: Filters, scope: Scope) {
+  const rows = getParticipantUsage(db, f, scope);
+  if (f.sort === "minutes") rows.sort((a, b) => b.totalMinutes - a.totalMinutes || b.calls - a.calls || a.app.localeCompare(b.app) || a.uid.localeCompare(b.uid));
+  if (f.order === "asc") rows.reverse();
+  return rows;
+}
+
 /** The participants report is paged in JSON (it can hold thousands of uids). */
 function participantsPage(db: Db, f: Filters, scope: Scope) {
-  const all = getParticipantUsage(db, f, scope);
+  const all = sortedParticipants(db, f, scope);
   const data = all.slice((f.page - 1) * f.perPage, f.page * f.perPage);
   return { data, meta: { pagination: { total: all.length, count: data.length, per_page: f.perPage, current_page: f.page, total_pages: Math.ceil(all.length / f.perPage) } } };
 }
@@ -20,8 +30,8 @@ function participantsPage(db: Db, f: Filters, scope: Scope) {
 const report = <Json, Row>(r: ReportRoute<Json, Row>): ReportRoute<Json, Row> => r;
 
 export const REPORTS = {
-  calls: report({ name: "calls", json: getCalls, csv: { rows: iterateCalls, columns: CALL_COLUMNS } }),
-  participants: report({ name: "participants", json: participantsPage, csv: { rows: getParticipantUsage, columns: PARTICIPANT_COLUMNS } }),
+  calls: report({ name: "calls", json: getCalls, csv: { rows: iterateCalls, columns: CALL_COLUMNS, raw: { rows: iterateCallsRaw, columns: CALL_RAW_COLUMNS } } }),
+  participants: report({ name: "participants", json: participantsPage, csv: { rows: sortedParticipants, columns: PARTICIPANT_COLUMNS } }),
   apps: report({ name: "apps", json: listOf(getAppUsage), csv: { rows: getAppUsage, columns: APP_COLUMNS } }),
   daily: report({ name: "daily", json: listOf(getDailyUsage), csv: { rows: getDailyUsage, columns: DAILY_COLUMNS } }),
   recordings: report({ name: "recordings", json: getRecordings, csv: { rows: iterateRecordings, columns: RECORDING_COLUMNS } }),

@@ -49,6 +49,19 @@ const DAY = 86_400;
 /** Offset segments covering [from, to): daily probes, then a binary search to the
  * exact second of each change. */
 export function offsetSegments(tz: string, from: number, to: number): OffsetSegment[] {
+  const key = `${tz}|${from}|${to}`;
+  const hit = segmentCache.get(key);
+  if (hit) return hit;
+  const out = computeSegments(tz, from, to);
+  if (segmentCache.size >= 256) segmentCache.delete(segmentCache.keys().next().value!);
+  segmentCache.set(key, out);
+  return out;
+}
+
+/** Zone rules do not change while a process runs: the dashboard asks the same ranges again and again. */
+const segmentCache = new Map<string, OffsetSegment[]>();
+
+function computeSegments(tz: string, from: number, to: number): OffsetSegment[] {
   const first = offsetAt(tz, from);
   const segments: OffsetSegment[] = [{ from: -Infinity, offset: first }];
   if (tz === "UTC" || tz === "Etc/UTC") return segments;

@@ -1,8 +1,8 @@
-import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import type { Filters } from "./filters";
-import { callFacts, participantFacts, resolveApps, round3, visibleApps, type Scope } from "./query";
-import { dayNumberToDate, localDayNumber, offsetSegments, offsetSql } from "./tz";
+import { resolveApps, round3, visibleApps, type Scope } from "./query";
+import { compareBinary, people, perApp, select } from "./scan";
+import { dayNumberToDate, localDayNumber, offsetSegments } from "./tz";
 
 /** Per participant (per app: a uid is an app's user). Minutes are summed from the
  * participant rows' own totalAudioMinutes / totalVideoMinutes / totalDuration. */
@@ -23,39 +23,24 @@ export interface ParticipantUsageRow {
   lastCallAt: number | null;
 }
 
-interface RawParticipantRow {
-  appPk: number;
-  uid: string;
-  calls: number;
-  joined: number;
-  unanswered: number;
-  audio: number;
-  video: number;
-  totalMin: number;
-  firstStart: number | null;
-  lastStart: number | null;
-}
-
 /** Every participant matching the filters, most calls first (then app, uid). */
 export function getParticipantUsage(db: Db, f: Filters, scope: Scope): ParticipantUsageRow[] {
   const appPks = resolveApps(db, f, scope);
   const appIds = new Map(visibleApps(db, scope).map((a) => [a.pk, a.appId]));
-  const rows = db.all<RawParticipantRow>(sql`SELECT app_pk AS appPk, uid, sum(listed) AS calls, sum(joined) AS joined,
-      sum(unanswered) AS unanswered, sum(audio) AS audio, sum(video) AS video, sum(total_min) AS totalMin,
-      min(first_start) AS firstStart, max(last_start) AS lastStart
-    FROM (${participantFacts(f, appPks)}) GROUP BY app_pk, uid HAVING sum(listed) > 0
-    ORDER BY calls DESC, app_pk, uid`);
-  return rows.map((r) => ({
-    app: appIds.get(r.appPk) ?? String(r.appPk),
-    uid: r.uid,
-    calls: r.calls,
-    joined: r.joined,
-    unanswered: r.unanswered,
-    audioMinutes: round3(r.audio),
-    videoMinutes: round3(r.video),
-    totalMinutes: round3(r.totalMin),
-    firstCallAt: r.firstStart,
-    lastCallAt: r.lastStart,
+  const p = people(select(db, f, appPks));
+  const { idApp, idUid } = p.store;
+  const ids = Array.from(p.ids).sort((x, y) => p.listed[y] - p.listed[x] || idApp[x] - idApp[y] || compareBinary(idUid[x], idUid[y]));
+  return ids.map((u) => ({
+    app: appIds.get(idApp[u]) ?? String(idApp[u]),
+    uid: idUid[u],
+    calls: p.listed[u],
+    joined: p.joined[u],
+    unanswered: p.unanswered[u],
+    audioMinutes: round3(p.audio[u]),
+    videoMinutes: round3(p.video[u]),
+    totalMinutes: round3(p.total[u]),
+    firstCallAt: p.first[u],
+    lastCallAt: p.last[u],
   }));
 }
 
@@ -77,13 +62,11 @@ export interface AppUsageRow {
 export function getAppUsage(db: Db, f: Filters, scope: Scope): AppUsageRow[] {
   const appPks = resolveApps(db, f, scope);
   const apps = visibleApps(db, scope).filter((a) => appPks === "all" || appPks.includes(a.pk));
-  const totals = db.all<{ appPk: number; calls: number; audio: number; video: number; rec: number }>(sql`SELECT app_pk AS appPk,
-      sum(calls) AS calls, sum(audio) AS audio, sum(video) AS video, sum(CASE WHEN dims >= 180 THEN calls ELSE 0 END) AS rec
-    FROM (${callFacts(f, appPks, { grain: "day" })}) GROUP BY app_pk`);
-  const people = db.all<{ appPk: number; n: number }>(sql`SELECT app_pk AS appPk, count(DISTINCT uid) AS n
-    FROM (${participantFacts(f, appPks)}) WHERE listed > 0 GROUP BY app_pk`);
-  const byApp = new Map(totals.map((t) => [t.appPk, t]));
-  const peopleByApp = new Map(people.map((p) => [p.appPk, p.n]));
+  const sel = select(db, f, appPks);
+  const byApp = perApp(sel);
+  const p = people(sel, false);
+  const peopleByApp = new Map<number, number>();
+  for (const u of p.ids) peopleByApp.set(p.store.idApp[u], (peopleByApp.get(p.store.idApp[u]) ?? 0) + 1);
   return apps.map((a) => {
     const t = byApp.get(a.pk);
     const audio = t?.audio ?? 0;
@@ -120,36 +103,55 @@ const MAX_DAYS = 366 * 20;
  * first to last day) present, days without calls as zeros. */
 export function getDailyUsage(db: Db, f: Filters, scope: Scope): DailyUsageRow[] {
   const appPks = resolveApps(db, f, scope);
-  const facts = callFacts(f, appPks, { grain: "q15" });
+  const { store: st, sel, count } = select(db, f, appPks);
+  const start = st.start.a;
   let lo = f.from;
   let hi = f.to;
   if (lo === undefined || hi === undefined) {
-    const ext = db.get<{ lo: number | null; hi: number | null }>(sql`SELECT min(unit) * 900 AS lo, max(unit) * 900 + 900 AS hi FROM (${facts}) WHERE calls <> 0`);
-    if (!ext || ext.lo === null || ext.hi === null) return [];
-    lo ??= ext.lo;
-    hi ??= ext.hi;
+    if (count === 0) return [];
+    let min = Infinity;
+    let max = -Infinity;
+    for (let k = 0; k < count; k++) {
+      const t = start[sel[k]];
+      if (t < min) min = t;
+      if (t > max) max = t;
+    }
+    lo ??= Math.floor(min / 900) * 900;
+    hi ??= Math.floor(max / 900) * 900 + 900;
   }
   if (hi <= lo) return [];
-  const segments = offsetSegments(f.tz, lo, hi);
-  const off = offsetSql(segments, "unit * 900");
-  const rows = db.all<{ day: number; calls: number; audio: number; video: number; durS: number; parts: number }>(sql`SELECT
-      (unit * 900 + ${sql.raw(off)}) / 86400 AS day, sum(calls) AS calls, sum(audio) AS audio, sum(video) AS video,
-      sum(dur_s) AS durS, sum(parts) AS parts
-    FROM (${facts}) WHERE calls <> 0 GROUP BY 1`);
-  const byDay = new Map(rows.map((r) => [r.day, r]));
   const first = localDayNumber(f.tz, lo);
   const last = localDayNumber(f.tz, hi - 1);
+  const days = Math.min(last - first + 1, MAX_DAYS);
+  const calls = new Float64Array(days), audio = new Float64Array(days), video = new Float64Array(days);
+  const durS = new Float64Array(days), parts = new Float64Array(days);
+  const segments = offsetSegments(f.tz, lo, hi);
+  const bounds = segments.slice(1).map((x) => x.from);
+  const offsets = segments.map((x) => x.offset);
+  const au = st.audio.a, vi = st.video.a, dur = st.dur.a, pc = st.pc.a;
+  for (let k = 0; k < count; k++) {
+    const i = sel[k];
+    const t = start[i];
+    let seg = 0;
+    while (seg < bounds.length && t >= bounds[seg]) seg++;
+    const d = Math.floor((t + offsets[seg]) / 86_400) - first;
+    if (d < 0 || d >= days) continue;
+    calls[d]++;
+    audio[d] += au[i];
+    video[d] += vi[i];
+    durS[d] += dur[i];
+    parts[d] += pc[i];
+  }
   const out: DailyUsageRow[] = [];
-  for (let d = first; d <= last && d - first < MAX_DAYS; d++) {
-    const r = byDay.get(d);
-    const calls = r?.calls ?? 0;
+  for (let d = 0; d < days; d++) {
+    const n = calls[d];
     out.push({
-      date: dayNumberToDate(d),
-      calls,
-      audioMinutes: round3(r?.audio ?? 0),
-      videoMinutes: round3(r?.video ?? 0),
-      avgDurationSeconds: calls ? round3(r!.durS / calls) : 0,
-      avgParticipants: calls ? round3(r!.parts / calls) : 0,
+      date: dayNumberToDate(first + d),
+      calls: n,
+      audioMinutes: round3(audio[d] / st.audio.scale),
+      videoMinutes: round3(video[d] / st.video.scale),
+      avgDurationSeconds: n ? round3(durS[d] / n) : 0,
+      avgParticipants: n ? round3(parts[d] / n) : 0,
     });
   }
   return out;

@@ -38,6 +38,8 @@ const envSchema = z.object({
   PLATFORM_MANAGEMENT_KEY: z.preprocess(emptyToUndefined, z.string().optional()),
   PLATFORM_MANAGEMENT_SECRET: z.preprocess(emptyToUndefined, z.string().optional()),
   PORT: intFromString(3000),
+  /** Public address of this dashboard, for the ingest URL shown in settings (default: the request's host). */
+  CALLBOARD_PUBLIC_URL: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/ }).optional()),
   LOG_LEVEL: z.preprocess(emptyToUndefined, z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),
 });
 

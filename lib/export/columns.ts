@@ -1,5 +1,5 @@
 import type { AppUsageRow, BreakdownRow, CallListRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, ParticipantUsageRow, RecordingRow } from "@/lib/analytics";
-import type { CsvColumn } from "./csv";
+import type { CsvColumn, RawCsvColumn } from "./csv";
 
 /** CSV columns of each report: the JSON rows' keys, in the JSON's order. */
 const d = "decimal" as const;
@@ -10,6 +10,9 @@ export const CALL_COLUMNS: CsvColumn<CallListRow>[] = [
   { key: "totalAudioMinutes", kind: d }, { key: "totalVideoMinutes", kind: d }, { key: "totalDurationMinutes", kind: d },
   { key: "durationSeconds" }, { key: "totalParticipants" },
 ];
+
+/** CALL_COLUMNS for raw rows (`iterateCallsRaw`): the same headers and formatting. */
+export const CALL_RAW_COLUMNS: RawCsvColumn[] = CALL_COLUMNS.map((c) => ({ header: c.key, kind: c.kind ?? (c.key === "hasRecording" ? "boolean" : undefined) }));
 
 export const PARTICIPANT_COLUMNS: CsvColumn<ParticipantUsageRow>[] = [
   { key: "app" }, { key: "uid" }, { key: "calls" }, { key: "joined" }, { key: "unanswered" }, { key: "audioMinutes", kind: d },

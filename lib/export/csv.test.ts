@@ -53,3 +53,37 @@ describe("csv", () => {
     expect(produced).toBeLessThan(5_000);
   });
 });
+
+describe("raw csv", () => {
+  it("writes the same bytes as csv-stringify, neutralised, decimals fixed", async () => {
+    const { stringify } = await import("csv-stringify/sync");
+    const { csvRawStream, fixed3 } = await import("./csv");
+    const hostile = ["a,b", 'say "hi"', "line\nbreak", "cr\rx", "zoë 用户42 🦄", "=cmd|' /C calc'!A0", "+1", "-x", "@h", "\tt", "plain", ""];
+    const rows = hostile.map((uid, i) => [uid, i / 7 - 0.5, i % 2, i % 3 ? null : i * 1000]);
+    const cols = [{ header: "uid" }, { header: "minutes", kind: "decimal" as const }, { header: "rec", kind: "boolean" as const }, { header: "n" }];
+    const got = await text(csvRawStream(rows, cols));
+    const want = stringify(
+      rows.map((r) => [neutralise(r[0] as string), (Math.round((r[1] as number) * 1000) / 1000).toFixed(3), r[2] ? "true" : "false", r[3] === null ? "" : String(r[3])]),
+      { header: true, columns: ["uid", "minutes", "rec", "n"], record_delimiter: "\r\n", quoted_match: /[\r\n]/ },
+    );
+    expect(got).toBe(want);
+    for (const v of [0, -0, 0.0005, 1.0005, -1.2345, 12345.6785, 1e-9, 2 / 3, 1e12 + 0.5]) expect(fixed3(v)).toBe((Math.round(v * 1000) / 1000).toFixed(3));
+  });
+
+  it("stops on abort", async () => {
+    const { csvRawStream } = await import("./csv");
+    let produced = 0;
+    function* rows(): Generator<unknown[]> {
+      for (let i = 0; i < 1_000_000; i++) {
+        produced++;
+        yield [i, i];
+      }
+    }
+    const ac = new AbortController();
+    const reader = csvRawStream(rows(), [{ header: "a" }, { header: "b" }], ac.signal).getReader();
+    await reader.read();
+    ac.abort();
+    await reader.cancel();
+    expect(produced).toBeLessThan(10_000);
+  });
+});

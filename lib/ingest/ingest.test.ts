@@ -36,7 +36,7 @@ describe("idempotency", () => {
     // Same JSON, other key order and spacing: the same event.
     const reordered = JSON.parse(JSON.stringify({ webhook: d.webhook, region: d.region, appId: d.appId, data: d.data, trigger: d.trigger })) as unknown;
     expect((await postJson(h.baseUrl, "acme", reordered)).json).toEqual({ status: "duplicate" });
-    const row = one<{ n: number; repeats: number }>(sql`SELECT count(*) n, sum(repeat_count) repeats FROM webhook_deliveries WHERE idem_key LIKE 'message_sent:b:%' AND body LIKE '%idem-1%'`);
+    const row = one<{ n: number; repeats: number }>(sql`SELECT count(*) n, sum(repeat_count) repeats FROM webhook_deliveries WHERE idem_key LIKE '1700100000|message_sent|b:%' AND body LIKE '%idem-1%'`);
     expect(row).toEqual({ n: 1, repeats: 2 });
     const counted = one<{ c: number }>(sql`SELECT sum(count) c FROM event_counts WHERE trigger = 'message_sent' AND bucket_start = ${1_700_100_000 - (1_700_100_000 % 900)}`);
     expect(counted?.c).toBe(1);
@@ -267,5 +267,29 @@ describe("housekeeping", () => {
     expect(one<{ c: number }>(sql`SELECT sum(count) c FROM event_counts WHERE app_pk = ${h.appPk.open} AND bucket_start = ${1_600_000_000 - (1_600_000_000 % 900)}`)?.c).toBe(1);
     expect(one<{ n: number }>(sql`SELECT count(*) n FROM webhook_rejections WHERE app_pk = ${h.appPk.open}`)?.n).toBe(5);
     c.close();
+  });
+});
+
+describe("durability modes", () => {
+  it("answers only after the WAL fsync, one fsync shared by a batch", async () => {
+    const app = { pk: h.appPk.acme, appId: "acme" };
+    const syncer = (h.ingestor.committer as unknown as { syncer: { syncs: number } }).syncer;
+    const before = syncer.syncs;
+    const bodies = Array.from({ length: 50 }, (_, i) => Buffer.from(JSON.stringify(messageSent(A, `fsync-${i}`))));
+    const results = await Promise.all(bodies.map((b) => h.ingestor.accept(app, b)));
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    expect(syncer.syncs - before).toBe(1);
+  });
+
+  it("works the same with synchronous = FULL and no syncer", async () => {
+    const full = await startHarness({ durability: "full" });
+    try {
+      const d = messageSent(A, "full-1");
+      expect((await postJson(full.baseUrl, "acme", d)).json).toEqual({ status: "stored" });
+      expect((await postJson(full.baseUrl, "acme", d)).json).toEqual({ status: "duplicate" });
+      expect(full.ingestSqlite.pragma("synchronous", { simple: true })).toBe(2);
+    } finally {
+      await full.close();
+    }
   });
 });

@@ -72,6 +72,7 @@ const UNAVAILABLE: IngestResult = {
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 const BUCKET_SECONDS = 900;
+const APP_CACHE_MS = 1000;
 const MIN_EVENT_TIME = 1_000_000_000; // 2001: anything older is not an event time
 
 /** Media type is JSON (`application/json` or `*\/*+json`) and any charset is UTF-8. */
@@ -98,8 +99,9 @@ export interface IngestorOptions extends GroupCommitterOptions {
 }
 
 /**
- * An ingestor writing through `sqlite`. Give it a connection of its own with
- * `synchronous = FULL` (see `openIngestConnection`): a 200 then means fsynced.
+ * An ingestor writing through `sqlite`, a connection of its own. A 200 means fsynced:
+ * pass a `syncer` for a connection with `synchronous = NORMAL` (what `getIngestor`
+ * does), or give it a connection with `synchronous = FULL` and no syncer.
  */
 export function createIngestor(sqlite: Database.Database, options: IngestorOptions = {}): Ingestor {
   const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
@@ -107,6 +109,20 @@ export function createIngestor(sqlite: Database.Database, options: IngestorOptio
   const findApp = sqlite.prepare<[string], AppAuthRow>(
     `SELECT pk, app_id, webhook_enabled, webhook_use_basic_auth, webhook_username, webhook_password_enc FROM apps WHERE app_id = ?`,
   );
+
+  // App settings are read at most once a second per app id (also for unknown ids, bounded):
+  // at thousands of deliveries a second the lookup was a tenth of the work. A settings
+  // change (password, enabled) applies within a second.
+  const appCache = new Map<string, { row: AppAuthRow | undefined; until: number }>();
+  const lookupApp = (appId: string): AppAuthRow | undefined => {
+    const now = Date.now();
+    const hit = appCache.get(appId);
+    if (hit && hit.until > now) return hit.row;
+    const row = findApp.get(appId);
+    if (appCache.size >= 1000) appCache.clear();
+    appCache.set(appId, { row, until: now + APP_CACHE_MS });
+    return row;
+  };
 
   const refuse = (app: IngestApp, e: HttpError, trigger: string | null = null): IngestResult => {
     committer.noteRejection({ appPk: app.pk, status: e.status, code: e.code, reason: e.message.slice(0, 500), trigger, receivedMs: Date.now() });
@@ -118,7 +134,7 @@ export function createIngestor(sqlite: Database.Database, options: IngestorOptio
     if (method !== "POST") {
       return { ok: false, result: errorResult(fail(405, "method_not_allowed", "Webhook deliveries are POST requests.", { Allow: "POST" })) };
     }
-    const row = appId.length <= 100 ? findApp.get(appId) : undefined;
+    const row = appId.length <= 100 ? lookupApp(appId) : undefined;
     if (!row) {
       logger.debug({ status: 404 }, "webhook delivery for an unknown app");
       return { ok: false, result: errorResult(fail(404, "not_found", "No webhook receiver at this address: check the app id in the URL.")) };
@@ -198,7 +214,7 @@ export function createIngestor(sqlite: Database.Database, options: IngestorOptio
       sessionId = live.sessionId;
     } else {
       effect = category === "unknown" ? { kind: "none" } : { kind: "count" };
-      idemKey = bodyKey(parsed);
+      idemKey = bodyKey(env, parsed);
     }
 
     const t = eventTime(env.trigger, env.data);

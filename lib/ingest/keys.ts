@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Envelope, LiveEvent, RecordingEvent } from "./envelope";
+import { eventTime, type Envelope, type LiveEvent, type RecordingEvent } from "./envelope";
 
 /**
  * Idempotency keys. The platform documents no event id and warns that deliveries can
@@ -12,14 +12,22 @@ import type { Envelope, LiveEvent, RecordingEvent } from "./envelope";
  *   equal JSON (key order, spacing) is still one event.
  *
  * Times are normalised to epoch seconds first, so "1700000000" and 1700000000000 match.
+ *
+ * Every key starts with the event's own time, taken from the body (so a repeat has the
+ * same key). Events arrive roughly in time order, so new keys land at the right edge of
+ * the unique index instead of on a random page: with hash-led keys each delivery
+ * dirtied a page of its own, and the index cost 3-4x the rest of the insert.
  */
 const MAX_READABLE = 300;
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest("base64url");
 
-function fromParts(trigger: string, parts: Array<string | number | null>): string {
-  const readable = `${trigger}:${JSON.stringify(parts)}`;
-  return readable.length <= MAX_READABLE ? readable : `${trigger}:h:${sha256(readable)}`;
+/** Ten digits of epoch seconds (sorts as text until 2286), or "~" when the event has no time. */
+const timePrefix = (t: number | null | undefined) => (t === null || t === undefined ? "~" : String(t).padStart(10, "0"));
+
+function fromParts(time: number | null | undefined, trigger: string, parts: Array<string | number | null>): string {
+  const readable = `${timePrefix(time)}|${trigger}|${JSON.stringify(parts)}`;
+  return readable.length <= MAX_READABLE ? readable : `${timePrefix(time)}|${trigger}|h:${sha256(readable)}`;
 }
 
 /** JSON with object keys sorted at every level (hot path: plain loops, no intermediate arrays). */
@@ -44,17 +52,18 @@ export function canonicalJson(v: unknown): string {
 }
 
 export function recordingKey(env: Envelope, rec: RecordingEvent): string {
-  return fromParts(env.trigger, [env.webhook, rec.sessionId, rec.startTime]);
+  return fromParts(rec.startTime, env.trigger, [env.webhook, rec.sessionId, rec.startTime]);
 }
 
 export function liveKey(env: Envelope, ev: LiveEvent): string {
-  if (ev.step === "ended") return fromParts(env.trigger, [env.webhook, ev.sessionId, ev.endedAt]);
-  if (ev.step === "initiated") return fromParts(env.trigger, [env.webhook, ev.sessionId, ev.initiatedAt]);
+  if (ev.step === "ended") return fromParts(ev.endedAt, env.trigger, [env.webhook, ev.sessionId, ev.endedAt]);
+  if (ev.step === "initiated") return fromParts(ev.initiatedAt, env.trigger, [env.webhook, ev.sessionId, ev.initiatedAt]);
   const occ = ev.occupants[0];
-  return fromParts(env.trigger, [env.webhook, ev.sessionId, occ?.name ?? null, occ?.joinedAt ?? null, occ?.leftAt ?? null, ev.startedAt]);
+  const time = occ?.leftAt ?? occ?.joinedAt ?? ev.startedAt;
+  return fromParts(time, env.trigger, [env.webhook, ev.sessionId, occ?.name ?? null, occ?.joinedAt ?? null, occ?.leftAt ?? null, ev.startedAt]);
 }
 
-export function bodyKey(parsed: unknown): string {
-  const e = parsed as { trigger?: unknown };
-  return `${typeof e.trigger === "string" ? e.trigger : "?"}:b:${sha256(canonicalJson(parsed))}`;
+/** Any other trigger: its time (when the body has one) and the hash of its canonical body. */
+export function bodyKey(env: Envelope, parsed: unknown): string {
+  return `${timePrefix(eventTime(env.trigger, env.data))}|${env.trigger}|b:${sha256(canonicalJson(parsed))}`;
 }

@@ -3,16 +3,16 @@ import { db } from "@/db";
 import { openDatabase } from "@/db/client";
 import { env } from "@/lib/config/env";
 import { createIngestor, type Ingestor, type IngestorOptions } from "./ingest";
+import { WalSyncer } from "./wal-sync";
 
 /**
- * A connection of the ingest's own, with `synchronous = FULL`: its commits return only
- * once the WAL is fsynced, so a 200 means the delivery survives a power cut. The rest
- * of the process keeps NORMAL (durable at checkpoints), which is right for data that a
- * sync can fetch again.
+ * A connection of the ingest's own. It commits with `synchronous = NORMAL` and the
+ * ingest answers only after a `WalSyncer` fsync of the WAL (off the event loop), so a
+ * 200 means the delivery survives a power cut (docs/decisions/0003-webhook-ingest.md).
  */
 export function openIngestConnection(file: string): Database.Database {
   const sqlite = openDatabase(file, { migrate: false }).$client;
-  sqlite.pragma("synchronous = NORMAL"); // TEMP-PROBE
+  sqlite.pragma("synchronous = NORMAL");
   return sqlite;
 }
 
@@ -24,8 +24,9 @@ export function getIngestor(options?: IngestorOptions): Ingestor {
   const cached = globalForIngest.callboardIngestor;
   if (cached && cached.file === file) return cached.ingestor;
   const warehouse = db(); // migrates before the ingest's connection opens
-  const sqlite = file === ":memory:" ? warehouse.$client : openIngestConnection(file);
-  const ingestor = createIngestor(sqlite, options);
+  const memory = file === ":memory:";
+  const sqlite = memory ? warehouse.$client : openIngestConnection(file);
+  const ingestor = createIngestor(sqlite, { ...options, syncer: memory ? undefined : new WalSyncer(file) });
   globalForIngest.callboardIngestor = { file, ingestor };
   return ingestor;
 }

@@ -1,15 +1,17 @@
 import type Database from "better-sqlite3";
 import { logger } from "@/lib/log/logger";
 import type { LiveEvent, RecordingEvent } from "./envelope";
+import type { WalSyncer } from "./wal-sync";
 
 /**
  * Persist first, then apply, in one transaction — and many deliveries per transaction.
  *
- * The ingest connection runs with `synchronous = FULL`, so a commit returns only once
- * the WAL is fsynced; a delivery is answered 200 after the commit that holds it. To
- * keep the rate when every commit costs an fsync, deliveries that arrive while the
- * event loop is busy are grouped: the first one schedules a flush on `setImmediate`,
- * the flush writes everything queued so far in one transaction (group commit).
+ * A delivery is answered 200 only once the transaction holding it is on disk: either
+ * the connection runs `synchronous = FULL` (the commit itself fsyncs), or it runs
+ * NORMAL and a `WalSyncer` fsyncs the WAL off the event loop after the commit (the
+ * default, see wal-sync.ts). Deliveries that arrive while the event loop is busy are
+ * grouped: the first one schedules a flush on `setImmediate`, the flush writes
+ * everything queued so far in one transaction (group commit).
  * Each delivery's effects run in a savepoint: one that fails to apply is still stored
  * (outcome `failed`) and never takes the rest of the batch down.
  */
@@ -170,6 +172,8 @@ export interface GroupCommitterOptions {
    * idempotency keys need far less.
    */
   retainDeliveriesDays?: number;
+  /** Set when the connection commits with `synchronous = NORMAL`: answers wait for its fsync. */
+  syncer?: WalSyncer;
 }
 
 const HOUR_MS = 3_600_000;
@@ -185,6 +189,7 @@ export class GroupCommitter {
   private lastLivePruneMs = 0;
   private lastDeliveryPruneMs = 0;
   private readonly retainDeliveriesMs: number;
+  private readonly syncer: WalSyncer | undefined;
   private readonly st: Statements;
   private readonly maxBatch: number;
   private readonly keepRejections: number;
@@ -198,6 +203,7 @@ export class GroupCommitter {
     this.maxBatch = options.maxBatch ?? 2000;
     this.keepRejections = options.keepRejections ?? 1000;
     this.retainDeliveriesMs = (options.retainDeliveriesDays ?? 90) * DAY_MS;
+    this.syncer = options.syncer;
     this.applyOne = sqlite.transaction((d: PreparedDelivery) => applyEffect(this.st, d));
     this.writeBatch = sqlite.transaction((jobs: Job[], rejections: Rejection[]) => {
       const outcomes: StoreOutcome[] = [];
@@ -267,7 +273,17 @@ export class GroupCommitter {
       this.stats.batches += 1;
       this.stats.deliveries += jobs.length;
       this.stats.largestBatch = Math.max(this.stats.largestBatch, jobs.length);
-      jobs.forEach((job, i) => job.resolve(outcomes[i]));
+      const answer = (error?: Error) => {
+        if (error) {
+          logger.error({ err: error.message, deliveries: jobs.length }, "webhook batch committed but not fsynced");
+          const failure = new StoreUnavailableError(error);
+          for (const job of jobs) job.reject(failure);
+        } else {
+          jobs.forEach((job, i) => job.resolve(outcomes[i]));
+        }
+      };
+      if (this.syncer && jobs.length > 0) this.syncer.sync(answer);
+      else answer();
       this.rejectionsSincePrune += rejections.length;
       for (const r of rejections) this.rejectedApps.add(r.appPk);
     }
@@ -299,6 +315,7 @@ export class GroupCommitter {
   /** Flushes what is queued and refuses new work. */
   close(): void {
     this.flush();
+    this.syncer?.flushSync();
     this.closed = true;
   }
 }

@@ -15,6 +15,7 @@ import { basicAuthHeader } from "./auth";
 import { createIngestHttpHandler } from "./http";
 import { createIngestor, type Ingestor, type IngestorOptions } from "./ingest";
 import { openIngestConnection } from "./runtime";
+import { WalSyncer } from "./wal-sync";
 
 export const TEST_SECRET = "test-secret-for-ingest-suites-0123456789abcdef";
 export const HOOK_USER = "platform-hook";
@@ -33,7 +34,12 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(options: IngestorOptions = {}): Promise<Harness> {
+export interface HarnessOptions extends IngestorOptions {
+  /** `wal-fsync` (the default, as in production): NORMAL commits + WAL fsync off the loop; `full`: every commit fsyncs. */
+  durability?: "wal-fsync" | "full";
+}
+
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   process.env.AUTH_SECRET = TEST_SECRET;
   resetEnvForTests();
   const dir = mkdtempSync(path.join(tmpdir(), "callboard-ingest-"));
@@ -50,7 +56,9 @@ export async function startHarness(options: IngestorOptions = {}): Promise<Harne
     webhookUseBasicAuth: true, webhookUsername: HOOK_USER, webhookPassword: HOOK_PASSWORD,
   }).pk;
   const ingestSqlite = openIngestConnection(file);
-  const ingestor = createIngestor(ingestSqlite, options);
+  const { durability = "wal-fsync", ...ingestOptions } = options;
+  if (durability === "full") ingestSqlite.pragma("synchronous = FULL");
+  const ingestor = createIngestor(ingestSqlite, { ...ingestOptions, syncer: durability === "wal-fsync" ? new WalSyncer(file) : undefined });
   const handle = createIngestHttpHandler(() => ingestor);
   const server = createServer((req, res) => {
     if (!handle(req, res)) {

@@ -1,12 +1,9 @@
 import { parseCallRecord } from "@/lib/platform/call-record";
 import type { SyncSummary } from "./sync-app";
-import { contentHash, isFinalStatus, type CallWriter, type Existing, type PendingCall } from "./writer";
+import type { WriteSink } from "./write-sink";
+import { contentHash, extraParticipantJson, isFinalStatus, type CallWriter, type Existing, type PendingCall } from "./writer";
 
 const MAX_REASONS = 100;
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
 function hashKey(hash: string): number {
   // 48 bits of the hash are plenty to tell repeats apart within a few pages.
@@ -31,8 +28,12 @@ export class RunState {
   /** No calls stored for the app when the run started: no lookups needed. */
   private readonly startedEmpty: boolean;
 
+  /** The batch being written (at most one in flight). */
+  private inflight: Promise<void> = Promise.resolve();
+
   constructor(
     readonly writer: CallWriter,
+    private readonly sink: WriteSink,
     private readonly summary: SyncSummary,
     private readonly batchSize: number,
     private readonly saveProgress: () => void,
@@ -62,7 +63,7 @@ export class RunState {
    * Handles one page of raw records. Returns, for the early-stop rule, whether every
    * record was already stored, final and unchanged, and the initiatedAt values in order.
    */
-  handle(records: unknown[]): { allKnown: boolean; initiated: Array<number | null> } {
+  async handle(records: unknown[]): Promise<{ allKnown: boolean; initiated: Array<number | null> }> {
     const t0 = performance.now();
     const page = new Map<string, number>();
     this.window.push(page);
@@ -88,7 +89,7 @@ export class RunState {
       if (r.call.status === "ongoing") this.seenOngoing.add(id);
       else this.seenOngoing.delete(id);
       const rawParticipants = Array.isArray(r.raw.participants) ? (r.raw.participants as unknown[]) : [];
-      fresh.push({ call: r.call, rawJson, hash, rawParticipants });
+      fresh.push({ call: r.call, rawJson, hash, participantExtras: rawParticipants.map(extraParticipantJson) });
     }
     // What is stored, in one read transaction per page (none needed on a first backfill).
     const lookup = this.startedEmpty ? [] : fresh.filter((p) => !this.pending.has(p.call.sessionId));
@@ -108,36 +109,39 @@ export class RunState {
       this.pending.set(id, p);
     }
     this.summary.timings.parseMs += performance.now() - t0;
-    if (this.pending.size >= this.batchSize) this.flush();
+    if (this.pending.size >= this.batchSize) await this.flush();
     return { allKnown, initiated };
   }
 
-  flush(): void {
-    if (this.pending.size === 0) return;
-    const t0 = performance.now();
-    let counts;
-    try {
-      counts = this.writer.write(this.pending.values());
-    } catch (err) {
-      // One record the warehouse refuses (a constraint) must not stop the sync: write one
-      // by one and skip the ones that fail, with the database's reason.
-      if (!(err instanceof Error && err.name === "SqliteError") || /SQLITE_BUSY|SQLITE_FULL|SQLITE_IOERR/.test(String((err as { code?: string }).code))) throw err;
-      counts = { inserted: 0, updated: 0 };
-      for (const p of this.pending.values()) {
-        try {
-          const c = this.writer.write([p]);
-          counts.inserted += c.inserted;
-          counts.updated += c.updated;
-        } catch (one) {
-          this.skip(p.call.sessionId, `warehouse refused the record: ${errorText(one)}`);
-        }
-      }
+  /**
+   * Hands the pending calls to the sink, in order. Waits only for the previous batch, so
+   * the caller goes on fetching and parsing while this one is written (and at most two
+   * batches are held in memory).
+   */
+  async flush(): Promise<void> {
+    const previous = this.inflight;
+    if (this.pending.size > 0) {
+      const batch = [...this.pending.values()];
+      this.pending = new Map();
+      this.inflight = previous
+        .then(() => this.sink.write(batch))
+        .then((r) => {
+          this.summary.timings.dbMs += r.ms;
+          this.summary.inserted += r.inserted;
+          this.summary.updated += r.updated;
+          for (const x of r.refused) this.skip(x.sessionId, x.reason);
+          this.saveProgress();
+        });
+      // A failure surfaces at the next flush or drain, not as an unhandled rejection.
+      this.inflight.catch(() => undefined);
     }
-    this.summary.timings.dbMs += performance.now() - t0;
-    this.summary.inserted += counts.inserted;
-    this.summary.updated += counts.updated;
-    this.pending = new Map();
-    this.saveProgress();
+    await previous;
+  }
+
+  /** Writes everything pending and waits until it is stored. */
+  async drain(): Promise<void> {
+    await this.flush();
+    await this.inflight;
   }
 }
 

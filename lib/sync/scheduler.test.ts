@@ -1,7 +1,7 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 
 process.env.AUTH_SECRET ??= "unit-test-secret-at-least-32-characters-long";
 process.env.LOG_LEVEL ??= "silent";
@@ -9,7 +9,15 @@ process.env.LOG_LEVEL ??= "silent";
 const { openDatabase } = await import("@/db/client");
 const { startSyncScheduler } = await import("./scheduler");
 
-const freshDb = () => openDatabase(path.join(mkdtempSync(path.join(tmpdir(), "callboard-sched-")), "w.db"));
+const dirs: string[] = [];
+const freshDb = () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "callboard-sched-"));
+  dirs.push(dir);
+  return openDatabase(path.join(dir, "w.db"));
+};
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 describe("sync scheduler", () => {
   it("runs syncAll on the interval, one run at a time, until stopped", async () => {

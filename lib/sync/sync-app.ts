@@ -8,6 +8,7 @@ import { createCallsClient, type CallsClient, type CallsClientOptions } from "@/
 import { PlatformAuthError, PlatformError, PlatformNotFoundError } from "@/lib/platform/errors";
 import { acquireLock, DEFAULT_LEASE_MS, newOwnerId, releaseLock, renewLock } from "./lock";
 import { RunState } from "./run-state";
+import { inlineSink, workerSink, type WriteSink } from "./write-sink";
 import { CallWriter } from "./writer";
 
 /**
@@ -28,7 +29,12 @@ export interface SyncOptions {
   perPage?: number;
   signal?: AbortSignal;
   log?: Logger;
-  /** Calls written per transaction (default 8,000). */
+  /**
+   * Where write transactions run: "auto" (default) uses a worker thread for a first
+   * backfill (the app has no calls yet) and this thread otherwise.
+   */
+  writer?: "auto" | "inline" | "worker";
+  /** Calls written per transaction (default 8,000 inline, 4,000 with the worker). */
   batchSize?: number;
   /** Pages requested ahead while the current one is parsed and written (default 2). */
   prefetch?: number;
@@ -93,7 +99,6 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
-
 
 class SyncAbort extends Error {}
 
@@ -170,6 +175,7 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
     progress.run(summary.pages, summary.fetched, summary.inserted, summary.updated, summary.unchanged, summary.skipped, summary.refreshed, run.pk);
 
   let pagedEverything = false;
+  let sink: WriteSink | undefined;
   try {
     const conn = options.connection ?? appConnection(app, options.domain ?? env().PLATFORM_DOMAIN);
     const client = createCallsClient({
@@ -180,12 +186,18 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
       ...options.client,
     });
     const writer = new CallWriter(db, app.pk);
-    const state = new RunState(writer, summary, options.batchSize ?? 8_000, saveProgress);
+    const useWorker = options.writer === "worker" || ((options.writer ?? "auto") === "auto" && writer.storedCount() === 0);
+    sink = (useWorker ? workerSink(db, app.pk) : undefined) ?? inlineSink(writer);
+    // Two batches can be alive at once with a worker (one being written, one filling) plus
+    // the copy handed over: a smaller batch keeps peak memory in bounds (~470 MB measured
+    // at 4,000 vs ~680 MB at 8,000) and is still ~16,000 rows per transaction.
+    const batchSize = options.batchSize ?? (sink.kind === "worker" ? 4_000 : 8_000);
+    const state = new RunState(writer, sink, summary, batchSize, saveProgress);
 
     pagedEverything = await pageThrough(client, state, summary, { ...options, signal }, fullDue);
-    state.flush();
+    await state.drain();
     await refreshOngoing(client, state, summary, options.maxRefresh ?? 500, signal);
-    state.flush();
+    await state.drain();
 
     const finished = Date.now();
     db.update(apps)
@@ -206,6 +218,7 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
     log.error({ err: summary.error }, "sync failed");
   } finally {
     clearInterval(renewTimer);
+    await sink?.close().catch(() => undefined);
     summary.timings.wallMs = summary.durationMs = performance.now() - wallStart;
     try {
       db.update(syncRuns)
@@ -256,7 +269,7 @@ async function pageThrough(
     summary.timings.fetchMs += page.fetchMs;
     summary.pages++;
     summary.fetched += page.records.length;
-    const { allKnown, initiated } = state.handle(page.records);
+    const { allKnown, initiated } = await state.handle(page.records);
     for (const t of initiated) {
       if (t === null) continue;
       if (t > lastInitiated) ordered = false;
@@ -281,7 +294,7 @@ async function refreshOngoing(
   signal: AbortSignal,
 ): Promise<void> {
   const t0 = performance.now();
-  state.flush();
+  await state.drain();
   const ids = state.writer
     .ongoingSessionIds()
     .filter((id) => !state.seenOngoing.has(id))
@@ -293,7 +306,7 @@ async function refreshOngoing(
       const id = ids[next++];
       try {
         const rec = await client.getCall(id, signal);
-        state.handle([rec]);
+        await state.handle([rec]);
         summary.refreshed++;
       } catch (err) {
         if (err instanceof PlatformNotFoundError) {

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -66,9 +66,14 @@ function expectSame(db: Db, appId: string, t: Truth) {
   expect(w.video).toBeCloseTo(t.video, 3);
 }
 
+const opened: Array<{ db: Db; dir: string }> = [];
+
 function freshDb(): { db: Db; file: string } {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), "callboard-sync-")), "warehouse.db");
-  return { db: openDatabase(file), file };
+  const dir = mkdtempSync(path.join(tmpdir(), "callboard-sync-"));
+  const file = path.join(dir, "warehouse.db");
+  const db = openDatabase(file);
+  opened.push({ db, dir });
+  return { db, file };
 }
 
 function register(db: Db, appId: string, apiKey?: string) {
@@ -83,6 +88,10 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await emu?.stop();
+  for (const { db, dir } of opened) {
+    db.$client.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 describe("sync against the emulator", () => {

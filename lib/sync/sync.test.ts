@@ -1,9 +1,9 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 process.env.AUTH_SECRET ??= "unit-test-secret-at-least-32-characters-long";
 process.env.LOG_LEVEL ??= "silent";
@@ -72,11 +72,18 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
 let db: Db;
+let dir = "";
 beforeEach(() => {
-  db = openDatabase(path.join(mkdtempSync(path.join(tmpdir(), "callboard-sync-unit-")), "w.db"));
+  dir = mkdtempSync(path.join(tmpdir(), "callboard-sync-unit-"));
+  db = openDatabase(path.join(dir, "w.db"));
   addApp(db, { appId: "unit", name: "unit", region: "us", apiKey: "unit-key-1234", callsUrl });
   records = [];
   singles = new Map();
+});
+
+afterEach(() => {
+  db.$client.close();
+  rmSync(dir, { recursive: true, force: true });
 });
 
 const app = () => getAppById(db, "unit")!;
@@ -164,10 +171,10 @@ describe("syncApp rules", () => {
 });
 
 describe("syncApp and the warehouse", () => {
-  it("skips a record the database refuses instead of failing the run", async () => {
+  it.each(["worker", "inline"] as const)("skips a record the database refuses instead of failing the run (%s writer)", async (writer) => {
     db.$client.exec("CREATE TRIGGER test_refuse BEFORE INSERT ON calls WHEN new.session_id = 's2' BEGIN SELECT RAISE(ABORT, 'refused for the test'); END");
     records = newestFirst(3);
-    const r = await sync();
+    const r = await syncApp(db, app(), { trigger: "test", perPage: 10, writer });
     expect(r).toMatchObject({ status: "succeeded", inserted: 2, skipped: 1 });
     expect(r.skippedRecords[0]).toEqual({ sessionId: "s2", reason: expect.stringMatching(/refused for the test/) });
   });

@@ -20,8 +20,8 @@ export interface PendingCall {
   call: ParsedCall;
   rawJson: string;
   hash: string;
-  /** The record's participants as received: unknown keys of each go to its `raw`. */
-  rawParticipants: unknown[];
+  /** Per participant, its unknown keys as JSON (null when it has none). */
+  participantExtras: Array<string | null>;
 }
 
 /** Participant keys the typed columns hold; anything else goes to the participant's `raw`. */
@@ -40,7 +40,7 @@ export function isFinalStatus(status: string | null): boolean {
 
 const b = (v: boolean) => (v ? 1 : 0);
 
-function extraParticipantJson(raw: unknown): string | null {
+export function extraParticipantJson(raw: unknown): string | null {
   if (!raw || typeof raw !== "object") return null;
   let extra: Record<string, unknown> | null = null;
   for (const k of Object.keys(raw)) {
@@ -54,6 +54,19 @@ function extraParticipantJson(raw: unknown): string | null {
 export interface WriteCounts {
   inserted: number;
   updated: number;
+}
+
+export interface BatchResult extends WriteCounts {
+  refused: Array<{ sessionId: string; reason: string }>;
+  /** Time inside the write transactions. */
+  ms: number;
+}
+
+/** A constraint or trigger refusing one record, as opposed to a database that is unusable. */
+function isRecordLevelError(err: unknown): boolean {
+  if (!(err instanceof Error) || err.name !== "SqliteError") return false;
+  const code = String((err as { code?: string }).code ?? "");
+  return code.startsWith("SQLITE_CONSTRAINT") || code === "SQLITE_ERROR" || code === "SQLITE_MISMATCH" || code === "SQLITE_TOOBIG";
 }
 
 export class CallWriter {
@@ -141,6 +154,32 @@ export class CallWriter {
     return this.writeBatch(batch);
   }
 
+  /**
+   * Writes a batch in one transaction; if the database refuses it (a constraint), writes
+   * the calls one by one and reports the refused ones instead of failing the sync.
+   */
+  writeTolerant(batch: PendingCall[]): BatchResult {
+    const t0 = performance.now();
+    try {
+      return { ...this.writeBatch(batch), refused: [], ms: performance.now() - t0 };
+    } catch (err) {
+      if (!isRecordLevelError(err)) throw err;
+      const out: BatchResult = { inserted: 0, updated: 0, refused: [], ms: 0 };
+      for (const p of batch) {
+        try {
+          const c = this.writeBatch([p]);
+          out.inserted += c.inserted;
+          out.updated += c.updated;
+        } catch (one) {
+          if (!isRecordLevelError(one)) throw one;
+          out.refused.push({ sessionId: p.call.sessionId, reason: `warehouse refused the record: ${(one as Error).message}` });
+        }
+      }
+      out.ms = performance.now() - t0;
+      return out;
+    }
+  }
+
   /** Returns true when the call was inserted, false when an existing row was updated. */
   private writeOne(p: PendingCall, now: number): boolean {
     const c = p.call;
@@ -153,12 +192,11 @@ export class CallWriter {
     )!;
     // Always: a webhook-made row may already hold participants under this pk.
     this.deleteParticipants.run(pk);
-    const rawParts = p.rawParticipants;
     for (const part of c.participants) {
       this.insertParticipant.run(
         pk, this.appPk, part.seq, part.uid, part.state, b(part.isJoined), part.totalAudioMinutes,
         part.totalVideoMinutes, part.totalDurationMinutes, part.deviceId, part.joinedAt, part.leftAt, part.mid,
-        extraParticipantJson(rawParts[part.seq]),
+        p.participantExtras[part.seq] ?? null,
       );
     }
     return firstSeen === now;

@@ -66,7 +66,7 @@ export const FILTER_KEYS = Object.keys(filterParsers) as Array<keyof FilterValue
 
 /**
  * The analytics API query of these values, in one canonical order (so it doubles as
- * the react-query key). `paging` adds page/perPage/sort/order.
+ * the react-query key). With `perPage`, the paged tables' page/perPage/sort/order too.
  */
 export function apiQuery(v: FilterValues & Partial<PageValues>, options: { perPage?: number; extra?: Record<string, string> } = {}): URLSearchParams {
   const p = new URLSearchParams();
@@ -84,10 +84,12 @@ export function apiQuery(v: FilterValues & Partial<PageValues>, options: { perPa
   put("from", v.from);
   put("to", v.to !== null && v.from !== null && v.to < v.from ? null : v.to);
   if (v.tz && v.tz !== "UTC") put("tz", v.tz);
-  if (v.page !== undefined) put("page", Math.max(1, v.page));
-  if (options.perPage !== undefined) put("perPage", options.perPage);
-  if (v.sort !== undefined && v.sort !== "start") put("sort", v.sort);
-  if (v.order !== undefined && v.order !== "desc") put("order", v.order);
+  if (options.perPage !== undefined) {
+    put("page", Math.max(1, v.page ?? 1));
+    put("perPage", options.perPage);
+    if (v.sort !== undefined && v.sort !== "start") put("sort", v.sort);
+    if (v.order !== undefined && v.order !== "desc") put("order", v.order);
+  }
   for (const [k, value] of Object.entries(options.extra ?? {})) put(k, value);
   return p;
 }

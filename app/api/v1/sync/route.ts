@@ -1,0 +1,43 @@
+import { db } from "@/db";
+import { rawFromUrl } from "@/app/_ops/params";
+import { scopeAppPks } from "@/app/_ops/scope";
+import { syncNowSchema, syncParamsSchema } from "@/app/sync/params";
+import { listApps } from "@/lib/apps/registry";
+import { audit } from "@/lib/auth/audit";
+import { authorize, requireAdmin, resolveVisibleApp } from "@/lib/auth/authorize";
+import { readJsonObject, respond } from "@/lib/auth/route-support";
+import { getSyncRuns, getSyncStatus, startManualSync } from "@/lib/sync/runs";
+
+export const dynamic = "force-dynamic";
+
+/** GET /api/v1/sync[?app=…&status=failed&limit=50&before=id]: recent runs, newest first, and each app's sync status. */
+export function GET(request: Request): Promise<Response> {
+  return respond(async () => {
+    const p = syncParamsSchema.parse(rawFromUrl(new URL(request.url).searchParams));
+    const caller = await authorize(request);
+    const warehouse = db();
+    const appPks = scopeAppPks(warehouse, caller, p.app);
+    const data = getSyncRuns(warehouse, appPks, { limit: p.limit, before: p.before, status: p.status === "any" ? undefined : p.status });
+    return Response.json({ data, apps: getSyncStatus(warehouse, appPks) });
+  });
+}
+
+/**
+ * POST /api/v1/sync {app?} (admin): sync now. Answers 200 with each app's result when
+ * the syncs end within a few seconds, else 202 while they carry on.
+ */
+export function POST(request: Request): Promise<Response> {
+  return respond(async () => {
+    const caller = await authorize(request);
+    requireAdmin(caller);
+    const text = await request.text();
+    const body = text.trim() === "" ? {} : await readJsonObject(new Request(request.url, { method: "POST", body: text }));
+    const { app } = syncNowSchema.parse(body);
+    const warehouse = db();
+    const targets = app ? [resolveVisibleApp(warehouse, caller, app)] : listApps(warehouse);
+    for (const t of targets) audit(warehouse, caller, "app.sync", t.appId, { trigger: "manual" });
+    const data = await startManualSync(warehouse, targets);
+    const running = data.some((r) => r.status === "running");
+    return Response.json({ data }, { status: running ? 202 : 200 });
+  });
+}

@@ -1,0 +1,109 @@
+"use client";
+
+import Link from "next/link";
+import { useQueries } from "@tanstack/react-query";
+import { useState } from "react";
+import type { AppUsageRow, DailyUsageRow } from "@/lib/analytics";
+import { TrendChart } from "@/components/charts/trend-chart";
+import { FilterBar, type AppOption } from "@/components/filter-bar";
+import { CsvLink, EmptyState, ErrorState, Panel, Skeleton } from "@/components/panel";
+import { QueryState } from "@/components/query-state";
+import { fetchReport, useFilters, useReport } from "@/components/use-report";
+import { appTrend } from "@/lib/ui/charts";
+import { apiQuery } from "@/lib/ui/filter-params";
+import { formatCount, formatDecimal, formatMinutes, formatPercent } from "@/lib/ui/format";
+import { trendApps } from "@/lib/ui/pages";
+import { csvUrl, reportKey, reportUrl } from "@/lib/ui/reports";
+
+
+export function AppsView({ apps }: { apps: AppOption[] }) {
+  const [values] = useFilters();
+  const [metric, setMetric] = useState<"calls" | "minutes">("calls");
+  const query = apiQuery(values);
+  const usage = useReport<{ data: AppUsageRow[] }>("apps", query);
+  const shown = trendApps(values.app, apps);
+  const perApp = useQueries({
+    queries: shown.map((app) => {
+      const q = apiQuery({ ...values, app: [app] });
+      return { queryKey: reportKey("daily", q), queryFn: ({ signal }: { signal: AbortSignal }) => fetchReport<{ data: DailyUsageRow[] }>(reportUrl("daily", q), signal) };
+    }),
+  });
+  const failed = perApp.find((q) => q.isError);
+  const ready = perApp.every((q) => q.data !== undefined);
+
+  return (
+    <>
+      <FilterBar apps={apps} />
+      <Panel id="compare" title="Side by side" actions={<CsvLink href={csvUrl("apps", query)} what="tenant apps side by side" />}>
+        <QueryState query={usage} height={140}>
+          {(d) =>
+            d.data.length === 0 ? (
+              <EmptyState>No tenant app to compare.</EmptyState>
+            ) : (
+              <div className="table-scroll" tabIndex={0} role="region" aria-label="Tenant apps side by side">
+                <table className="data-table" data-testid="apps-table">
+                  <thead>
+                    <tr>
+                      <th scope="col">App</th>
+                      <th scope="col" className="num">Calls</th>
+                      <th scope="col" className="num">Audio</th>
+                      <th scope="col" className="num">Video</th>
+                      <th scope="col" className="num">Total</th>
+                      <th scope="col" className="num">Minutes per call</th>
+                      <th scope="col" className="num">With recording</th>
+                      <th scope="col" className="num">Participants</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {d.data.map((a) => (
+                      <tr key={a.app} data-app={a.app}>
+                        <td>
+                          <Link href={`/calls?${apiQuery({ ...values, app: [a.app] }).toString()}`}>{a.name}</Link> <span className="muted">({a.app})</span>
+                        </td>
+                        <td className="num" data-testid="calls">{formatCount(a.calls)}</td>
+                        <td className="num">{formatMinutes(a.audioMinutes)}</td>
+                        <td className="num">{formatMinutes(a.videoMinutes)}</td>
+                        <td className="num">{formatMinutes(a.totalMinutes)}</td>
+                        <td className="num">{a.calls ? formatDecimal(a.totalMinutes / a.calls) : "—"}</td>
+                        <td className="num">
+                          {formatCount(a.recordings)} <span className="muted">{a.calls ? formatPercent(a.recordings / a.calls) : ""}</span>
+                        </td>
+                        <td className="num">{formatCount(a.participants)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )
+          }
+        </QueryState>
+      </Panel>
+      <Panel
+        id="trend"
+        title="Trend per app"
+        actions={
+          <>
+            <label className="inline-field">
+              Show{" "}
+              <select value={metric} onChange={(e) => setMetric(e.target.value === "minutes" ? "minutes" : "calls")}>
+                <option value="calls">Calls per day</option>
+                <option value="minutes">Minutes per day</option>
+              </select>
+            </label>
+            {shown.map((app) => (
+              <CsvLink key={app} href={csvUrl("daily", apiQuery({ ...values, app: [app] }))} what={`daily usage of ${app}`} />
+            ))}
+          </>
+        }
+      >
+        {failed?.error ? (
+          <ErrorState message={failed.error.message} onRetry={() => perApp.forEach((q) => void q.refetch())} />
+        ) : !ready ? (
+          <Skeleton height={260} />
+        ) : (
+          <TrendChart points={appTrend(shown.map((app, i) => ({ app, rows: perApp[i].data?.data ?? [] })), metric)} series={shown} unit={metric === "calls" ? "Calls" : "Minutes"} />
+        )}
+      </Panel>
+    </>
+  );
+}

@@ -1,0 +1,111 @@
+import Link from "next/link";
+import type { CallDetail } from "@/lib/analytics";
+import { ParticipantMinutesChart } from "@/components/charts/participant-minutes";
+import { CallTimeline } from "@/components/charts/timeline";
+import { EmptyState, Panel } from "@/components/panel";
+import { callTimeline, participantMinutes } from "@/lib/ui/charts";
+import { formatDateTime, formatMinutes, formatSeconds, formatTime, label } from "@/lib/ui/format";
+
+/** One call: facts, who took part (join/leave, minutes, device), the timeline, its recordings, the raw record. */
+export function CallDetailView({ call, tz }: { call: CallDetail; tz: string }) {
+  const timeline = callTimeline(call);
+  const back = new URLSearchParams({ app: call.app });
+  if (tz !== "UTC") back.set("tz", tz);
+  return (
+    <>
+      <p className="breadcrumb">
+        <Link href={`/calls?${back.toString()}`}>← Calls of {call.app}</Link>
+      </p>
+      <h1>
+        Call <span className="mono session-id">{call.sessionId}</span>
+      </h1>
+      <section className="card panel" aria-labelledby="facts-title">
+        <h2 id="facts-title" className="sr-only">Facts</h2>
+        <dl className="facts" data-testid="call-facts">
+          <div><dt>App</dt><dd>{call.app}</dd></div>
+          <div><dt>Type</dt><dd>{label(call.type)}</dd></div>
+          <div><dt>Mode</dt><dd>{label(call.mode)}</dd></div>
+          <div><dt>Status</dt><dd><span className={`status status-${call.status ?? "other"}`}>{label(call.status)}</span></dd></div>
+          <div><dt>Initiator</dt><dd>{call.initiator ?? "—"}</dd></div>
+          <div><dt>Receiver</dt><dd>{call.receiver ?? "—"} <span className="muted">({label(call.receiverType)})</span></dd></div>
+          <div><dt>Initiated</dt><dd>{formatDateTime(call.initiatedAt, tz)}</dd></div>
+          <div><dt>Started</dt><dd>{formatDateTime(call.startedAt, tz)}</dd></div>
+          <div><dt>Ended</dt><dd>{formatDateTime(call.endedAt, tz)}</dd></div>
+          <div><dt>Duration</dt><dd>{formatSeconds(call.durationSeconds)}</dd></div>
+          <div><dt>Audio</dt><dd>{formatMinutes(call.totalAudioMinutes)}</dd></div>
+          <div><dt>Video</dt><dd>{formatMinutes(call.totalVideoMinutes)}</dd></div>
+        </dl>
+      </section>
+
+      <Panel id="participants" title={`Participants (${call.participants.length})`}>
+        {call.participants.length === 0 ? (
+          <EmptyState>No participant recorded.</EmptyState>
+        ) : (
+          <div className="table-scroll" tabIndex={0} role="region" aria-label="Participants">
+            <table className="data-table" data-testid="participants-table">
+              <thead>
+                <tr>
+                  <th scope="col">Participant</th>
+                  <th scope="col">State</th>
+                  <th scope="col">Joined</th>
+                  <th scope="col">Left</th>
+                  <th scope="col" className="num">Audio</th>
+                  <th scope="col" className="num">Video</th>
+                  <th scope="col" className="num">Total</th>
+                  <th scope="col">Device</th>
+                </tr>
+              </thead>
+              <tbody>
+                {call.participants.map((p) => (
+                  <tr key={p.seq} data-uid={p.uid}>
+                    <td>
+                      <Link href={`/calls?${new URLSearchParams({ app: call.app, uid: p.uid }).toString()}`}>{p.uid}</Link>
+                    </td>
+                    <td>{label(p.state)}</td>
+                    <td>{formatTime(p.joinedAt, tz)}</td>
+                    <td>{formatTime(p.leftAt, tz)}</td>
+                    <td className="num">{formatMinutes(p.totalAudioMinutes)}</td>
+                    <td className="num">{formatMinutes(p.totalVideoMinutes)}</td>
+                    <td className="num">{formatMinutes(p.totalDurationMinutes)}</td>
+                    <td className="mono">{p.deviceId ?? "—"}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Panel>
+
+      <div className="grid-2">
+        <Panel id="timeline" title="Joins and leaves">
+          {timeline ? <CallTimeline timeline={timeline} tz={tz} /> : <EmptyState>Nobody joined this call.</EmptyState>}
+        </Panel>
+        <Panel id="minutes" title="Minutes per participant">
+          <ParticipantMinutesChart rows={participantMinutes(call)} />
+        </Panel>
+      </div>
+
+      <Panel id="recordings" title={`Recordings (${call.recordings.length})`}>
+        {call.recordings.length === 0 ? (
+          <EmptyState>No recording for this call.</EmptyState>
+        ) : (
+          <ul className="recording-list">
+            {call.recordings.map((r) => (
+              <li key={r.recordingUrl}>
+                <a href={r.recordingUrl} target="_blank" rel="noreferrer noopener">
+                  Recording of {formatDateTime(r.startTime, tz)}
+                </a>{" "}
+                <span className="muted">{r.duration !== null ? formatSeconds(r.duration) : ""}</span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </Panel>
+
+      <details className="card panel raw-record">
+        <summary>Raw record (for support)</summary>
+        <pre>{JSON.stringify(call, null, 2)}</pre>
+      </details>
+    </>
+  );
+}

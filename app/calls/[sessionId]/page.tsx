@@ -1,0 +1,35 @@
+import type { Metadata } from "next";
+import { notFound } from "next/navigation";
+import { db } from "@/db";
+import { getCall, type CallDetail } from "@/lib/analytics";
+import { isValidTimeZone } from "@/lib/analytics/tz";
+import { currentCaller } from "@/lib/auth/session";
+import { HttpError } from "@/lib/http/errors";
+import { CallDetailView } from "./call-detail-view";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Call" };
+
+type Params = Promise<{ sessionId: string }>;
+type Search = Promise<Record<string, string | string[] | undefined>>;
+
+export default async function CallPage({ params, searchParams }: { params: Params; searchParams: Search }) {
+  const caller = await currentCaller();
+  const { sessionId } = await params;
+  const sp = await searchParams;
+  const app = typeof sp.app === "string" ? sp.app : undefined;
+  const tz = typeof sp.tz === "string" && isValidTimeZone(sp.tz) ? sp.tz : "UTC";
+  if (!app) notFound();
+  let call: CallDetail;
+  try {
+    call = getCall(db(), { app, sessionId: decodeURIComponent(sessionId) }, caller);
+  } catch (error) {
+    if (error instanceof HttpError && error.status === 404) notFound();
+    throw error;
+  }
+  return (
+    <main className="container dash">
+      <CallDetailView call={call} tz={tz} />
+    </main>
+  );
+}

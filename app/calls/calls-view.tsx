@@ -1,0 +1,81 @@
+"use client";
+
+import Link from "next/link";
+import type { CallListRow, Page, TotalsReport } from "@/lib/analytics";
+import { DataTable, type Column } from "@/components/data-table";
+import { FilterBar, type AppOption } from "@/components/filter-bar";
+import { CsvLink, EmptyState, Panel, Refreshing } from "@/components/panel";
+import { QueryState } from "@/components/query-state";
+import { useFilters, useReport } from "@/components/use-report";
+import { apiQuery } from "@/lib/ui/filter-params";
+import { formatCount, formatDateTime, formatMinutes, formatPercent, formatSeconds, label } from "@/lib/ui/format";
+import { CALLS_PER_PAGE, callHref } from "@/lib/ui/pages";
+import { csvUrl } from "@/lib/ui/reports";
+
+
+function columns(tz: string): Column<CallListRow>[] {
+  return [
+    { id: "start", header: "Started", meta: { sortKey: "start" }, cell: ({ row }) => <Link href={callHref(row.original, tz)}>{formatDateTime(row.original.startAt, tz)}</Link> },
+    { id: "app", header: "App", cell: ({ row }) => row.original.app },
+    { id: "type", header: "Type", cell: ({ row }) => label(row.original.type) },
+    { id: "mode", header: "Mode", cell: ({ row }) => label(row.original.mode) },
+    { id: "status", header: "Status", cell: ({ row }) => <span className={`status status-${row.original.status ?? "other"}`}>{label(row.original.status)}</span> },
+    { id: "who", header: "Initiator → receiver", cell: ({ row }) => <span className="who">{row.original.initiator ?? "—"} → {row.original.receiver ?? "—"} <span className="muted">({label(row.original.receiverType)})</span></span> },
+    { id: "participants", header: "People", meta: { numeric: true, sortKey: "participants" }, cell: ({ row }) => formatCount(row.original.totalParticipants) },
+    { id: "duration", header: "Duration", meta: { numeric: true, sortKey: "duration" }, cell: ({ row }) => formatSeconds(row.original.durationSeconds) },
+    { id: "minutes", header: "Minutes", meta: { numeric: true, sortKey: "minutes" }, cell: ({ row }) => formatMinutes(row.original.totalAudioMinutes + row.original.totalVideoMinutes) },
+    { id: "rec", header: "Rec.", cell: ({ row }) => (row.original.hasRecording ? <span title="Has a recording">●<span className="sr-only">yes</span></span> : <span className="muted">–<span className="sr-only">no</span></span>) },
+  ];
+}
+
+export function CallsView({ apps }: { apps: AppOption[] }) {
+  const [values, setValues] = useFilters();
+  const listQuery = apiQuery(values, { perPage: CALLS_PER_PAGE });
+  const totalsQuery = apiQuery(values);
+  const calls = useReport<Page<CallListRow>>("calls", listQuery);
+  const totals = useReport<TotalsReport>("totals", totalsQuery);
+
+  return (
+    <>
+      <FilterBar apps={apps} />
+      <Panel id="call-totals" title="Totals of these calls" actions={<CsvLink href={csvUrl("totals", totalsQuery)} what="totals of these calls" />}>
+        <QueryState query={totals} height={60}>
+          {({ current: t }) => (
+            <dl className="totals" data-testid="call-totals">
+              <div><dt>Calls</dt><dd data-testid="total-calls">{formatCount(t.calls)}</dd></div>
+              <div><dt>Audio</dt><dd>{formatMinutes(t.audioMinutes)}</dd></div>
+              <div><dt>Video</dt><dd>{formatMinutes(t.videoMinutes)}</dd></div>
+              <div><dt>Average duration</dt><dd>{formatSeconds(t.avgDurationSeconds)}</dd></div>
+              <div><dt>With recording</dt><dd>{formatPercent(t.recordingShare)}</dd></div>
+              <div><dt>Unanswered</dt><dd>{formatPercent(t.unansweredRate)}</dd></div>
+            </dl>
+          )}
+        </QueryState>
+      </Panel>
+      <Panel id="calls" title={<>Calls <Refreshing active={calls.isFetching && calls.isPlaceholderData} /></>} actions={<CsvLink href={csvUrl("calls", listQuery)} what="these calls" />}>
+        <QueryState query={calls} height={400}>
+          {(page) =>
+            page.data.length === 0 && page.meta.pagination.total === 0 ? (
+              <EmptyState>No call matches these filters.</EmptyState>
+            ) : (
+              <DataTable
+                caption="Calls"
+                columns={columns(values.tz)}
+                rows={page.data}
+                rowKey={(r) => `${r.app}/${r.sessionId}`}
+                rowProps={(r) => ({ "data-session": r.sessionId })}
+                sort={values.sort}
+                order={values.order}
+                onSort={(sort, order) => void setValues({ sort: sort === "start" ? null : sort, order: order === "desc" ? null : order, page: null })}
+                page={page.meta.pagination.current_page}
+                pageCount={page.meta.pagination.total_pages}
+                total={page.meta.pagination.total}
+                onPage={(p) => void setValues({ page: p === 1 ? null : p })}
+              />
+            )
+          }
+        </QueryState>
+      </Panel>
+    </>
+  );
+}

@@ -1,0 +1,195 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { db } from "@/db";
+import "@/app/_ops/ops.css";
+import { AppSelect, ChoiceSelect, FilterForm, Kpi } from "@/app/_ops/filter-form";
+import { formatDateTime, formatInt } from "@/app/_ops/format";
+import { PageError, pageErrorMessage } from "@/app/_ops/page-error";
+import { toQuery } from "@/app/_ops/params";
+import { appOptions, scopeAppPks } from "@/app/_ops/scope";
+import { currentCaller } from "@/lib/auth/session";
+import { getEventCounts, getRecentDeliveries } from "@/lib/ingest/queries";
+import { EventsChart } from "./events-chart";
+import { DAY_CHOICES, eventsParamsSchema, eventsRange, OUTCOMES } from "./params";
+import { countRow, deliveryRow, sortCountRows, toDailyChart } from "./rows";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Events" };
+
+const PAGE_ROWS = 50;
+const TZ_CHOICES = ["UTC", "America/New_York", "America/Los_Angeles", "Europe/London", "Europe/Berlin", "Asia/Kolkata", "Asia/Tokyo", "Australia/Sydney"];
+const OUTCOME_LABEL: Record<(typeof OUTCOMES)[number], string> = {
+  all: "All", accepted: "Accepted", rejected: "Rejected", applied: "Applied", stored: "Stored only", failed: "Failed to apply",
+};
+
+export default async function EventsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const caller = await currentCaller();
+  const warehouse = db();
+  let p, appPks;
+  try {
+    p = eventsParamsSchema.parse(await searchParams);
+    appPks = scopeAppPks(warehouse, caller, p.app);
+  } catch (error) {
+    const message = pageErrorMessage(error);
+    if (message === null) throw error;
+    return <PageError title="Events" message={message} resetHref="/events" />;
+  }
+  const { from, to, dayList } = eventsRange(p.days, p.tz);
+  const counts = sortCountRows(getEventCounts(warehouse, appPks, { from, to, tz: p.tz }).map(countRow));
+  const deliveries = getRecentDeliveries(warehouse, appPks, { outcome: p.outcome, limit: p.limit }).map(deliveryRow);
+  const points = toDailyChart(counts, dayList);
+  const total = counts.reduce((n, r) => n + r.count, 0);
+  const chatTotal = counts.filter((r) => r.category === "chat").reduce((n, r) => n + r.count, 0);
+  const triggers = new Set(counts.map((r) => r.trigger)).size;
+  const pages = Math.max(1, Math.ceil(counts.length / PAGE_ROWS));
+  const page = Math.min(p.page, pages);
+  const shown = counts.slice((page - 1) * PAGE_ROWS, page * PAGE_ROWS);
+  const rejectedShown = deliveries.filter((d) => d.kind === "rejected").length;
+
+  const base = { app: p.app, days: p.days === 30 ? undefined : p.days, tz: p.tz === "UTC" ? undefined : p.tz, outcome: p.outcome === "all" ? undefined : p.outcome, limit: p.limit === 100 ? undefined : p.limit };
+  const countsCsv = `/api/v1/events${toQuery({ app: p.app, days: p.days, tz: p.tz, format: "csv" })}`;
+  const deliveriesCsv = `/api/v1/events/deliveries${toQuery({ app: p.app, outcome: p.outcome, limit: p.limit, format: "csv" })}`;
+  const pageHref = (n: number) => `/events${toQuery({ ...base, page: n === 1 ? undefined : n })}`;
+
+  return (
+    <main className="container">
+      <div className="ops-head">
+        <h1>Events</h1>
+        <p className="muted">Webhook deliveries per day: chat-side triggers next to calls, each event counted once.</p>
+      </div>
+
+      <FilterForm action="/events" label="Event filters">
+        <AppSelect id="events-app" apps={appOptions(warehouse, caller)} value={p.app} />
+        <ChoiceSelect id="events-days" name="days" label="Period" value={p.days} choices={DAY_CHOICES.map((d) => ({ value: d, label: `Last ${d} days` }))} />
+        <ChoiceSelect
+          id="events-tz"
+          name="tz"
+          label="Time zone"
+          value={p.tz}
+          choices={(TZ_CHOICES.includes(p.tz) ? TZ_CHOICES : [p.tz, ...TZ_CHOICES]).map((t) => ({ value: t, label: t }))}
+        />
+        <ChoiceSelect id="events-outcome" name="outcome" label="Deliveries" value={p.outcome} choices={OUTCOMES.map((o) => ({ value: o, label: OUTCOME_LABEL[o] }))} />
+      </FilterForm>
+
+      <div className="ops-kpis section">
+        <Kpi label={`Events, last ${p.days} days`} value={formatInt(total)} testId="events-total" />
+        <Kpi label="Chat-side events" value={formatInt(chatTotal)} testId="events-chat" />
+        <Kpi label="Distinct triggers" value={formatInt(triggers)} />
+        <Kpi label="Rejected (of those listed)" value={formatInt(rejectedShown)} testId="events-rejected" />
+      </div>
+
+      <section className="card section" aria-labelledby="events-per-day">
+        <div className="ops-toolbar">
+          <h2 id="events-per-day">Events per day ({p.tz})</h2>
+          <a className="ops-link-btn" href={countsCsv} download data-testid="events-csv">Download CSV</a>
+        </div>
+        {total === 0 ? (
+          <p className="muted" data-testid="events-empty">
+            No event in the last {p.days} days. Chat triggers are counted as the platform delivers them to each app&apos;s ingest URL.
+          </p>
+        ) : (
+          <EventsChart points={points} total={total} />
+        )}
+      </section>
+
+      <section className="card section" aria-labelledby="events-table">
+        <div className="ops-toolbar">
+          <h2 id="events-table">Per day and trigger</h2>
+          <span className="muted">{formatInt(counts.length)} rows{pages > 1 ? ` · page ${page} of ${pages}` : ""}</span>
+        </div>
+        {counts.length === 0 ? (
+          <p className="muted">Nothing to list.</p>
+        ) : (
+          <div className="ops-table-wrap">
+            <table className="ops-table" data-testid="events-counts">
+              <thead>
+                <tr>
+                  <th scope="col">Day</th>
+                  <th scope="col">App</th>
+                  <th scope="col">Trigger</th>
+                  <th scope="col">Category</th>
+                  <th scope="col" className="num">Events</th>
+                </tr>
+              </thead>
+              <tbody>
+                {shown.map((r) => (
+                  <tr key={`${r.day}|${r.app}|${r.trigger}`}>
+                    <td>{r.day}</td>
+                    <td>{r.app}</td>
+                    <td><code>{r.trigger}</code></td>
+                    <td>{r.category}</td>
+                    <td className="num">{formatInt(r.count)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        {pages > 1 ? (
+          <nav className="ops-pager" aria-label="Pages of the per-day table">
+            {page > 1 ? <Link href={pageHref(page - 1)}>Previous</Link> : <span className="muted">Previous</span>}
+            <span>Page {page} of {pages}</span>
+            {page < pages ? <Link href={pageHref(page + 1)}>Next</Link> : <span className="muted">Next</span>}
+          </nav>
+        ) : null}
+      </section>
+
+      <section className="card section" aria-labelledby="events-deliveries">
+        <div className="ops-toolbar">
+          <h2 id="events-deliveries">Recent deliveries{p.outcome === "all" ? "" : `: ${OUTCOME_LABEL[p.outcome].toLowerCase()}`}</h2>
+          <div className="ops-actions">
+            {p.outcome !== "rejected" ? <Link href={`/events${toQuery({ ...base, outcome: "rejected" })}`}>Only rejected</Link> : <Link href={`/events${toQuery({ ...base, outcome: undefined })}`}>All deliveries</Link>}
+            <a className="ops-link-btn" href={deliveriesCsv} download data-testid="deliveries-csv">Download CSV</a>
+          </div>
+        </div>
+        {deliveries.length === 0 ? (
+          <p className="muted" data-testid="deliveries-empty">
+            {p.outcome === "rejected" ? "No delivery was rejected." : "No delivery received yet."}
+          </p>
+        ) : (
+          <div className="ops-table-wrap">
+            <table className="ops-table" data-testid="deliveries">
+              <thead>
+                <tr>
+                  <th scope="col">Received (UTC)</th>
+                  <th scope="col">App</th>
+                  <th scope="col">Trigger</th>
+                  <th scope="col">Outcome</th>
+                  <th scope="col">Session / reason</th>
+                  <th scope="col" className="num">Repeats</th>
+                </tr>
+              </thead>
+              <tbody>
+                {deliveries.map((d) => (
+                  <tr key={`${d.kind}-${d.id}`} data-kind={d.kind}>
+                    <td>{formatDateTime(Date.parse(d.receivedAt), { seconds: true })}</td>
+                    <td>{d.app}</td>
+                    <td>{d.trigger ? <code>{d.trigger}</code> : <span className="muted">—</span>}</td>
+                    <td>
+                      {d.kind === "rejected" ? (
+                        <span className="ops-pill ops-pill-rejected">Rejected {d.outcome}</span>
+                      ) : (
+                        <span className={`ops-pill ops-pill-${d.outcome}`}>{d.outcome}</span>
+                      )}
+                    </td>
+                    <td className="wrap">
+                      {d.kind === "rejected" ? (
+                        <span data-testid="reject-reason"><code>{d.code}</code> {d.reason}</span>
+                      ) : d.sessionId ? (
+                        <code className="ops-id" title={d.sessionId}>{d.sessionId}</code>
+                      ) : (
+                        <span className="muted">—</span>
+                      )}
+                    </td>
+                    <td className="num">{d.kind === "accepted" ? formatInt(d.repeats) : ""}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <p className="ops-hint">The newest {formatInt(p.limit)}; bodies are never shown (they can hold message texts).</p>
+      </section>
+    </main>
+  );
+}

@@ -1,0 +1,178 @@
+"use client";
+
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { formatAgo, formatClock, formatDateTime, formatInt } from "@/app/_ops/format";
+import { AppSelect, ChoiceSelect, FilterForm, Kpi } from "@/app/_ops/filter-form";
+import { toQuery } from "@/app/_ops/params";
+import { fetchJson } from "@/app/_ops/fetch-json";
+import type { AppOption } from "@/app/_ops/scope";
+import { useNow } from "@/app/_ops/use-now";
+import type { LiveOccupant, LiveSession } from "@/lib/ingest/queries";
+import { LIVE_REFRESH_MS, RECENT_CHOICES, type LiveParams } from "./params";
+
+export interface LiveAnswer {
+  data: LiveSession[];
+  meta: { asOfMs: number; recentMinutes: number };
+}
+
+const STATUS_LABEL: Record<LiveSession["status"], string> = { initiated: "Ringing", ongoing: "Ongoing", ended: "Ended" };
+
+function media(o: LiveOccupant): string {
+  if (o.audioOnly === null) return "—";
+  return o.audioOnly ? "Audio" : "Video";
+}
+
+const secMs = (s: number | null) => (s === null ? null : s * 1000);
+
+export function LiveView({ params, apps, initial, isAdmin }: { params: LiveParams; apps: AppOption[]; initial: LiveAnswer; isAdmin: boolean }) {
+  const query = toQuery({ app: params.app, recent: params.recent });
+  const live = useQuery({
+    queryKey: ["live", params.app, params.recent],
+    queryFn: () => fetchJson<LiveAnswer>(`/api/v1/live${query}`),
+    initialData: initial,
+    initialDataUpdatedAt: initial.meta.asOfMs,
+    refetchInterval: LIVE_REFRESH_MS,
+    refetchIntervalInBackground: false,
+    placeholderData: keepPreviousData,
+  });
+  const now = useNow(1000, initial.meta.asOfMs);
+  const sessions = live.data.data;
+  const going = sessions.filter((s) => s.status !== "ended");
+  const ended = sessions.filter((s) => s.status === "ended");
+  const appName = new Map(apps.map((a) => [a.appId, a.name]));
+
+  return (
+    <>
+      <div className="ops-head">
+        <h1>Live now</h1>
+        <p className="muted ops-updated">
+          From the platform&apos;s webhooks, refreshed every {LIVE_REFRESH_MS / 1000} s ·{" "}
+          <span suppressHydrationWarning data-testid="live-updated">updated {formatAgo(live.dataUpdatedAt, Math.max(now, live.dataUpdatedAt))}</span>
+          {live.isFetching ? <span className="ops-dot" aria-hidden="true" /> : null}
+        </p>
+      </div>
+
+      <FilterForm action="/live" label="Live filters">
+        <AppSelect id="live-app" apps={apps} value={params.app} />
+        <ChoiceSelect
+          id="live-recent"
+          name="recent"
+          label="Also show ended"
+          value={params.recent}
+          choices={RECENT_CHOICES.map((m) => ({ value: m, label: m === 0 ? "No" : m < 60 ? `In the last ${m} min` : `In the last ${m / 60} h` }))}
+        />
+      </FilterForm>
+
+      {live.isError ? (
+        <p className="alert section" role="alert">
+          Could not refresh: {live.error.message} Showing what was known {formatAgo(live.dataUpdatedAt, now)}.
+        </p>
+      ) : null}
+
+      <div className="ops-kpis section">
+        <Kpi label="Calls now" value={formatInt(going.filter((s) => s.kind === "call").length)} testId="live-calls" />
+        <Kpi label="Meetings now" value={formatInt(going.filter((s) => s.kind === "meet").length)} testId="live-meetings" />
+        <Kpi label="Ringing" value={formatInt(going.filter((s) => s.status === "initiated").length)} />
+        <Kpi label="People in them" value={formatInt(going.reduce((n, s) => n + s.presentCount, 0))} testId="live-people" />
+      </div>
+
+      <section className="section" aria-labelledby="live-going">
+        <h2 id="live-going">Going on now</h2>
+        {going.length === 0 ? (
+          <div className="card ops-empty" data-testid="live-empty">
+            <p><strong>Nothing is going on right now.</strong></p>
+            <p className="muted">
+              Calls and meetings appear here as the platform sends their webhooks (call_started, participant joined and left…).
+              {isAdmin ? (
+                <>
+                  {" "}Check that each app&apos;s webhook points at its ingest URL in <Link href="/settings/apps">Settings → Tenant apps</Link>.
+                </>
+              ) : null}
+            </p>
+          </div>
+        ) : (
+          <ul className="ops-cards" data-testid="live-sessions">
+            {going.map((s) => (
+              <SessionCard key={`${s.appId}/${s.sessionId}`} s={s} now={now} appName={appName.get(s.appId) ?? s.appId} />
+            ))}
+          </ul>
+        )}
+      </section>
+
+      {params.recent > 0 ? (
+        <section className="section" aria-labelledby="live-ended">
+          <h2 id="live-ended">Ended recently</h2>
+          {ended.length === 0 ? (
+            <p className="muted">No call or meeting ended in the last {params.recent < 60 ? `${params.recent} minutes` : `${params.recent / 60} hours`}.</p>
+          ) : (
+            <ul className="ops-cards" data-testid="live-ended">
+              {ended.map((s) => (
+                <SessionCard key={`${s.appId}/${s.sessionId}`} s={s} now={now} appName={appName.get(s.appId) ?? s.appId} />
+              ))}
+            </ul>
+          )}
+        </section>
+      ) : null}
+    </>
+  );
+}
+
+function SessionCard({ s, now, appName }: { s: LiveSession; now: number; appName: string }) {
+  const start = s.startedAt ?? s.initiatedAt;
+  const end = s.status === "ended" ? (s.endedAt ?? Math.floor(s.lastEventMs / 1000)) : now / 1000;
+  const headingId = `live-${s.appId}-${s.sessionId}`.replace(/[^a-zA-Z0-9_-]/g, "_");
+  return (
+    <li className="card ops-card" data-session-id={s.sessionId} data-status={s.status} aria-labelledby={headingId}>
+      <div className="ops-card-head">
+        <span className={`ops-pill ops-pill-${s.status}`}>{STATUS_LABEL[s.status]}</span>
+        <span className="badge">{s.kind === "meet" ? "Meeting" : "Call"}</span>
+        <span className="muted ops-card-app">{appName}</span>
+      </div>
+      <h3 id={headingId} className="ops-card-title">
+        {s.initiator ?? "Someone"} {s.receiver ? <>→ {s.receiver}{s.receiverType === "group" ? " (group)" : ""}</> : null}
+      </h3>
+      <dl className="ops-facts">
+        <div>
+          <dt>{s.status === "ended" ? "Lasted" : s.startedAt ? "In progress" : "Ringing for"}</dt>
+          <dd suppressHydrationWarning data-testid="elapsed">{start ? formatClock(end - start) : "—"}</dd>
+        </div>
+        <div>
+          <dt>Started</dt>
+          <dd>{s.startedAt ? `${formatDateTime(secMs(s.startedAt), { seconds: true })} UTC` : "not yet"}</dd>
+        </div>
+        <div>
+          <dt>Session</dt>
+          <dd><code className="ops-id" title={s.sessionId}>{s.sessionId}</code></dd>
+        </div>
+      </dl>
+      {s.occupants.length === 0 ? (
+        <p className="muted">Nobody has joined yet.</p>
+      ) : (
+        <div className="ops-table-wrap">
+          <table className="ops-table">
+            <caption className="ops-sr-only">Who is in this {s.kind === "meet" ? "meeting" : "call"}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Joined (UTC)</th>
+                <th scope="col">Left</th>
+                <th scope="col">Media</th>
+              </tr>
+            </thead>
+            <tbody>
+              {s.occupants.map((o, i) => (
+                <tr key={`${o.name}-${o.joinedAt ?? i}`} data-occupant={o.name} className={o.leftAt !== null ? "muted" : undefined}>
+                  <td>{o.name}</td>
+                  <td>{o.joinedAt ? formatDateTime(secMs(o.joinedAt), { seconds: true }).slice(11) : "—"}</td>
+                  <td>{o.leftAt ? formatDateTime(secMs(o.leftAt), { seconds: true }).slice(11) : s.status === "ended" ? "—" : "still in"}</td>
+                  <td>{media(o)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </li>
+  );
+}

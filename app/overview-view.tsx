@@ -1,0 +1,129 @@
+"use client";
+
+import Link from "next/link";
+import type { AppUsageRow, BreakdownRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, TotalsReport } from "@/lib/analytics";
+import { BarSeries } from "@/components/charts/bar-series";
+import { BreakdownBars } from "@/components/charts/breakdown-bars";
+import { DailyCharts } from "@/components/charts/daily-chart";
+import { Heatmap } from "@/components/charts/heatmap";
+import { FilterBar, type AppOption } from "@/components/filter-bar";
+import { KpiTiles } from "@/components/kpi-tiles";
+import { CsvLink, EmptyState, Panel } from "@/components/panel";
+import { QueryState } from "@/components/query-state";
+import { useFilters, useReport } from "@/components/use-report";
+import { breakdownGroups, dailySeries, durationSeries, engagementSeries, heatmapGrid, kpiTiles } from "@/lib/ui/charts";
+import { apiQuery } from "@/lib/ui/filter-params";
+import { formatCount, formatMinutes } from "@/lib/ui/format";
+import { csvUrl } from "@/lib/ui/reports";
+
+type Data<T> = { data: T };
+
+export function OverviewView({ apps }: { apps: AppOption[] }) {
+  const [values] = useFilters();
+  const query = apiQuery(values);
+  const qs = query.toString();
+  const totals = useReport<TotalsReport>("totals", query);
+  const daily = useReport<Data<DailyUsageRow[]>>("daily", query);
+  const breakdowns = useReport<Data<BreakdownRow[]>>("breakdowns", query);
+  const durations = useReport<Data<DurationBucketRow[]>>("durations", query);
+  const heatmap = useReport<Data<HeatmapCell[]>>("heatmap", query);
+  const engagement = useReport<Data<EngagementBucketRow[]>>("engagement", query);
+  const appUsage = useReport<Data<AppUsageRow[]>>("apps", query);
+  const comparing = values.from !== null && values.to !== null;
+
+  return (
+    <>
+      <FilterBar apps={apps} />
+      <Panel id="kpis" title="Key figures" actions={<><Link href={`/calls${qs ? `?${qs}` : ""}`}>See these calls</Link><CsvLink href={csvUrl("totals", query)} what="key figures" /></>}>
+        <QueryState query={totals} height={96}>
+          {(t) => (
+            <>
+              <KpiTiles tiles={kpiTiles(t)} comparing={comparing} />
+              {!comparing ? <p className="muted hint">Choose a period (From and To) to compare with the period just before it.</p> : null}
+            </>
+          )}
+        </QueryState>
+      </Panel>
+
+      <Panel id="daily" title="Calls and minutes per day" actions={<CsvLink href={csvUrl("daily", query)} what="calls and minutes per day" />}>
+        <QueryState query={daily} height={240}>
+          {(d) => (d.data.length === 0 ? <EmptyState>No calls match these filters.</EmptyState> : <DailyCharts points={dailySeries(d.data)} />)}
+        </QueryState>
+      </Panel>
+
+      <Panel id="breakdowns" title="Breakdowns" actions={<CsvLink href={csvUrl("breakdowns", query)} what="breakdowns" />}>
+        <QueryState query={breakdowns} height={180}>
+          {(b) => (
+            <div className="breakdown-grid">
+              {breakdownGroups(b.data, ["type", "mode", "status", "receiverType"]).map((g) => (
+                <BreakdownBars key={g.dimension} group={g} />
+              ))}
+            </div>
+          )}
+        </QueryState>
+      </Panel>
+
+      <div className="grid-2">
+        <Panel id="durations" title="Call durations" actions={<CsvLink href={csvUrl("durations", query)} what="call durations" />}>
+          <QueryState query={durations}>{(d) => <BarSeries points={durationSeries(d.data)} title="Calls by duration" unit="Calls" />}</QueryState>
+        </Panel>
+        <Panel id="engagement" title="Calls per participant" actions={<CsvLink href={csvUrl("engagement", query)} what="calls per participant" />}>
+          <QueryState query={engagement}>
+            {(d) => <BarSeries points={engagementSeries(d.data)} title="Participants by number of calls" unit="Participants" color="var(--chart-3)" />}
+          </QueryState>
+        </Panel>
+      </div>
+
+      <Panel id="heatmap" title={`Busy hours (concurrent calls, ${values.tz})`} actions={<CsvLink href={csvUrl("heatmap", query)} what="busy hours" />}>
+        <QueryState query={heatmap} height={220}>
+          {(d) => {
+            const grid = heatmapGrid(d.data);
+            return grid.max === 0 ? <EmptyState>No calls in this period.</EmptyState> : <Heatmap rows={grid.rows} tz={values.tz} />;
+          }}
+        </QueryState>
+      </Panel>
+
+      <Panel id="apps" title="Tenant apps" actions={<CsvLink href={csvUrl("apps", query)} what="tenant apps" />}>
+        <QueryState query={appUsage} height={120}>
+          {(d) =>
+            d.data.length === 0 ? (
+              <EmptyState>No tenant app yet. Add one with the apps command (see the README).</EmptyState>
+            ) : (
+              <div className="table-scroll" tabIndex={0} role="region" aria-label="Tenant apps">
+                <table className="data-table">
+                  <thead>
+                    <tr>
+                      <th scope="col">App</th>
+                      <th scope="col" className="num">Calls</th>
+                      <th scope="col" className="num">Audio</th>
+                      <th scope="col" className="num">Video</th>
+                      <th scope="col" className="num">With recording</th>
+                      <th scope="col" className="num">Participants</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {d.data.map((a) => {
+                      const drill = apiQuery({ ...values, app: [a.app] });
+                      return (
+                        <tr key={a.app} data-app={a.app}>
+                          <td>
+                            <Link href={`/calls?${drill.toString()}`}>{a.name}</Link> <span className="muted">({a.app})</span>
+                          </td>
+                          <td className="num" data-testid="calls">{formatCount(a.calls)}</td>
+                          <td className="num">{formatMinutes(a.audioMinutes)}</td>
+                          <td className="num">{formatMinutes(a.videoMinutes)}</td>
+                          <td className="num">{formatCount(a.recordings)}</td>
+                          <td className="num">{formatCount(a.participants)}</td>
+                        </tr>
+                      );
+                    })}
+                  </tbody>
+                </table>
+              </div>
+            )
+          }
+        </QueryState>
+      </Panel>
+    </>
+  );
+}

@@ -1,0 +1,5 @@
+import { PageSkeleton } from "@/components/panel";
+
+export default function Loading() {
+  return <PageSkeleton title="Participants" blocks={1} />;
+}

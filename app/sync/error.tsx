@@ -1,0 +1,7 @@
+"use client";
+
+import { OpsError } from "@/app/_ops/error-view";
+
+export default function ErrorBoundary({ reset }: { error: Error; reset: () => void }) {
+  return <OpsError title="Sync" reset={reset} />;
+}

@@ -1,0 +1,39 @@
+import type { Metadata } from "next";
+import { db } from "@/db";
+import "@/app/_ops/ops.css";
+import { PageError, pageErrorMessage } from "@/app/_ops/page-error";
+import { nowMs } from "@/app/_ops/format";
+import { appOptions, scopeAppPks } from "@/app/_ops/scope";
+import { currentCaller } from "@/lib/auth/session";
+import { getSyncRuns, getSyncStatus } from "@/lib/sync/runs";
+import { syncParamsSchema } from "./params";
+import { SyncView } from "./sync-view";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Sync" };
+
+export default async function SyncPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const caller = await currentCaller();
+  const warehouse = db();
+  let p, appPks;
+  try {
+    p = syncParamsSchema.parse(await searchParams);
+    appPks = scopeAppPks(warehouse, caller, p.app);
+  } catch (error) {
+    const message = pageErrorMessage(error);
+    if (message === null) throw error;
+    return <PageError title="Sync" message={message} resetHref="/sync" />;
+  }
+  const runs = getSyncRuns(warehouse, appPks, { limit: p.limit, before: p.before, status: p.status === "any" ? undefined : p.status });
+  return (
+    <main className="container">
+      <SyncView
+        params={p}
+        apps={appOptions(warehouse, caller)}
+        initial={{ data: runs, apps: getSyncStatus(warehouse, appPks) }}
+        isAdmin={caller.role === "admin"}
+        loadedAtMs={nowMs()}
+      />
+    </main>
+  );
+}

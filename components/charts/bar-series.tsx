@@ -1,0 +1,34 @@
+"use client";
+
+import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import type { BarPoint } from "@/lib/ui/charts";
+import { formatCompact, formatCount, formatPercent } from "@/lib/ui/format";
+import { AXIS, GRID, TOOLTIP } from "./theme";
+
+/** A labelled bar per bucket (duration distribution, engagement). */
+export function BarSeries({ points, title, unit, color = "var(--chart-1)" }: { points: BarPoint[]; title: string; unit: string; color?: string }) {
+  return (
+    <figure className="chart" aria-label={title}>
+      <ResponsiveContainer width="100%" height={220} initialDimension={{ width: 400, height: 220 }}>
+        <BarChart data={points} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
+          <CartesianGrid {...GRID} />
+          <XAxis dataKey="label" {...AXIS} interval={0} fontSize={11} />
+          <YAxis tickFormatter={formatCompact} {...AXIS} width={44} allowDecimals={false} />
+          <Tooltip {...TOOLTIP} formatter={(v, _n, item) => [`${formatCount(Number(v))} (${formatPercent((item.payload as BarPoint).share)})`, unit]} />
+          <Bar dataKey="value" name={unit} fill={color} isAnimationActive={false} radius={[3, 3, 0, 0]} />
+        </BarChart>
+      </ResponsiveContainer>
+      <table className="sr-only">
+        <caption>{title}</caption>
+        <tbody>
+          {points.map((p) => (
+            <tr key={p.label}>
+              <th scope="row">{p.label}</th>
+              <td>{formatCount(p.value)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </figure>
+  );
+}

@@ -1,0 +1,133 @@
+"use client";
+
+import { flexRender, getCoreRowModel, useReactTable, type ColumnDef, type SortingState } from "@tanstack/react-table";
+import type { SortKey } from "@/lib/ui/filter-params";
+import { formatCount } from "@/lib/ui/format";
+
+export type Column<T> = ColumnDef<T, unknown> & { meta?: { numeric?: boolean; sortKey?: SortKey } };
+
+/**
+ * A server-paginated, server-sorted table (@tanstack/react-table in manual mode): the
+ * rows are one page of the API; sorting and paging change the URL, which refetches.
+ * It scrolls sideways on a narrow screen.
+ */
+export function DataTable<T>({
+  caption,
+  columns,
+  rows,
+  rowKey,
+  rowProps,
+  sort,
+  order,
+  onSort,
+  page,
+  pageCount,
+  total,
+  onPage,
+}: {
+  caption: string;
+  columns: Column<T>[];
+  rows: T[];
+  rowKey: (row: T) => string;
+  rowProps?: (row: T) => Record<string, string>;
+  sort?: SortKey;
+  order?: "asc" | "desc";
+  onSort?: (sort: SortKey, order: "asc" | "desc") => void;
+  page?: number;
+  pageCount?: number;
+  total?: number;
+  onPage?: (page: number) => void;
+}) {
+  const sorting: SortingState = sort ? columns.filter((c) => c.meta?.sortKey === sort).map((c) => ({ id: String(c.id), desc: order !== "asc" })) : [];
+  // Known and harmless here: the table is rebuilt from props on every render.
+  // eslint-disable-next-line react-hooks/incompatible-library
+  const table = useReactTable({
+    data: rows,
+    columns,
+    getRowId: rowKey,
+    getCoreRowModel: getCoreRowModel(),
+    manualPagination: true,
+    manualSorting: true,
+    pageCount: pageCount ?? -1,
+    state: { sorting, pagination: { pageIndex: (page ?? 1) - 1, pageSize: rows.length || 1 } },
+  });
+
+  return (
+    <>
+      <div className="table-scroll" tabIndex={0} role="region" aria-label={caption}>
+        <table className="data-table">
+          <caption className="sr-only">{caption}</caption>
+          <thead>
+            {table.getHeaderGroups().map((hg) => (
+              <tr key={hg.id}>
+                {hg.headers.map((h) => {
+                  const meta = (h.column.columnDef as Column<T>).meta;
+                  const active = meta?.sortKey !== undefined && meta.sortKey === sort;
+                  const content = flexRender(h.column.columnDef.header, h.getContext());
+                  return (
+                    <th key={h.id} scope="col" className={meta?.numeric ? "num" : undefined} aria-sort={active ? (order === "asc" ? "ascending" : "descending") : undefined}>
+                      {meta?.sortKey && onSort ? (
+                        <button
+                          type="button"
+                          className="sort-button"
+                          data-sort={meta.sortKey}
+                          onClick={() => onSort(meta.sortKey!, active && order === "desc" ? "asc" : "desc")}
+                        >
+                          {content}
+                          <span aria-hidden="true" className="sort-arrow">
+                            {active ? (order === "asc" ? "▲" : "▼") : "↕"}
+                          </span>
+                        </button>
+                      ) : (
+                        content
+                      )}
+                    </th>
+                  );
+                })}
+              </tr>
+            ))}
+          </thead>
+          <tbody>
+            {table.getRowModel().rows.map((row) => (
+              <tr key={row.id} {...rowProps?.(row.original)}>
+                {row.getVisibleCells().map((cell) => {
+                  const meta = (cell.column.columnDef as Column<T>).meta;
+                  return (
+                    <td key={cell.id} className={meta?.numeric ? "num" : undefined}>
+                      {flexRender(cell.column.columnDef.cell, cell.getContext())}
+                    </td>
+                  );
+                })}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {onPage && page !== undefined && pageCount !== undefined ? <Pager page={page} pageCount={pageCount} total={total} onPage={onPage} /> : null}
+    </>
+  );
+}
+
+function Pager({ page, pageCount, total, onPage }: { page: number; pageCount: number; total?: number; onPage: (p: number) => void }) {
+  const last = Math.max(1, pageCount);
+  return (
+    <nav className="pager" aria-label="Pages">
+      <button type="button" className="btn btn-secondary" onClick={() => onPage(1)} disabled={page <= 1}>
+        First
+      </button>
+      <button type="button" className="btn btn-secondary" onClick={() => onPage(page - 1)} disabled={page <= 1}>
+        Previous
+      </button>
+      <span data-testid="page-status">
+        Page {formatCount(page)} of {formatCount(last)}
+        {total !== undefined ? <span className="muted"> · {formatCount(total)} rows</span> : null}
+      </span>
+      <button type="button" className="btn btn-secondary" onClick={() => onPage(page + 1)} disabled={page >= last}>
+        Next
+      </button>
+      <button type="button" className="btn btn-secondary" onClick={() => onPage(last)} disabled={page >= last}>
+        Last
+      </button>
+    </nav>
+  );
+}

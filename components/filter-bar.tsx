@@ -1,0 +1,218 @@
+"use client";
+
+import { useId, useState, useSyncExternalStore, type FormEvent } from "react";
+import { MODES, RECEIVER_TYPES, STATUSES, TYPES } from "@/lib/analytics/dims";
+import { PRESETS, endDateInput, fromDateInput, matchPreset, presetRange, toDateInput, toEndDateInput, type PresetKey } from "@/lib/ui/date-range";
+import { hasActiveFilters, type FilterValues } from "@/lib/ui/filter-params";
+import { label } from "@/lib/ui/format";
+import { useFilters } from "./use-report";
+
+export interface AppOption {
+  appId: string;
+  name: string;
+}
+
+/**
+ * Every filter of the model, in the URL. Any change goes back to page 1. Text and
+ * number fields apply on Enter or when they lose focus (no request per keystroke).
+ */
+export function FilterBar({ apps }: { apps: AppOption[] }) {
+  const [v, setValues] = useFilters();
+  const set = (patch: Partial<{ [K in keyof FilterValues]: FilterValues[K] | null }>) => void setValues({ ...patch, page: null });
+  const id = useId();
+
+  return (
+    <form className="filter-bar" aria-label="Filters" onSubmit={(e: FormEvent) => e.preventDefault()} data-testid="filter-bar">
+      <AppPicker apps={apps} selected={v.app} onChange={(app) => set({ app: app.length ? app : null })} />
+      <Choice id={`${id}-type`} name="type" text="Type" value={v.type} values={TYPES} onChange={(type) => set({ type })} />
+      <Choice id={`${id}-mode`} name="mode" text="Mode" value={v.mode} values={MODES} onChange={(mode) => set({ mode })} />
+      <Choice id={`${id}-status`} name="status" text="Status" value={v.status} values={STATUSES} onChange={(status) => set({ status })} />
+      <Choice id={`${id}-rt`} name="receiverType" text="Receiver" value={v.receiverType} values={RECEIVER_TYPES} onChange={(receiverType) => set({ receiverType })} />
+      <Choice id={`${id}-rec`} name="hasRecording" text="Recording" value={v.hasRecording} values={["true", "false"] as const} labels={{ true: "With", false: "Without" }} onChange={(hasRecording) => set({ hasRecording })} />
+      <TextField id={`${id}-uid`} name="uid" text="Participant uid" value={v.uid ?? ""} onCommit={(uid) => set({ uid: uid.trim() || null })} />
+      <TextField
+        id={`${id}-pc`}
+        name="participantsCount"
+        text="Participants"
+        inputMode="numeric"
+        width={7}
+        value={v.participantsCount === null ? "" : String(v.participantsCount)}
+        onCommit={(s) => set({ participantsCount: /^\d{1,6}$/.test(s.trim()) ? Number(s.trim()) : null })}
+      />
+      <DateRange id={id} values={v} onChange={(r) => set(r)} />
+      <TimeZoneSelect id={`${id}-tz`} value={v.tz} onChange={(tz) => set({ tz: tz === "UTC" ? null : tz })} />
+      {hasActiveFilters(v) ? (
+        <button
+          type="button"
+          className="btn btn-secondary filter-reset"
+          onClick={() =>
+            void setValues({ app: null, type: null, mode: null, status: null, receiverType: null, hasRecording: null, uid: null, participantsCount: null, from: null, to: null, tz: null, page: null })
+          }
+        >
+          Clear filters
+        </button>
+      ) : null}
+    </form>
+  );
+}
+
+function Choice<T extends string>({ id, name, text, value, values, labels, onChange }: { id: string; name: string; text: string; value: T | null; values: readonly T[]; labels?: Partial<Record<T, string>>; onChange: (v: T | null) => void }) {
+  return (
+    <div className="field">
+      <label htmlFor={id}>{text}</label>
+      <select id={id} name={name} value={value ?? ""} onChange={(e) => onChange(e.target.value === "" ? null : (e.target.value as T))}>
+        <option value="">All</option>
+        {values.map((v) => (
+          <option key={v} value={v}>
+            {labels?.[v] ?? label(v)}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+function TextField({ id, name, text, value, onCommit, inputMode, width }: { id: string; name: string; text: string; value: string; onCommit: (v: string) => void; inputMode?: "numeric"; width?: number }) {
+  const [draft, setDraft] = useState(value);
+  const [seen, setSeen] = useState(value);
+  if (seen !== value) {
+    // The URL changed (back button, Clear): show its value.
+    setSeen(value);
+    setDraft(value);
+  }
+  const commit = () => {
+    if (draft !== value) onCommit(draft);
+  };
+  return (
+    <div className="field">
+      <label htmlFor={id}>{text}</label>
+      <input
+        id={id}
+        name={name}
+        type="search"
+        inputMode={inputMode}
+        size={width ?? 14}
+        value={draft}
+        placeholder="Any"
+        onChange={(e) => setDraft(e.target.value)}
+        onBlur={commit}
+        onKeyDown={(e) => {
+          if (e.key === "Enter") {
+            e.preventDefault();
+            commit();
+          }
+        }}
+      />
+    </div>
+  );
+}
+
+function AppPicker({ apps, selected, onChange }: { apps: AppOption[]; selected: string[]; onChange: (apps: string[]) => void }) {
+  const summary = selected.length === 0 ? "All apps" : selected.length === 1 ? (apps.find((a) => a.appId === selected[0])?.name ?? selected[0]) : `${selected.length} apps`;
+  return (
+    <div className="field">
+      <span className="field-label" id="app-picker-label">
+        Apps
+      </span>
+      <details className="multi-select" data-testid="app-picker">
+        <summary aria-labelledby="app-picker-label app-picker-value">
+          <span id="app-picker-value">{summary}</span>
+        </summary>
+        <fieldset>
+          <legend className="sr-only">Tenant apps to include</legend>
+          {apps.map((a) => (
+            <label key={a.appId}>
+              <input
+                type="checkbox"
+                name="app"
+                value={a.appId}
+                checked={selected.includes(a.appId)}
+                onChange={(e) => onChange(e.target.checked ? [...selected, a.appId] : selected.filter((s) => s !== a.appId))}
+              />
+              {a.name} <span className="muted">{a.appId}</span>
+            </label>
+          ))}
+          {apps.length === 0 ? <span className="muted">No app to choose.</span> : null}
+        </fieldset>
+      </details>
+    </div>
+  );
+}
+
+function DateRange({ id, values, onChange }: { id: string; values: FilterValues; onChange: (r: { from: number | null; to: number | null }) => void }) {
+  const tz = values.tz;
+  const now = useSyncExternalStore(subscribeNever, nowToTheMinute, () => null);
+  // On the server (no clock shared with the browser) a set range reads as custom until hydrated.
+  const current = now === null ? (values.from === null && values.to === null ? "all" : "custom") : matchPreset(values, now, tz);
+  return (
+    <>
+      <div className="field">
+        <label htmlFor={`${id}-range`}>Period</label>
+        <select
+          id={`${id}-range`}
+          name="range"
+          value={current}
+          onChange={(e) => {
+            const key = e.target.value;
+            if (key === "all") onChange({ from: null, to: null });
+            else if (key !== "custom") onChange(presetRange(key as PresetKey, Math.floor(Date.now() / 1000), tz));
+          }}
+        >
+          <option value="all">All time</option>
+          {PRESETS.map((p) => (
+            <option key={p.key} value={p.key}>
+              {p.label}
+            </option>
+          ))}
+          <option value="custom">Custom</option>
+        </select>
+      </div>
+      <div className="field">
+        <label htmlFor={`${id}-from`}>From</label>
+        <input id={`${id}-from`} name="from" type="date" value={toDateInput(values.from, tz)} onChange={(e) => onChange({ from: fromDateInput(e.target.value, tz), to: values.to })} />
+      </div>
+      <div className="field">
+        <label htmlFor={`${id}-to`}>To</label>
+        <input id={`${id}-to`} name="to" type="date" value={toEndDateInput(values.to, tz)} onChange={(e) => onChange({ from: values.from, to: endDateInput(e.target.value, tz) })} />
+      </div>
+    </>
+  );
+}
+
+function TimeZoneSelect({ id, value, onChange }: { id: string; value: string; onChange: (tz: string) => void }) {
+  // The zone list and the browser's zone are known only in the browser: filled after
+  // mount so the server's HTML and the first client render agree.
+  const zones = useSyncExternalStore(subscribeNever, browserZones, () => null);
+  const options = new Set<string>(["UTC", value, ...(zones ? [zones.browser, ...zones.all] : [])]);
+  return (
+    <div className="field">
+      <label htmlFor={id}>Time zone</label>
+      <select id={id} name="tz" value={value} onChange={(e) => onChange(e.target.value)} className="tz-select">
+        {zones && zones.browser !== "UTC" ? <option value={zones.browser}>{zones.browser} (this browser)</option> : null}
+        {[...options]
+          .filter((z) => !(zones && z === zones.browser && z !== "UTC"))
+          .map((z) => (
+            <option key={z} value={z}>
+              {z}
+            </option>
+          ))}
+      </select>
+    </div>
+  );
+}
+
+const subscribeNever = () => () => {};
+
+/** Epoch seconds, stable within a minute (a snapshot must not change on every read). */
+function nowToTheMinute(): number {
+  return Math.floor(Date.now() / 60_000) * 60;
+}
+
+let zoneCache: { browser: string; all: string[] } | undefined;
+function browserZones(): { browser: string; all: string[] } {
+  zoneCache ??= {
+    browser: Intl.DateTimeFormat().resolvedOptions().timeZone,
+    all: typeof Intl.supportedValuesOf === "function" ? Intl.supportedValuesOf("timeZone") : [],
+  };
+  return zoneCache;
+}

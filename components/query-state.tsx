@@ -1,0 +1,12 @@
+"use client";
+
+import type { UseQueryResult } from "@tanstack/react-query";
+import type { ReactNode } from "react";
+import { ErrorState, Skeleton } from "./panel";
+
+/** Loading, error or the data of one report. */
+export function QueryState<T>({ query, height = 200, children }: { query: UseQueryResult<T>; height?: number; children: (data: T) => ReactNode }) {
+  if (query.data !== undefined) return <div className={query.isPlaceholderData ? "is-stale" : undefined}>{children(query.data)}</div>;
+  if (query.isError) return <ErrorState message={query.error.message} onRetry={() => void query.refetch()} />;
+  return <Skeleton height={height} />;
+}

@@ -1,0 +1,31 @@
+"use client";
+
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { useQueryStates } from "nuqs";
+import { allParsers } from "@/lib/ui/filter-params";
+import { reportKey, reportUrl, type ReportName } from "@/lib/ui/reports";
+
+/** GET an analytics route; its `{error: {message}}` becomes the Error's message. */
+export async function fetchReport<T>(url: string, signal?: AbortSignal): Promise<T> {
+  const res = await fetch(url, { headers: { accept: "application/json" }, signal, cache: "no-store" });
+  const body: unknown = await res.json().catch(() => null);
+  if (!res.ok) {
+    const err = body && typeof body === "object" && "error" in body ? (body as { error?: { message?: unknown } }).error : undefined;
+    throw new Error(typeof err?.message === "string" ? err.message : `The server answered ${res.status}.`);
+  }
+  return body as T;
+}
+
+/** One report for one query; the previous answer stays on screen while the next loads. */
+export function useReport<T>(name: ReportName, query: URLSearchParams) {
+  return useQuery({
+    queryKey: reportKey(name, query),
+    queryFn: ({ signal }) => fetchReport<T>(reportUrl(name, query), signal),
+    placeholderData: keepPreviousData,
+  });
+}
+
+/** The page's filters, paging and sorting, in the URL (each change a history entry). */
+export function useFilters() {
+  return useQueryStates(allParsers, { history: "push", scroll: false });
+}

@@ -1,0 +1,294 @@
+import type Database from "better-sqlite3";
+import type { Db } from "@/db/client";
+import { dimsSql, durBucketSql } from "./dims";
+import { IntColumn, MinutesColumn } from "./columns";
+
+/**
+ * The in-memory analytics store: every call's filterable and summable fields, and its
+ * participants grouped by uid, in typed arrays (one slot per call, pk order), loaded
+ * from SQLite once per connection and kept current from `analytics_changes` before each
+ * report (see changelog-sql.ts and docs/decisions/0006-analytics-rollups.md). Reports
+ * (scan.ts) scan it: a few nanoseconds per call.
+ *
+ * Participants of a call live in a contiguous run of entries [pOff, pOff + pLen), one
+ * entry per distinct uid of the call (a uid listed twice is merged: minutes summed,
+ * joined/unanswered ORed), so "distinct calls" counts are entry counts. A changed call
+ * gets a fresh run at the end; the old run becomes garbage until the next full load.
+ */
+
+/** Codes of a call slot: `cell` = dims + 360 × duration bucket; app 0 = empty slot. */
+export const CELLS = 360 * 6;
+
+/** Participant entry flags. */
+export const JOINED = 1;
+export const UNANSWERED = 2;
+
+/** A reader further behind than this many log entries (or this share of the calls) reloads. */
+const RELOAD_MIN_ENTRIES = 50_000;
+
+export interface AnalyticsStore {
+  /** Slots in use. */
+  n: number;
+  pk: IntColumn;
+  app: IntColumn;
+  start: IntColumn;
+  /** max(ended_at, start_at) − start_at (0 while ongoing). */
+  span: IntColumn;
+  cell: IntColumn;
+  pc: IntColumn;
+  dur: IntColumn;
+  audio: MinutesColumn;
+  video: MinutesColumn;
+  pOff: IntColumn;
+  pLen: IntColumn;
+  /** Participant entries in use (garbage included). */
+  m: number;
+  garbage: number;
+  uid: IntColumn;
+  flags: IntColumn;
+  pAudio: MinutesColumn;
+  pVideo: MinutesColumn;
+  pTotal: MinutesColumn;
+  /** uid ids: per app pk, uid → id; and back. */
+  uidIds: Map<number, Map<string, number>>;
+  idApp: number[];
+  idUid: string[];
+  /** Largest app pk held (sizes the app lookup table of a filter). */
+  maxApp: number;
+  /** Newest change-log seq applied. */
+  seq: number;
+  loadedAt: number;
+  fullLoads: number;
+}
+
+const stores = new WeakMap<Database.Database, AnalyticsStore>();
+
+function emptyStore(callCap: number, entryCap: number): AnalyticsStore {
+  return {
+    n: 0, pk: new IntColumn("i32", callCap), app: new IntColumn("u16", callCap), start: new IntColumn("i32", callCap),
+    span: new IntColumn("i32", callCap), cell: new IntColumn("u16", callCap), pc: new IntColumn("u16", callCap),
+    dur: new IntColumn("i32", callCap), audio: new MinutesColumn(callCap), video: new MinutesColumn(callCap),
+    pOff: new IntColumn("i32", callCap), pLen: new IntColumn("u16", callCap),
+    m: 0, garbage: 0, uid: new IntColumn("i32", entryCap), flags: new IntColumn("u8", entryCap),
+    pAudio: new MinutesColumn(entryCap), pVideo: new MinutesColumn(entryCap), pTotal: new MinutesColumn(entryCap),
+    uidIds: new Map(), idApp: [], idUid: [], maxApp: 0, seq: 0, loadedAt: 0, fullLoads: 0,
+  };
+}
+
+const CALL_SELECT = `SELECT c.pk, c.app_pk, c.start_at, max(coalesce(c.ended_at, c.start_at), c.start_at) - c.start_at,
+    ${dimsSql("c")} + 360 * ${durBucketSql("c")}, c.total_participants, c.duration_seconds, c.total_audio_minutes, c.total_video_minutes
+  FROM calls c`;
+const PARTICIPANT_SELECT = `SELECT p.call_pk, p.uid, (p.is_joined <> 0) + 2 * coalesce(p.state = 'unanswered', 0), p.total_audio_minutes,
+    p.total_video_minutes, p.total_duration_minutes FROM call_participants p`;
+
+type CallRaw = [number, number, number, number, number, number, number, number, number];
+type PartRaw = [number, string, number, number, number, number];
+
+function growCalls(s: AnalyticsStore, need: number): void {
+  if (need <= s.pk.a.length) return;
+  const cap = Math.max(need, Math.ceil(s.pk.a.length * 1.5), 1024);
+  for (const c of [s.pk, s.app, s.start, s.span, s.cell, s.pc, s.dur, s.audio, s.video, s.pOff, s.pLen]) c.grow(cap);
+}
+
+function growEntries(s: AnalyticsStore, need: number): void {
+  if (need <= s.uid.a.length) return;
+  const cap = Math.max(need, Math.ceil(s.uid.a.length * 1.5), 4096);
+  for (const c of [s.uid, s.flags, s.pAudio, s.pVideo, s.pTotal]) c.grow(cap);
+}
+
+function setCall(s: AnalyticsStore, i: number, r: CallRaw): void {
+  s.pk.set(i, r[0]);
+  s.app.set(i, r[1]);
+  if (r[1] > s.maxApp) s.maxApp = r[1];
+  s.start.set(i, r[2]);
+  s.span.set(i, r[3]);
+  s.cell.set(i, r[4]);
+  s.pc.set(i, r[5]);
+  s.dur.set(i, r[6]);
+  s.audio.set(i, r[7]);
+  s.video.set(i, r[8]);
+}
+
+function uidId(s: AnalyticsStore, appPk: number, uid: string): number {
+  let m = s.uidIds.get(appPk);
+  if (!m) s.uidIds.set(appPk, (m = new Map()));
+  let id = m.get(uid);
+  if (id === undefined) {
+    id = s.idUid.length;
+    m.set(uid, id);
+    s.idUid.push(uid);
+    s.idApp.push(appPk);
+  }
+  return id;
+}
+
+/** Appends the entries of one call (rows of the same call), merging a uid's rows. */
+function appendEntries(s: AnalyticsStore, slot: number, rows: PartRaw[]): void {
+  const appPk = s.app.a[slot];
+  const off = s.m;
+  growEntries(s, off + rows.length);
+  let k = 0;
+  for (const r of rows) {
+    const id = uidId(s, appPk, r[1]);
+    let j = off;
+    while (j < off + k && s.uid.a[j] !== id) j++;
+    if (j === off + k) {
+      s.uid.set(j, id);
+      s.flags.set(j, r[2]);
+      s.pAudio.set(j, r[3]);
+      s.pVideo.set(j, r[4]);
+      s.pTotal.set(j, r[5]);
+      k++;
+    } else {
+      // Same uid twice in one call: one distinct call, minutes summed.
+      s.flags.set(j, s.flags.a[j] | r[2]);
+      s.pAudio.add(j, r[3]);
+      s.pVideo.add(j, r[4]);
+      s.pTotal.add(j, r[5]);
+    }
+  }
+  s.m = off + k;
+  s.pOff.set(slot, off);
+  s.pLen.set(slot, k);
+}
+
+function maxSeq(sqlite: Database.Database): number {
+  return (sqlite.prepare("SELECT coalesce(max(seq), 0) FROM analytics_changes").pluck().get() as number) ?? 0;
+}
+
+function fullLoad(sqlite: Database.Database): AnalyticsStore {
+  const seq = maxSeq(sqlite);
+  const count = sqlite.prepare("SELECT count(*) FROM calls").pluck().get() as number;
+  const s = emptyStore(count + 1024, count * 3 + 4096);
+  let maxPk = 0;
+  for (const r of sqlite.prepare(`${CALL_SELECT} ORDER BY c.pk`).raw().iterate() as IterableIterator<CallRaw>) {
+    growCalls(s, s.n + 1);
+    setCall(s, s.n, r);
+    maxPk = r[0];
+    s.n++;
+  }
+  // Participants through the (call_pk, seq) index: each call's rows arrive together.
+  const slotOf = pkIndex(s, maxPk);
+  growEntries(s, (sqlite.prepare("SELECT count(*) FROM call_participants").pluck().get() as number) + 16);
+  const group: PartRaw[] = [];
+  let groupPk = -1;
+  const flush = () => {
+    const slot = groupPk < 0 ? -1 : slotOf(groupPk);
+    if (slot >= 0) appendEntries(s, slot, group);
+    group.length = 0;
+  };
+  for (const r of sqlite.prepare(`${PARTICIPANT_SELECT} ORDER BY p.call_pk, p.seq`).raw().iterate() as IterableIterator<PartRaw>) {
+    if (r[0] !== groupPk) {
+      flush();
+      groupPk = r[0];
+    }
+    group.push(r);
+  }
+  flush();
+  s.seq = seq;
+  s.loadedAt = Date.now();
+  s.fullLoads = 1;
+  return s;
+}
+
+/** pk → slot lookup over the (ascending) pk column. */
+function pkIndex(s: AnalyticsStore, maxPk: number): (pk: number) => number {
+  if (maxPk < 4 * s.n + 1_000_000) {
+    const direct = new Int32Array(maxPk + 1).fill(-1);
+    for (let i = 0; i < s.n; i++) direct[s.pk.a[i]] = i;
+    return (pk) => (pk >= 0 && pk <= maxPk ? direct[pk] : -1);
+  }
+  return (pk) => findSlot(s, pk);
+}
+
+function findSlot(s: AnalyticsStore, pk: number): number {
+  const a = s.pk.a;
+  let lo = 0;
+  let hi = s.n - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const v = a[mid];
+    if (v === pk) return mid;
+    if (v < pk) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
+/**
+ * Applies the calls named by log entries seq >= s.seq (the newest applied entry is
+ * re-read: a participant write right after it appends nothing). Returns false when a
+ * full reload is needed instead.
+ */
+function catchUp(sqlite: Database.Database, s: AnalyticsStore, newest: number): boolean {
+  const pks = sqlite.prepare("SELECT DISTINCT call_pk FROM analytics_changes WHERE seq >= ? ORDER BY call_pk").pluck().all(s.seq) as number[];
+  if (s.seq > 0 && !sqlite.prepare("SELECT 1 FROM analytics_changes WHERE seq = ?").get(s.seq)) return false; // pruned past us
+  const calls = new Map<number, CallRaw>();
+  const parts = new Map<number, PartRaw[]>();
+  const CHUNK = 500;
+  for (let i = 0; i < pks.length; i += CHUNK) {
+    const chunk = pks.slice(i, i + CHUNK);
+    const marks = chunk.map(() => "?").join(", ");
+    for (const r of sqlite.prepare(`${CALL_SELECT} WHERE c.pk IN (${marks})`).raw().all(...chunk) as CallRaw[]) calls.set(r[0], r);
+    for (const r of sqlite.prepare(`${PARTICIPANT_SELECT} WHERE p.call_pk IN (${marks}) ORDER BY p.call_pk, p.seq`).raw().all(...chunk) as PartRaw[]) {
+      const list = parts.get(r[0]);
+      if (list) list.push(r);
+      else parts.set(r[0], [r]);
+    }
+  }
+  const lastPk = s.n > 0 ? s.pk.a[s.n - 1] : 0;
+  for (const pk of pks) {
+    const row = calls.get(pk);
+    let slot = findSlot(s, pk);
+    if (slot < 0) {
+      if (!row) continue; // inserted and deleted between two reports
+      if (pk < lastPk) return false; // out of pk order: never done by AUTOINCREMENT; reload
+      growCalls(s, s.n + 1);
+      slot = s.n++;
+    }
+    s.garbage += s.pLen.a[slot];
+    if (!row) {
+      s.app.set(slot, 0);
+      s.pLen.set(slot, 0);
+      continue;
+    }
+    setCall(s, slot, row);
+    appendEntries(s, slot, parts.get(pk) ?? []);
+  }
+  s.seq = newest;
+  return true;
+}
+
+/**
+ * The store of this connection, current with every committed write (of this or any
+ * other process) — call it at the start of each report; the report then reads a
+ * consistent snapshot (single-threaded: nothing changes the store until it returns).
+ */
+export function analyticsStore(db: Db): AnalyticsStore {
+  const sqlite = db.$client;
+  return sqlite.transaction(() => {
+    let s = stores.get(sqlite);
+    const newest = maxSeq(sqlite);
+    if (s && newest >= s.seq) {
+      const behind = newest - s.seq;
+      const tooFar = behind > Math.max(RELOAD_MIN_ENTRIES, s.n / 8) || s.garbage > Math.max(1_000_000, s.m / 2);
+      if (!tooFar && catchUp(sqlite, s, newest)) return s;
+    }
+    const fullLoads = (s?.fullLoads ?? 0) + 1;
+    s = fullLoad(sqlite);
+    s.fullLoads = fullLoads;
+    stores.set(sqlite, s);
+    return s;
+  })();
+}
+
+/** Drops this connection's store (tests; a warehouse file replaced underneath). */
+export function resetAnalyticsStore(db: Db): void {
+  stores.delete(db.$client);
+}
+
+/** Bytes held by the store's arrays (the bench reports it). */
+export function storeBytes(s: AnalyticsStore): number {
+  const cols = [s.pk, s.app, s.start, s.span, s.cell, s.pc, s.dur, s.audio, s.video, s.pOff, s.pLen, s.uid, s.flags, s.pAudio, s.pVideo, s.pTotal];
+  return cols.reduce((sum, c) => sum + c.bytes, 0);
+}

@@ -1,0 +1,87 @@
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { Worker } from "node:worker_threads";
+import type { Db } from "@/db/client";
+import type { BatchResult, CallWriter, PendingCall } from "./writer";
+
+/**
+ * Where batches are written: inline on this thread, or on a worker thread with its own
+ * connection so that parsing and fetching the next pages overlap with the write
+ * transactions (SQLite work is synchronous; on this thread it would stall the loop).
+ * At most one batch is in flight, which bounds memory and keeps writes in order.
+ */
+export interface WriteSink {
+  readonly kind: "inline" | "worker";
+  write(batch: PendingCall[]): Promise<BatchResult>;
+  close(): Promise<void>;
+}
+
+export function inlineSink(writer: CallWriter): WriteSink {
+  return {
+    kind: "inline",
+    write: async (batch) => writer.writeTolerant(batch),
+    close: async () => undefined,
+  };
+}
+
+interface Reply {
+  id: number;
+  result?: BatchResult;
+  error?: { name: string; message: string };
+}
+
+function workerScript(): string | undefined {
+  // Built from the module's own folder (not `new URL(..., import.meta.url)`) so that a
+  // bundler never tries to turn the worker into a chunk; bundled code writes inline.
+  const dir = import.meta.dirname;
+  if (!dir) return undefined;
+  const file = path.join(dir, "write-worker.ts");
+  return existsSync(file) ? file : undefined;
+}
+
+/** A worker-thread sink, or undefined where one cannot run (in-memory db, bundled code). */
+export function workerSink(db: Db, appPk: number): WriteSink | undefined {
+  const file = db.$client.name;
+  const script = workerScript();
+  if (!script || !file || file === ":memory:" || db.$client.memory) return undefined;
+  // The worker is TypeScript: register tsx's loader inside it first (loader flags given
+  // to the parent do not reach a worker's entry module on Node 20).
+  const bootstrap = `import("tsx/esm/api").then((m) => { m.register(); return import(${JSON.stringify(pathToFileURL(script).href)}); })`;
+  const worker = new Worker(bootstrap, { eval: true, workerData: { file, appPk } });
+  worker.unref();
+  let nextId = 1;
+  const waiting = new Map<number, { resolve: (r: BatchResult) => void; reject: (e: Error) => void }>();
+  let dead: Error | undefined;
+  const failAll = (err: Error) => {
+    dead ??= err;
+    for (const w of waiting.values()) w.reject(err);
+    waiting.clear();
+  };
+  worker.on("message", (m: Reply) => {
+    const w = waiting.get(m.id);
+    if (!w) return;
+    waiting.delete(m.id);
+    if (m.result) w.resolve(m.result);
+    else {
+      const e = new Error(m.error?.message ?? "write worker failed");
+      e.name = m.error?.name ?? "Error";
+      w.reject(e);
+    }
+  });
+  worker.on("error", (e) => failAll(e instanceof Error ? e : new Error(String(e))));
+  worker.on("exit", (code) => failAll(new Error(`write worker exited (${code})`)));
+  return {
+    kind: "worker",
+    write: (batch) =>
+      new Promise<BatchResult>((resolve, reject) => {
+        if (dead) return reject(dead);
+        const id = nextId++;
+        waiting.set(id, { resolve, reject });
+        worker.postMessage({ id, batch });
+      }),
+    close: async () => {
+      if (!dead) await worker.terminate();
+    },
+  };
+}

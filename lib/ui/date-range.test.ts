@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { endDateInput, fromDateInput, localMidnight, matchPreset, presetRange, toDateInput, toEndDateInput } from "./date-range";
+
+const at = (iso: string) => Date.parse(iso) / 1000;
+
+describe("date ranges", () => {
+  it("finds local midnight across zones and DST", () => {
+    expect(localMidnight(2026, 3, 5, "UTC")).toBe(at("2026-03-05T00:00:00Z"));
+    expect(localMidnight(2026, 3, 5, "Asia/Kolkata")).toBe(at("2026-03-04T18:30:00Z"));
+    // Berlin switches to summer time on 2026-03-29.
+    expect(localMidnight(2026, 3, 30, "Europe/Berlin")).toBe(at("2026-03-29T22:00:00Z"));
+    expect(localMidnight(2026, 3, 29, "Europe/Berlin")).toBe(at("2026-03-28T23:00:00Z"));
+  });
+
+  it("computes the presets from now in the zone", () => {
+    const now = at("2026-03-15T10:00:00Z");
+    expect(presetRange("7d", now, "UTC")).toEqual({ from: at("2026-03-09T00:00:00Z"), to: at("2026-03-16T00:00:00Z") });
+    expect(presetRange("30d", now, "UTC").from).toBe(at("2026-02-14T00:00:00Z"));
+    expect(presetRange("month", now, "UTC")).toEqual({ from: at("2026-03-01T00:00:00Z"), to: at("2026-04-01T00:00:00Z") });
+    expect(presetRange("month", at("2026-12-20T00:00:00Z"), "UTC").to).toBe(at("2027-01-01T00:00:00Z"));
+    expect(matchPreset(presetRange("90d", now, "UTC"), now, "UTC")).toBe("90d");
+    expect(matchPreset({ from: null, to: null }, now, "UTC")).toBe("all");
+    expect(matchPreset({ from: 1, to: 2 }, now, "UTC")).toBe("custom");
+  });
+
+  it("round-trips date inputs with an exclusive end", () => {
+    const from = fromDateInput("2026-03-01", "America/New_York")!;
+    const to = endDateInput("2026-03-31", "America/New_York")!;
+    expect(toDateInput(from, "America/New_York")).toBe("2026-03-01");
+    expect(toEndDateInput(to, "America/New_York")).toBe("2026-03-31");
+    expect(to).toBe(localMidnight(2026, 4, 1, "America/New_York"));
+    expect(fromDateInput("nope", "UTC")).toBeNull();
+  });
+});

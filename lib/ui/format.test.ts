@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { change, changePoints, formatCount, formatDateTime, formatDay, formatMinutes, formatPercent, formatSeconds, label } from "./format";
+
+describe("formatters", () => {
+  it("formats counts and percentages for people", () => {
+    expect(formatCount(1234567)).toBe("1,234,567");
+    expect(formatCount(null)).toBe("—");
+    expect(formatPercent(0.1234)).toBe("12.3%");
+    expect(formatPercent(0)).toBe("0%");
+  });
+
+  it("formats minutes as hours and minutes", () => {
+    expect(formatMinutes(0)).toBe("0m");
+    expect(formatMinutes(0.2)).toBe("<1m");
+    expect(formatMinutes(59.6)).toBe("1h 0m");
+    expect(formatMinutes(75.5)).toBe("1h 16m");
+    expect(formatMinutes(12345)).toBe("205h 45m");
+    expect(formatMinutes(Number.NaN)).toBe("—");
+  });
+
+  it("formats seconds as a duration", () => {
+    expect(formatSeconds(5)).toBe("5s");
+    expect(formatSeconds(65)).toBe("1m 05s");
+    expect(formatSeconds(3723)).toBe("1h 02m 03s");
+  });
+
+  it("formats instants in the chosen zone", () => {
+    const t = Date.UTC(2026, 2, 5, 23, 30) / 1000;
+    expect(formatDateTime(t, "UTC")).toBe("Mar 5, 2026, 23:30");
+    expect(formatDateTime(t, "Asia/Kolkata")).toBe("Mar 6, 2026, 05:00");
+    expect(formatDay("2026-03-05")).toBe("Mar 5");
+    expect(formatDay("2026-03-05", true)).toBe("Mar 5, 2026");
+  });
+
+  it("describes a change against the previous period", () => {
+    expect(change(110, 100)).toMatchObject({ label: "▲ 10%", direction: "up" });
+    expect(change(90, 100)).toMatchObject({ label: "▼ 10%", direction: "down" });
+    expect(change(5, 0)).toMatchObject({ label: "new", direction: "up" });
+    expect(change(0, 0)).toMatchObject({ label: "no change", direction: "flat" });
+    expect(change(5, null)).toMatchObject({ label: "—", direction: "none" });
+    expect(changePoints(0.25, 0.2)).toMatchObject({ label: "▲ 5 pt", direction: "up" });
+  });
+
+  it("labels enumerations", () => {
+    expect(label("meet")).toBe("Meeting");
+    expect(label("receiverType")).toBe("Receiver type");
+    expect(label("something-new")).toBe("something-new");
+    expect(label(null)).toBe("—");
+  });
+});
