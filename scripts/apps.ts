@@ -7,6 +7,8 @@ import { db } from "@/db";
 import { loadDotEnv } from "@/lib/config/dotenv";
 import { addApp, describeApp, listApps, removeApp, updateApp, type UpdateAppInput } from "@/lib/apps/registry";
 import { createTenantApp } from "@/lib/apps/tenant-create";
+import { env } from "@/lib/config/env";
+import { ingestUrlFor } from "@/lib/ingest/url";
 import { audit } from "@/lib/auth/audit";
 import { printTable, runCli } from "@/lib/cli/run";
 
@@ -65,6 +67,12 @@ function toInput(o: AppOptions): UpdateAppInput {
   };
 }
 
+/** Where the platform must POST this app's webhooks (paste it into the platform's console). */
+function ingestUrl(appId: string): string {
+  const e = env();
+  return ingestUrlFor(e.CALLBOARD_PUBLIC_URL ?? `http://localhost:${e.PORT}`, appId);
+}
+
 /** Audit rows written from the command line name this actor. */
 const CLI_ACTOR = { email: "cli" };
 
@@ -84,6 +92,7 @@ withAppOptions(program.command("add").description("register a tenant app"), true
   const app = addApp(db(), { ...input, callsUrl: o.callsUrl, name: o.name!, region: o.region as "us", apiKey: o.apiKey });
   audit(db(), CLI_ACTOR, "app.create", app.appId, { region: app.region, fields: changedFields(o) });
   console.log(`Added app ${app.appId} (${app.region}), key …${app.apiKeyLast4}`);
+  console.log(`Webhook URL for the platform's console: ${ingestUrl(app.appId)}`);
 });
 
 withAppOptions(program.command("update").description("change a tenant app"), false).action((o: AppOptions) => {
@@ -97,7 +106,7 @@ program
   .description("list tenant apps (secrets are never shown)")
   .option("--json", "print JSON")
   .action((o: { json?: boolean }) => {
-    const rows = listApps(db()).map(describeApp);
+    const rows = listApps(db()).map((a) => ({ ...describeApp(a), ingestUrl: ingestUrl(a.appId) }));
     if (o.json) return console.log(JSON.stringify(rows, null, 2));
     if (rows.length === 0) return console.log("No tenant app registered. Add one with: npm run apps -- add --id … --name … --region us --api-key …");
     printTable(
@@ -108,6 +117,7 @@ program
         key: a.apiKey,
         callsUrl: a.callsUrl ?? "(from PLATFORM_DOMAIN)",
         webhook: a.webhook.enabled ? (a.webhook.useBasicAuth ? `on, basic (${a.webhook.username})` : "on") : "off",
+        ingestUrl: a.ingestUrl,
         lastSync: a.lastSuccessfulSyncMs ? new Date(a.lastSuccessfulSyncMs).toISOString() : "never",
       })),
     );
