@@ -46,7 +46,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
   const shown = counts.slice((page - 1) * PAGE_ROWS, page * PAGE_ROWS);
   const rejectedShown = deliveries.filter((d) => d.kind === "rejected").length;
 
-  const base = { app: p.app, days: p.days === 30 ? undefined : p.days, tz: p.tz === "UTC" ? undefined : p.tz, outcome: p.outcome === "all" ? undefined : p.outcome, limit: p.limit === 100 ? undefined : p.limit };
+  const base = { app: p.app, days: p.days === 30 ? undefined : p.days, tz: p.tz === "UTC" ? undefined : p.tz, outcome: p.outcome === "all" ? undefined : p.outcome, limit: p.limit === 50 ? undefined : p.limit };
   const countsCsv = `/api/v1/events${toQuery({ app: p.app, days: p.days, tz: p.tz, format: "csv" })}`;
   const deliveriesCsv = `/api/v1/events/deliveries${toQuery({ app: p.app, outcome: p.outcome, limit: p.limit, format: "csv" })}`;
   const pageHref = (n: number) => `/events${toQuery({ ...base, page: n === 1 ? undefined : n })}`;
@@ -100,7 +100,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
         {counts.length === 0 ? (
           <p className="muted">Nothing to list.</p>
         ) : (
-          <div className="ops-table-wrap">
+          <div className="ops-table-wrap" tabIndex={0} role="region" aria-labelledby="events-table">
             <table className="ops-table" data-testid="events-counts">
               <thead>
                 <tr>
@@ -147,7 +147,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
             {p.outcome === "rejected" ? "No delivery was rejected." : "No delivery received yet."}
           </p>
         ) : (
-          <div className="ops-table-wrap">
+          <div className="ops-table-wrap" tabIndex={0} role="region" aria-labelledby="events-deliveries">
             <table className="ops-table" data-testid="deliveries">
               <thead>
                 <tr>

@@ -11,7 +11,7 @@ export const eventsParamsSchema = z.object({
   days: intParam(1, 366, 30),
   tz: tzParam,
   outcome: enumParam(OUTCOMES, "all"),
-  limit: intParam(1, 500, 100),
+  limit: intParam(1, 500, 50),
   /** Page of the per-day table (the page only). */
   page: intParam(1, 100_000, 1),
   format: formatParam,

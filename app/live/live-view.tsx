@@ -149,7 +149,7 @@ function SessionCard({ s, now, appName }: { s: LiveSession; now: number; appName
       {s.occupants.length === 0 ? (
         <p className="muted">Nobody has joined yet.</p>
       ) : (
-        <div className="ops-table-wrap">
+        <div className="ops-table-wrap" tabIndex={0} role="region" aria-label={`Who is in ${s.initiator ?? "this"} ${s.kind === "meet" ? "meeting" : "call"}`}>
           <table className="ops-table">
             <caption className="ops-sr-only">Who is in this {s.kind === "meet" ? "meeting" : "call"}</caption>
             <thead>

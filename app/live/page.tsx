@@ -7,7 +7,7 @@ import { currentCaller } from "@/lib/auth/session";
 import { getLiveSessions } from "@/lib/ingest/queries";
 import "@/app/_ops/ops.css";
 import { LiveView } from "./live-view";
-import { liveParamsSchema } from "./params";
+import { liveParamsSchema, visibleLiveSessions } from "./params";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Live now" };
@@ -25,7 +25,7 @@ export default async function LivePage({ searchParams }: { searchParams: Promise
     return <PageError title="Live now" message={message} resetHref="/live" />;
   }
   const asOfMs = nowMs();
-  const sessions = getLiveSessions(warehouse, appPks, { nowMs: asOfMs, endedWithinMs: params.recent * 60_000 });
+  const sessions = visibleLiveSessions(getLiveSessions(warehouse, appPks, { nowMs: asOfMs, endedWithinMs: params.recent * 60_000 }), params.recent, asOfMs);
   return (
     <main className="container">
       <LiveView

@@ -90,7 +90,7 @@ export function SyncView({ params, apps, initial, isAdmin, loadedAtMs }: { param
         {data.length === 0 ? (
           <p className="muted section" data-testid="runs-empty">No run{params.status !== "any" ? ` with status ${params.status}` : ""} yet.</p>
         ) : (
-          <div className="ops-table-wrap section">
+          <div className="ops-table-wrap section" tabIndex={0} role="region" aria-labelledby="sync-runs">
             <table className="ops-table" data-testid="sync-runs">
               <thead>
                 <tr>
@@ -141,7 +141,7 @@ export function SyncView({ params, apps, initial, isAdmin, loadedAtMs }: { param
         {skipped.length === 0 ? (
           <p className="muted" data-testid="skipped-empty">No record was skipped in these runs.</p>
         ) : (
-          <div className="ops-table-wrap">
+          <div className="ops-table-wrap" tabIndex={0} role="region" aria-labelledby="sync-skipped">
             <table className="ops-table" data-testid="skipped">
               <thead>
                 <tr>

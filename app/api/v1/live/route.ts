@@ -1,7 +1,7 @@
 import { db } from "@/db";
 import { rawFromUrl } from "@/app/_ops/params";
 import { scopeAppPks } from "@/app/_ops/scope";
-import { liveParamsSchema } from "@/app/live/params";
+import { liveParamsSchema, visibleLiveSessions } from "@/app/live/params";
 import { authorize } from "@/lib/auth/authorize";
 import { respond } from "@/lib/auth/route-support";
 import { getLiveSessions } from "@/lib/ingest/queries";
@@ -16,7 +16,7 @@ export function GET(request: Request): Promise<Response> {
     const warehouse = db();
     const appPks = scopeAppPks(warehouse, caller, params.app);
     const asOfMs = Date.now();
-    const data = getLiveSessions(warehouse, appPks, { nowMs: asOfMs, endedWithinMs: params.recent * 60_000 });
+    const data = visibleLiveSessions(getLiveSessions(warehouse, appPks, { nowMs: asOfMs, endedWithinMs: params.recent * 60_000 }), params.recent, asOfMs);
     return Response.json({ data, meta: { asOfMs, recentMinutes: params.recent } });
   });
 }
