@@ -208,11 +208,27 @@ function nowToTheMinute(): number {
   return Math.floor(Date.now() / 60_000) * 60;
 }
 
+/**
+ * Current IANA names that some ICU builds list only under their old alias (Chromium
+ * offers Asia/Calcutta, not Asia/Kolkata): offered too, when the runtime accepts them.
+ */
+const CURRENT_NAMES = ["Asia/Kolkata", "Asia/Kathmandu", "Europe/Kyiv", "Asia/Ho_Chi_Minh", "Asia/Yangon", "America/Nuuk", "Pacific/Kanton"];
+
+function acceptedZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en", { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 let zoneCache: { browser: string; all: string[] } | undefined;
 function browserZones(): { browser: string; all: string[] } {
+  const listed = typeof Intl.supportedValuesOf === "function" ? Intl.supportedValuesOf("timeZone") : [];
   zoneCache ??= {
     browser: Intl.DateTimeFormat().resolvedOptions().timeZone,
-    all: typeof Intl.supportedValuesOf === "function" ? Intl.supportedValuesOf("timeZone") : [],
+    all: [...new Set([...listed, ...CURRENT_NAMES.filter(acceptedZone)])].sort(),
   };
   return zoneCache;
 }

@@ -12,7 +12,7 @@ export function ParticipantMinutesChart({ rows }: { rows: Array<{ uid: string; a
       <ResponsiveContainer width="100%" height={height} initialDimension={{ width: 400, height }}>
         <BarChart data={rows} layout="vertical" margin={{ top: 4, right: 12, bottom: 0, left: 0 }}>
           <CartesianGrid {...GRID} horizontal={false} vertical />
-          <XAxis type="number" {...AXIS} tickFormatter={(v: number) => formatMinutes(v)} />
+          <XAxis type="number" {...AXIS} allowDecimals={false} tickFormatter={(v: number) => formatMinutes(v)} />
           <YAxis type="category" dataKey="uid" {...AXIS} width={100} />
           <Tooltip {...TOOLTIP} formatter={(v, name) => [formatMinutes(Number(v)), String(name)]} />
           <Legend wrapperStyle={{ fontSize: 12 }} />

@@ -67,6 +67,11 @@ describe("chart mappers", () => {
     expect(t.rows.map((r) => [r.uid, r.joinOffset, r.leaveOffset])).toEqual([["a", 0, 600], ["b", 100, 600], ["c", null, null]]);
     expect(callTimeline({ startedAt: null, initiatedAt: null, endedAt: null, participants: [] })).toBeNull();
     expect(participantMinutes(call).map((m) => m.uid)).toEqual(["a", "b", "c"]);
+    // An ongoing call: no end, no leaves; it spans what the platform has counted so far.
+    const ongoing = { startedAt: 1000, initiatedAt: 990, endedAt: null, durationSeconds: 204, participants: [p("a", 1000, null, 3.4), p("b", 1004, null, 3)] };
+    const live = callTimeline(ongoing)!;
+    expect([live.start, live.end]).toEqual([1000, 1204]);
+    expect(live.rows.map((r) => r.leaveOffset)).toEqual([204, 204]);
   });
 
   it("merges per-app daily rows into one trend", () => {

@@ -137,13 +137,21 @@ export interface Timeline {
  * Joins and leaves on one time axis: from the call's start (or the first join) to its
  * end (or the last leave). A participant still in the call (no leftAt) stays to the end.
  */
-export function callTimeline(call: Pick<CallDetail, "startedAt" | "initiatedAt" | "endedAt" | "participants">): Timeline | null {
+export function callTimeline(
+  call: Pick<CallDetail, "startedAt" | "initiatedAt" | "endedAt" | "participants"> & { durationSeconds?: number },
+): Timeline | null {
   const joins = call.participants.flatMap((p) => (p.joinedAt !== null ? [p.joinedAt] : []));
   const leaves = call.participants.flatMap((p) => (p.leftAt !== null ? [p.leftAt] : []));
   const starts = [call.startedAt ?? call.initiatedAt, ...joins].filter((t): t is number => t !== null);
   if (starts.length === 0) return null;
   const start = Math.min(...starts);
-  const end = Math.max(start + 1, ...[call.endedAt, ...leaves, ...joins].filter((t): t is number => t !== null));
+  // An ongoing call has no end and no leaves yet: its extent so far is what the platform
+  // counted (the call's duration, each participant's minutes since joining).
+  const soFar = [
+    call.startedAt !== null && call.durationSeconds ? call.startedAt + call.durationSeconds : null,
+    ...call.participants.map((p) => (p.joinedAt !== null && p.leftAt === null ? p.joinedAt + Math.round(p.totalDurationMinutes * 60) : null)),
+  ];
+  const end = Math.max(start + 1, ...[call.endedAt, ...leaves, ...joins, ...soFar].filter((t): t is number => t !== null));
   return {
     start,
     end,
