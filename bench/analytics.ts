@@ -111,16 +111,27 @@ async function time(fn: () => unknown | Promise<unknown>, runs: number): Promise
   return stats(t);
 }
 
-export async function runAnalyticsBench(opts: { calls?: number; sizes?: number[]; runs?: number }): Promise<BenchRow[]> {
+export interface AnalyticsBenchOptions {
+  calls?: number;
+  sizes?: number[];
+  runs?: number;
+  /** Each row as soon as it is measured (the standalone run prints progress). */
+  onRow?: (row: BenchRow) => void;
+  /** A warehouse this bench built before (same size), reused instead of rebuilt. */
+  reuse?: string;
+}
+
+export async function runAnalyticsBench(opts: AnalyticsBenchOptions): Promise<BenchRow[]> {
   const sizes = opts.sizes ?? [opts.calls ?? 1_000_000];
-  const rows: BenchRow[] = [];
+  const out: BenchRow[] = [];
+  const rows = { push: (...r: BenchRow[]) => { for (const x of r) opts.onRow?.(x); return out.push(...r); } };
   for (const n of sizes) {
     const label = n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 1000}k`;
     const target = n <= 1_000_000 ? 50 : 300;
     const dir = mkdtempSync(path.join(tmpdir(), "callboard-bench-"));
     try {
       let t0 = performance.now();
-      const db = buildSqlite(path.join(dir, "bench.db"), n);
+      const db = opts.reuse ? openDatabase(opts.reuse) : buildSqlite(path.join(dir, "bench.db"), n);
       rows.push({ area: "analytics", metric: `${label}: build warehouse (SQLite, indexes after load)`, target: "minutes", measured: `${((performance.now() - t0) / 1000).toFixed(1)} s` });
       t0 = performance.now();
       const store = A.analyticsStore(db);
@@ -134,6 +145,8 @@ export async function runAnalyticsBench(opts: { calls?: number; sizes?: number[]
       const duck = await buildDuck(n);
       rows.push({ area: "analytics", metric: `${label}: build DuckDB copy`, target: "", measured: `${((performance.now() - t0) / 1000).toFixed(1)} s` });
       const runs = opts.runs ?? (n > 2_000_000 ? 7 : 15);
+      // DuckDB's distinct-count reports take seconds here: fewer runs of the reference at 10M.
+      const duckRuns = n > 2_000_000 ? 3 : runs;
       const scope = { appPks: "all" as const };
       const year = { from: YEAR0, to: YEAR0 + YEAR };
       const filterSets = {
@@ -158,7 +171,7 @@ export async function runAnalyticsBench(opts: { calls?: number; sizes?: number[]
           const w = duckWhere[fname as keyof typeof duckWhere];
           const theirs = await time(async () => {
             for (const q of duckSql(w).split("; ")) await duck.con.runAndReadAll(q);
-          }, runs);
+          }, duckRuns);
           rows.push({
             area: "analytics",
             metric: `${label} ${name}, ${fname}: median / p95 (DuckDB median; ratio)`,
@@ -195,7 +208,7 @@ export async function runAnalyticsBench(opts: { calls?: number; sizes?: number[]
     }
   }
   rows.push(...writePathBench());
-  return rows;
+  return out;
 }
 
 /** Another connection (the CLI sync) re-syncs 1,000 calls; the next report catches up. */
@@ -250,8 +263,8 @@ function writePathBench(): BenchRow[] {
 
 // `npx tsx bench/analytics.ts [calls]` runs this bench alone.
 if (process.argv[1]?.endsWith("bench/analytics.ts")) {
+  // npx tsx bench/analytics.ts [calls] [warehouse to reuse]
   const n = Number(process.argv[2] ?? 1_000_000);
-  runAnalyticsBench({ calls: n }).then((rows) => {
-    for (const r of rows) console.log(`${r.ok === undefined ? "  " : r.ok ? "ok" : "NO"}  ${r.metric}: ${r.measured}${r.target ? ` [${r.target}]` : ""}`);
-  });
+  const line = (r: BenchRow) => console.log(`${r.ok === undefined ? "  " : r.ok ? "ok" : "NO"}  ${r.metric}: ${r.measured}${r.target ? ` [${r.target}]` : ""}`);
+  void runAnalyticsBench({ calls: n, reuse: process.argv[3], onRow: line });
 }
