@@ -100,3 +100,21 @@ export const signinFailures = sqliteTable(
 export type UserRow = typeof users.$inferSelect;
 export type ApiTokenRow = typeof apiTokens.$inferSelect;
 export type AuditRow = typeof auditLog.$inferSelect;
+
+/**
+ * Sessions ended by signing out. A JWT session is stateless and renewed on use: a
+ * request still in flight when the user signs out (a link prefetch, a refetch) can
+ * bring back a renewed cookie. Its `sid` stays the same across renewals, so listing
+ * it here ends it for good. Rows older than the session lifetime are pruned.
+ */
+export const endedSessions = sqliteTable(
+  "ended_sessions",
+  {
+    sid: text("sid").primaryKey(),
+    endedMs: integer("ended_ms").notNull(),
+  },
+  (t) => [
+    // Pruning by age.
+    index("ended_sessions_ended_idx").on(t.endedMs),
+  ],
+);

@@ -16,6 +16,7 @@ import {
   visibleAppPks,
   type Caller,
 } from "./authorize";
+import { endSession } from "./ended-sessions";
 import { ensureFirstAdmin } from "./first-admin";
 import { SECURE_SESSION_COOKIE, SESSION_COOKIE } from "./session-token";
 import { freshDb, seedApp, seedCall, TEST_SECRET, useTestEnv } from "./test-support";
@@ -38,11 +39,15 @@ beforeAll(() => {
 });
 afterAll(() => ctx.dispose());
 
-async function sessionCookie(email: string, opts: { secure?: boolean; secret?: string; epoch?: number; maxAge?: number } = {}): Promise<string> {
+async function sessionCookie(
+  email: string,
+  opts: { secure?: boolean; secret?: string; epoch?: number; maxAge?: number; sid?: string | null } = {},
+): Promise<string> {
   const user = getUserByEmail(db, email)!;
   const name = opts.secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE;
+  const sid = opts.sid === undefined ? `sid-${Math.random().toString(36).slice(2)}` : opts.sid;
   const jwt = await encode({
-    token: { sub: String(user.pk), email: user.email, epoch: opts.epoch ?? user.sessionEpoch },
+    token: { sub: String(user.pk), email: user.email, epoch: opts.epoch ?? user.sessionEpoch, ...(sid === null ? {} : { sid }) },
     secret: opts.secret ?? TEST_SECRET,
     salt: name,
     maxAge: opts.maxAge,
@@ -100,9 +105,20 @@ describe("authorize", () => {
     const foreign = await sessionCookie("viewer-a@example.com", { secret: "another-secret-another-secret-another-secret" });
     const expired = await sessionCookie("viewer-a@example.com", { maxAge: -60 });
     const stale = await sessionCookie("viewer-a@example.com", { epoch: 99 });
-    for (const c of [forged, foreign, expired, stale, "authjs.session-token=garbage"]) {
+    const noSid = await sessionCookie("viewer-a@example.com", { sid: null });
+    for (const c of [forged, foreign, expired, stale, noSid, "authjs.session-token=garbage"]) {
       await expect(authorizeRequest(db, withCookie(c))).rejects.toMatchObject({ status: 401 });
     }
+  });
+
+  it("ends a signed-out session for good, even in a renewed cookie, and only that one", async () => {
+    const signedOut = await sessionCookie("viewer-a@example.com", { sid: "sid-signed-out" });
+    const renewed = await sessionCookie("viewer-a@example.com", { sid: "sid-signed-out", maxAge: 3600 });
+    const otherDevice = await sessionCookie("viewer-a@example.com", { sid: "sid-other-device" });
+    expect(await authorizeRequest(db, withCookie(signedOut))).toMatchObject({ email: "viewer-a@example.com" });
+    endSession(db, "sid-signed-out");
+    for (const c of [signedOut, renewed]) await expect(authorizeRequest(db, withCookie(c))).rejects.toMatchObject({ status: 401 });
+    expect(await authorizeRequest(db, withCookie(otherDevice))).toMatchObject({ email: "viewer-a@example.com" });
   });
 
   it("re-reads the user every time: disable, grant change, password change and removal apply at once", async () => {

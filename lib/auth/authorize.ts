@@ -15,7 +15,8 @@ import type { Db } from "@/db/client";
 import { apps, type AppRow } from "@/db/schema";
 import { forbidden, notFound, unauthorized } from "@/lib/http/errors";
 import { ensureFirstAdmin } from "./first-admin";
-import { readSessionClaims } from "./session-token";
+import { isSessionEnded } from "./ended-sessions";
+import { readSessionClaims, type SessionClaims } from "./session-token";
 import { resolveApiToken } from "./tokens";
 import { getUserByPk, grantedAppPks } from "./users";
 
@@ -43,9 +44,15 @@ export async function authorizeRequest(db: Db, request: Request): Promise<Caller
     return caller;
   }
   const claims = await readSessionClaims(request.headers);
-  const caller = claims ? callerForUser(db, claims.userId, { sessionEpoch: claims.sessionEpoch }) : null;
+  const caller = claims ? callerForSession(db, claims) : null;
   if (!caller) throw unauthorized();
   return caller;
+}
+
+/** The caller of a session cookie's claims: null when the session was ended by signing out. */
+export function callerForSession(db: Db, claims: SessionClaims): Caller | null {
+  if (isSessionEnded(db, claims.sessionId)) return null;
+  return callerForUser(db, claims.userId, { sessionEpoch: claims.sessionEpoch });
 }
 
 /**

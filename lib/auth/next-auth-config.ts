@@ -5,7 +5,8 @@ import { logger } from "@/lib/log/logger";
  * The part of the next-auth configuration that needs no database: shared by the full
  * configuration (lib/auth/next-auth.ts) and by proxy.ts, which only reads and renews
  * session cookies. JWT sessions: `sub` is the user id, `epoch` the user's session
- * epoch at sign-in; the user itself is re-read on every authorization.
+ * epoch at sign-in, `sid` the sign-in's own id (see ended_sessions); the user itself is
+ * re-read on every authorization.
  */
 export const SIGN_IN_PATH = "/signin";
 
@@ -20,7 +21,8 @@ export const authConfig = {
     jwt({ token, user }) {
       if (user) {
         const u = user as { id?: string; email?: string | null; sessionEpoch?: number };
-        return { sub: u.id, email: u.email ?? undefined, epoch: u.sessionEpoch ?? 0 };
+        // `sid` names this sign-in across renewals, so signing out can end it for good.
+        return { sub: u.id, email: u.email ?? undefined, epoch: u.sessionEpoch ?? 0, sid: crypto.randomUUID() };
       }
       return token;
     },

@@ -13,14 +13,17 @@ export const SECURE_SESSION_COOKIE = `__Secure-${SESSION_COOKIE}`;
 export interface SessionClaims {
   userId: number;
   sessionEpoch: number;
+  /** This sign-in's id, the same across renewals (ended by signing out). */
+  sessionId: string;
 }
 
 export function claimsOf(token: JWT | null): SessionClaims | null {
   if (!token) return null;
   const userId = Number(token.sub);
   const epoch = token.epoch;
-  if (!Number.isSafeInteger(userId) || userId <= 0 || typeof epoch !== "number") return null;
-  return { userId, sessionEpoch: epoch };
+  const sid = token.sid;
+  if (!Number.isSafeInteger(userId) || userId <= 0 || typeof epoch !== "number" || typeof sid !== "string" || sid === "") return null;
+  return { userId, sessionEpoch: epoch, sessionId: sid };
 }
 
 /**

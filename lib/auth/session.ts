@@ -2,7 +2,7 @@ import { headers } from "next/headers";
 import { notFound, redirect } from "next/navigation";
 import { db as warehouse } from "@/db";
 import { forbidden, unauthorized } from "@/lib/http/errors";
-import { callerForUser, type Caller } from "./authorize";
+import { callerForSession, type Caller } from "./authorize";
 import { ensureFirstAdmin } from "./first-admin";
 import { SIGN_IN_PATH } from "./next-auth-config";
 import { readSessionClaims } from "./session-token";
@@ -18,7 +18,7 @@ export async function optionalCaller(): Promise<Caller | null> {
   const db = warehouse();
   await ensureFirstAdmin(db);
   const claims = await readSessionClaims(requestHeaders);
-  return claims ? callerForUser(db, claims.userId, { sessionEpoch: claims.sessionEpoch }) : null;
+  return claims ? callerForSession(db, claims) : null;
 }
 
 /** Pages: the signed-in caller, or a redirect to the sign-in page. */
