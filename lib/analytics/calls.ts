@@ -152,8 +152,20 @@ export interface RecordingDetail {
 export interface CallDetail extends CallListRow {
   mid: string | null;
   source: string;
+  /** The platform's record exactly as the sync last received it (null for a call known only from webhooks). */
+  raw: Record<string, unknown> | null;
   participants: CallParticipantDetail[];
   recordings: RecordingDetail[];
+}
+
+function parseRaw(text: string | null): Record<string, unknown> | null {
+  if (text === null) return null;
+  try {
+    const value: unknown = JSON.parse(text);
+    return value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
 }
 
 /** One call with its participants and recordings; 404 when it does not exist or the
@@ -161,8 +173,8 @@ export interface CallDetail extends CallListRow {
 export function getCall(db: Db, ref: { app: string; sessionId: string }, scope: Scope): CallDetail {
   const app = visibleApps(db, scope).find((a) => a.appId === ref.app);
   if (!app) throw notFound(`app "${ref.app}" not found`);
-  const row = db.get<RawListRow & { pk: number; mid: string | null; source: string }>(sql`SELECT c.pk, c.app_pk AS appPk,
-      c.session_id AS sessionId, c.mid, c.source, c.type, c.mode, c.status, c.initiator, c.receiver, c.receiver_type AS receiverType,
+  const row = db.get<RawListRow & { pk: number; mid: string | null; source: string; raw: string | null }>(sql`SELECT c.pk, c.app_pk AS appPk,
+      c.session_id AS sessionId, c.mid, c.source, c.raw, c.type, c.mode, c.status, c.initiator, c.receiver, c.receiver_type AS receiverType,
       c.initiated_at AS initiatedAt, c.started_at AS startedAt, c.ended_at AS endedAt, c.start_at AS startAt, c.has_recording AS hasRecording,
       c.total_audio_minutes AS totalAudioMinutes, c.total_video_minutes AS totalVideoMinutes,
       c.total_duration_minutes AS totalDurationMinutes, c.duration_seconds AS durationSeconds, c.total_participants AS totalParticipants
@@ -177,6 +189,6 @@ export function getCall(db: Db, ref: { app: string; sessionId: string }, scope: 
   const recordings = db.all<RecordingDetail>(sql`SELECT recording_url AS recordingUrl, recording_date AS recordingDate, duration,
       start_time AS startTime, received_ms AS receivedMs
     FROM recordings WHERE app_pk = ${app.pk} AND session_id = ${ref.sessionId} ORDER BY start_time, pk`);
-  const { pk: _pk, mid, source, ...rest } = row;
-  return { ...toRow(rest, new Map([[app.pk, app.appId]])), mid, source, participants, recordings };
+  const { pk: _pk, mid, source, raw, ...rest } = row;
+  return { ...toRow(rest, new Map([[app.pk, app.appId]])), mid, source, raw: parseRaw(raw), participants, recordings };
 }

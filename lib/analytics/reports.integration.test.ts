@@ -50,6 +50,8 @@ const NOW = 1_767_225_600; // 2026-01-01T00:00:00Z
 let emu: Emu;
 let db: Db;
 const truth: TC[] = [];
+/** The emulator's records exactly as served, by session id. */
+const wire = new Map<string, Record<string, unknown>>();
 const ALL = { appPks: "all" as const };
 
 beforeAll(async () => {
@@ -59,7 +61,9 @@ beforeAll(async () => {
     const row = addApp(db, { appId: a.appId, name: a.appId, region: a.region, apiKey: a.apiKey, callsUrl: a.callsUrl });
     const s = await syncApp(db, row, { trigger: "test" });
     expect(s.status).toBe("succeeded");
-    truth.push(...(await emu.admin.truth(a.appId)).map((w) => normalise(a.appId, w as Record<string, unknown>)));
+    const served = (await emu.admin.truth(a.appId)) as unknown as Array<Record<string, unknown>>;
+    for (const w of served) wire.set(String(w.sessionId), w);
+    truth.push(...served.map((w) => normalise(a.appId, w)));
   }
 }, 120_000);
 
@@ -248,7 +252,10 @@ describe("reports against an oracle over the emulator's truth", () => {
     expect(() => A.getCalls(db, A.filters({ apps: ["nope"] }), ALL)).toThrow(/not found/);
     const one = truth.find((c) => c.app === "beta")!;
     expect(() => A.getCall(db, { app: "beta", sessionId: one.sessionId }, viewer)).toThrow(/not found/);
-    expect(A.getCall(db, { app: "beta", sessionId: one.sessionId }, ALL).participants.length).toBe(one.participants.length);
+    const detail = A.getCall(db, { app: "beta", sessionId: one.sessionId }, ALL);
+    expect(detail.participants.length).toBe(one.participants.length);
+    // The raw record for support is the platform's, as it was received.
+    expect(detail.raw).toEqual(wire.get(one.sessionId));
     const deps = { db: () => db, authorize: async () => ({ userId: 2, email: "v@example.com", role: "viewer" as const, appPks: [alpha] }) };
     const res = await handleReport(new Request("http://x/api/v1/calls?app=beta"), REPORTS.calls, deps);
     expect(res.status).toBe(404);

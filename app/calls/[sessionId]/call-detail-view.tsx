@@ -104,7 +104,11 @@ export function CallDetailView({ call, tz }: { call: CallDetail; tz: string }) {
 
       <details className="card panel raw-record">
         <summary>Raw record (for support)</summary>
-        <pre>{JSON.stringify(call, null, 2)}</pre>
+        {call.raw ? (
+          <pre>{JSON.stringify(call.raw, null, 2)}</pre>
+        ) : (
+          <p className="muted">The platform&apos;s record has not been synced yet: this call is known from webhooks only.</p>
+        )}
       </details>
     </>
   );
