@@ -12,7 +12,7 @@ export const metadata: Metadata = { title: "Overview" };
 export default async function OverviewPage({ searchParams }: { searchParams: PageSearchParams }) {
   const { caller, values, apps } = await dashboardPage(searchParams);
   const query = apiQuery(values);
-  const state = prefetchReports(caller, OVERVIEW_REPORTS.map((name) => [name, query] as const));
+  const state = await prefetchReports(caller, OVERVIEW_REPORTS.map((name) => [name, query] as const));
   return (
     <main className="container dash">
       <h1>Overview</h1>

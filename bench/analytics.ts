@@ -39,7 +39,7 @@ function callSelect(div: (a: string, b: string) => string, n: number): string {
       (${h(5)} % 10 < 3 AND ${started}) AS has_recording, ${video} AS is_video`;
 }
 
-function buildSqlite(file: string, n: number): Db {
+export function buildSqlite(file: string, n: number): Db {
   const db = openDatabase(file);
   const s = db.$client;
   s.exec("INSERT INTO apps (app_id, name, region, api_key_enc, api_key_last4) VALUES ('bench-a', 'Bench A', 'us', 'x', 'xxxx'), ('bench-b', 'Bench B', 'in', 'x', 'xxxx')");

@@ -11,7 +11,7 @@ export const metadata: Metadata = { title: "Tenant apps" };
 
 export default async function AppsPage({ searchParams }: { searchParams: PageSearchParams }) {
   const { caller, values, apps } = await dashboardPage(searchParams);
-  const state = prefetchReports(caller, [
+  const state = await prefetchReports(caller, [
     ["apps", apiQuery(values)],
     ...trendApps(values.app, apps).map((app) => ["daily", apiQuery({ ...values, app: [app] })] as const),
   ]);

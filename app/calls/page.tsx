@@ -11,7 +11,7 @@ export const metadata: Metadata = { title: "Calls" };
 
 export default async function CallsPage({ searchParams }: { searchParams: PageSearchParams }) {
   const { caller, values, apps } = await dashboardPage(searchParams);
-  const state = prefetchReports(caller, [
+  const state = await prefetchReports(caller, [
     ["calls", apiQuery(values, { perPage: CALLS_PER_PAGE })],
     ["totals", apiQuery(values)],
   ]);

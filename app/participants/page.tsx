@@ -11,7 +11,7 @@ export const metadata: Metadata = { title: "Participants" };
 
 export default async function ParticipantsPage({ searchParams }: { searchParams: PageSearchParams }) {
   const { caller, values, apps } = await dashboardPage(searchParams);
-  const state = prefetchReports(caller, [["participants", apiQuery(values, { perPage: PARTICIPANTS_PER_PAGE })]]);
+  const state = await prefetchReports(caller, [["participants", apiQuery(values, { perPage: PARTICIPANTS_PER_PAGE })]]);
   return (
     <main className="container dash">
       <h1>Participants</h1>

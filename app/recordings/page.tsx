@@ -11,7 +11,7 @@ export const metadata: Metadata = { title: "Recordings" };
 
 export default async function RecordingsPage({ searchParams }: { searchParams: PageSearchParams }) {
   const { caller, values, apps } = await dashboardPage(searchParams);
-  const state = prefetchReports(caller, [["recordings", apiQuery(values, { perPage: RECORDINGS_PER_PAGE })]]);
+  const state = await prefetchReports(caller, [["recordings", apiQuery(values, { perPage: RECORDINGS_PER_PAGE })]]);
   return (
     <main className="container dash">
       <h1>Recordings</h1>

@@ -3,7 +3,7 @@ import type { Db } from "@/db/client";
 import { notFound } from "@/lib/http/errors";
 import type { Filters } from "./filters";
 import { and, iterateRows, rawConditions, resolveApps, round3, timeCondition, visibleApps, type Scope } from "./query";
-import { select } from "./scan";
+import { countMatching } from "./scan";
 
 /** One call of the list (and of the CSV), as Callboard stores it. */
 export interface CallListRow {
@@ -75,7 +75,7 @@ function toRow(r: RawListRow, appIds: Map<number, string>): CallListRow {
 
 /** Number of calls matching the filters (a scan of the in-memory store). */
 export function countCalls(db: Db, f: Filters, appPks: number[] | "all"): number {
-  return select(db, f, appPks).count;
+  return countMatching(db, f, appPks);
 }
 
 /** The calls matching the filters, one page, sorted by `sort`/`order`. */

@@ -1,35 +1,31 @@
 import { db as warehouse } from "@/db";
 import type { Db } from "@/db/client";
 import { authorize as realAuthorize, type Caller } from "@/lib/auth/authorize";
-import { csvRawResponse, csvResponse, type CsvColumn, type RawCsvColumn } from "@/lib/export/csv";
+import { csvRawResponse, csvResponse } from "@/lib/export/csv";
 import { toErrorResponse } from "@/lib/http/errors";
 import { logger } from "@/lib/log/logger";
 import { parseFilters, type Filters } from "./filters";
 import type { Scope } from "./query";
+import type { ReportRoute } from "./report-route";
+import { runOffThread } from "./worker-host";
+
+export { listOf, type ReportRoute } from "./report-route";
 
 /**
  * The whole of an analytics route handler: parse the filters, authorize, run the
- * report, answer JSON or a streamed CSV. Route files only name the report.
+ * report, answer JSON or a streamed CSV. Route files only name the report. Reports that
+ * scan the in-memory store run on the analytics worker when the server started one
+ * (worker-host.ts), so the event loop keeps serving while they compute.
  */
-export interface ReportRoute<Json, Row> {
-  /** Names the CSV file: callboard-<name>-<date>.csv. */
-  name: string;
-  json: (db: Db, f: Filters, scope: Scope) => Json;
-  /** Rows of the CSV (all of them, no paging) and their columns. */
-  csv: {
-    rows: (db: Db, f: Filters, scope: Scope) => Iterable<Row>;
-    columns: ReadonlyArray<CsvColumn<Row>>;
-    /** The same rows as arrays in column order (large exports: no object per row). */
-    raw?: { rows: (db: Db, f: Filters, scope: Scope) => Iterable<unknown[]>; columns: ReadonlyArray<RawCsvColumn> };
-  };
-}
 
 export interface RouteDeps {
   db: () => Db;
   authorize: (request: Request) => Promise<Caller>;
+  /** Runs a report off the event loop, or returns undefined to run it in-process (absent: always in-process). */
+  offThread?: <Json, Row>(report: ReportRoute<Json, Row>, job: "json" | "rows", f: Filters, scope: Scope, signal?: AbortSignal) => Promise<unknown> | undefined;
 }
 
-const productionDeps: RouteDeps = { db: warehouse, authorize: realAuthorize };
+const productionDeps: RouteDeps = { db: warehouse, authorize: realAuthorize, offThread: runOffThread };
 
 export async function handleReport<Json, Row>(request: Request, report: ReportRoute<Json, Row>, deps: RouteDeps = productionDeps): Promise<Response> {
   try {
@@ -40,16 +36,16 @@ export async function handleReport<Json, Row>(request: Request, report: ReportRo
       // Resolve (and 404) before the first byte; rows are then pulled as the client reads.
       const raw = report.csv.raw;
       if (raw) return csvRawResponse(report.name, raw.rows(db, f, caller), raw.columns, request.signal);
-      const rows = report.csv.rows(db, f, caller);
+      const pendingRows = deps.offThread?.(report, "rows", f, caller, request.signal);
+      const rows = pendingRows ? ((await pendingRows) as Row[]) : report.csv.rows(db, f, caller);
       return csvResponse(report.name, rows, report.csv.columns, request.signal);
     }
-    return Response.json(report.json(db, f, caller), { headers: { "Cache-Control": "private, no-store" } });
+    const pending = deps.offThread?.(report, "json", f, caller, request.signal);
+    const body = pending ? ((await pending) as Json) : report.json(db, f, caller);
+    return Response.json(body, { headers: { "Cache-Control": "private, no-store" } });
   } catch (error) {
+    // The client went away while its report waited for the worker: nobody reads this.
+    if (request.signal.aborted) return new Response(null, { status: 499 });
     return toErrorResponse(error, (e) => logger.error({ err: e, route: report.name }, "analytics route failed"));
   }
 }
-
-/** A JSON `{data}` answer for reports that return a plain list. */
-export const listOf =
-  <Row>(fn: (db: Db, f: Filters, scope: Scope) => Row[]) =>
-  (db: Db, f: Filters, scope: Scope) => ({ data: fn(db, f, scope) });

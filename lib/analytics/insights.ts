@@ -2,7 +2,7 @@ import type { Db } from "@/db/client";
 import { DIMENSIONS, DURATION_BUCKETS, RECORDING_WEIGHT, labelOf, type DimensionName } from "./dims";
 import type { Filters } from "./filters";
 import { resolveApps, round3, type Scope } from "./query";
-import { cube, people, select } from "./scan";
+import { cubeOf, people, select } from "./scan";
 import { WEEKDAYS, nextLocalHourStart, offsetFromSegments, offsetSegments, type OffsetSegment } from "./tz";
 
 /** Calls that run longer than this many 15-minute boundaries stop counting in the
@@ -19,7 +19,7 @@ interface DimsRow {
 }
 
 function byDims(db: Db, f: Filters, scope: Scope): DimsRow[] {
-  const c = cube(select(db, f, resolveApps(db, f, scope)));
+  const c = cubeOf(db, f, resolveApps(db, f, scope));
   const rows: DimsRow[] = [];
   for (let dims = 0; dims < 360; dims++) {
     const r: DimsRow = { dims, calls: 0, audio: 0, video: 0, durS: 0, parts: 0 };
@@ -140,7 +140,7 @@ export interface DurationBucketRow {
 
 /** Calls by totalDuration in fixed buckets: <1m, 1–5, 5–15, 15–30, 30–60, ≥60 minutes. */
 export function getDurationDistribution(db: Db, f: Filters, scope: Scope): DurationBucketRow[] {
-  const c = cube(select(db, f, resolveApps(db, f, scope)));
+  const c = cubeOf(db, f, resolveApps(db, f, scope));
   const byBucket = new Map<number, number>();
   for (let cell = 0; cell < c.calls.length; cell++) {
     const b = Math.floor(cell / 360);

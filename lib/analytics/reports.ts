@@ -1,6 +1,6 @@
 import { APP_COLUMNS, BREAKDOWN_COLUMNS, CALL_COLUMNS, CALL_RAW_COLUMNS, DAILY_COLUMNS, DURATION_COLUMNS, ENGAGEMENT_COLUMNS, HEATMAP_COLUMNS, PARTICIPANT_COLUMNS, RECORDING_COLUMNS } from "@/lib/export/columns";
 import { getCalls, iterateCalls, iterateCallsRaw } from "./calls";
-import { listOf, type ReportRoute } from "./http";
+import { listOf, type ReportRoute } from "./report-route";
 import { getBreakdowns, getConcurrencyHeatmap, getDurationDistribution, getEngagement, getTotals } from "./insights";
 import { getRecordings, iterateRecordings } from "./recordings";
 import { getAppUsage, getDailyUsage, getParticipantUsage } from "./usage";
@@ -29,18 +29,23 @@ function participantsPage(db: Db, f: Filters, scope: Scope) {
 
 const report = <Json, Row>(r: ReportRoute<Json, Row>): ReportRoute<Json, Row> => r;
 
+/* `offThread`: what the analytics worker computes (worker-host.ts). Every report that
+ * scans the in-memory store runs there; the calls list's CSV and recordings are indexed
+ * SQLite reads streamed on the request's thread (a worker would have to buffer them). */
+
 export const REPORTS = {
-  calls: report({ name: "calls", json: getCalls, csv: { rows: iterateCalls, columns: CALL_COLUMNS, raw: { rows: iterateCallsRaw, columns: CALL_RAW_COLUMNS } } }),
-  participants: report({ name: "participants", json: participantsPage, csv: { rows: sortedParticipants, columns: PARTICIPANT_COLUMNS } }),
-  apps: report({ name: "apps", json: listOf(getAppUsage), csv: { rows: getAppUsage, columns: APP_COLUMNS } }),
-  daily: report({ name: "daily", json: listOf(getDailyUsage), csv: { rows: getDailyUsage, columns: DAILY_COLUMNS } }),
+  calls: report({ name: "calls", offThread: { json: true }, json: getCalls, csv: { rows: iterateCalls, columns: CALL_COLUMNS, raw: { rows: iterateCallsRaw, columns: CALL_RAW_COLUMNS } } }),
+  participants: report({ name: "participants", offThread: { json: true, csv: true }, json: participantsPage, csv: { rows: sortedParticipants, columns: PARTICIPANT_COLUMNS } }),
+  apps: report({ name: "apps", offThread: { json: true, csv: true }, json: listOf(getAppUsage), csv: { rows: getAppUsage, columns: APP_COLUMNS } }),
+  daily: report({ name: "daily", offThread: { json: true, csv: true }, json: listOf(getDailyUsage), csv: { rows: getDailyUsage, columns: DAILY_COLUMNS } }),
   recordings: report({ name: "recordings", json: getRecordings, csv: { rows: iterateRecordings, columns: RECORDING_COLUMNS } }),
-  breakdowns: report({ name: "breakdowns", json: listOf(getBreakdowns), csv: { rows: getBreakdowns, columns: BREAKDOWN_COLUMNS } }),
-  durations: report({ name: "durations", json: listOf(getDurationDistribution), csv: { rows: getDurationDistribution, columns: DURATION_COLUMNS } }),
-  heatmap: report({ name: "heatmap", json: listOf(getConcurrencyHeatmap), csv: { rows: getConcurrencyHeatmap, columns: HEATMAP_COLUMNS } }),
-  engagement: report({ name: "engagement", json: listOf(getEngagement), csv: { rows: getEngagement, columns: ENGAGEMENT_COLUMNS } }),
+  breakdowns: report({ name: "breakdowns", offThread: { json: true, csv: true }, json: listOf(getBreakdowns), csv: { rows: getBreakdowns, columns: BREAKDOWN_COLUMNS } }),
+  durations: report({ name: "durations", offThread: { json: true, csv: true }, json: listOf(getDurationDistribution), csv: { rows: getDurationDistribution, columns: DURATION_COLUMNS } }),
+  heatmap: report({ name: "heatmap", offThread: { json: true, csv: true }, json: listOf(getConcurrencyHeatmap), csv: { rows: getConcurrencyHeatmap, columns: HEATMAP_COLUMNS } }),
+  engagement: report({ name: "engagement", offThread: { json: true, csv: true }, json: listOf(getEngagement), csv: { rows: getEngagement, columns: ENGAGEMENT_COLUMNS } }),
   totals: report({
     name: "totals",
+    offThread: { json: true, csv: true },
     json: getTotals,
     csv: {
       rows: (db: Db, f: Filters, scope: Scope) => {
@@ -55,3 +60,5 @@ export const REPORTS = {
     },
   }),
 };
+
+export type ReportName = keyof typeof REPORTS;

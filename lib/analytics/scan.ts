@@ -60,38 +60,84 @@ export interface SelectOptions {
   ignoreTime?: boolean;
 }
 
-/** The calls matching every filter of `f` within `appPks` (resolved and authorised). */
-export function select(db: Db, f: Filters, appPks: number[] | "all", opts: SelectOptions = {}): Selection {
+/** A filter compiled against one store: lookup tables and bounds (`uidIds` undefined: no uid filter). */
+interface Plan {
+  s: AnalyticsStore;
+  appOk: Uint8Array;
+  cellOk: Uint8Array;
+  from: number;
+  to: number;
+  pc: number;
+  uidIds: Set<number> | undefined;
+  /** Nothing can match (a uid filter naming no known uid). */
+  none: boolean;
+}
+
+function compile(db: Db, f: Filters, appPks: number[] | "all", opts: SelectOptions = {}): Plan {
   const s = analyticsStore(db);
   const appOk = appTable(s, appPks);
-  const cellOk = cellTable(f);
-  const from = opts.ignoreTime || f.from === undefined ? -Infinity : f.from;
-  const to = opts.ignoreTime || f.to === undefined ? Infinity : f.to;
-  const pc = f.participantsCount ?? -1;
-  const sel = new Int32Array(s.n);
+  const uidIds = f.uid === undefined ? undefined : uidIdsOf(s, f.uid, appOk);
+  return {
+    s, appOk, cellOk: cellTable(f),
+    from: opts.ignoreTime || f.from === undefined ? -Infinity : f.from,
+    to: opts.ignoreTime || f.to === undefined ? Infinity : f.to,
+    pc: f.participantsCount ?? -1,
+    uidIds, none: uidIds !== undefined && uidIds.size === 0,
+  };
+}
+
+/** Whether call slot i lists one of the uid ids (the uid filter). */
+function listsUid(s: AnalyticsStore, ids: Set<number>, i: number): boolean {
+  const uid = s.uid.a;
+  for (let j = s.pOff.a[i], e = j + s.pLen.a[i]; j < e; j++) if (ids.has(uid[j])) return true;
+  return false;
+}
+
+/*
+ * Every kernel below walks the slots with the same four tests (app, start, cell,
+ * participants count, then uid) written out inline: a shared predicate or visitor
+ * callback would cost a call per slot. `select` materialises the matching slots for the
+ * reports that walk them more than once or in a second phase; the fused kernels
+ * (count, cube, per app) aggregate in the same pass and allocate no selection.
+ */
+
+/** The calls matching every filter of `f` within `appPks` (resolved and authorised). */
+export function select(db: Db, f: Filters, appPks: number[] | "all", opts: SelectOptions = {}): Selection {
+  const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks, opts);
+  const sel = new Int32Array(none ? 0 : s.n);
   let count = 0;
+  if (none) return { store: s, sel, count };
   const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a;
   const nApps = appOk.length;
-  let uidIds: Set<number> | undefined;
-  if (f.uid !== undefined) {
-    uidIds = uidIdsOf(s, f.uid, appOk);
-    if (uidIds.size === 0) return { store: s, sel, count: 0 };
-  }
-  const pOff = s.pOff.a, pLen = s.pLen.a, uid = s.uid.a;
   for (let i = 0, n = s.n; i < n; i++) {
     const ap = app[i];
     if (ap >= nApps || appOk[ap] === 0) continue;
     const t = start[i];
     if (t < from || t >= to || cellOk[cell[i]] === 0) continue;
     if (pc >= 0 && pcs[i] !== pc) continue;
-    if (uidIds) {
-      let hit = false;
-      for (let j = pOff[i], e = j + pLen[i]; j < e && !hit; j++) hit = uidIds.has(uid[j]);
-      if (!hit) continue;
-    }
+    if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
     sel[count++] = i;
   }
   return { store: s, sel, count };
+}
+
+/** Number of matching calls (the calls list's total), without a selection. */
+export function countMatching(db: Db, f: Filters, appPks: number[] | "all"): number {
+  const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks);
+  if (none) return 0;
+  const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a;
+  const nApps = appOk.length;
+  let count = 0;
+  for (let i = 0, n = s.n; i < n; i++) {
+    const ap = app[i];
+    if (ap >= nApps || appOk[ap] === 0) continue;
+    const t = start[i];
+    if (t < from || t >= to || cellOk[cell[i]] === 0) continue;
+    if (pc >= 0 && pcs[i] !== pc) continue;
+    if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    count++;
+  }
+  return count;
 }
 
 /** Per cell sums of a selection: calls, audio, video (minutes), duration seconds, participants. */
@@ -103,46 +149,93 @@ export interface Cube {
   parts: Float64Array;
 }
 
-export function cube(x: Selection): Cube {
-  const { store: s, sel, count } = x;
-  const out: Cube = { calls: new Float64Array(CELLS), audio: new Float64Array(CELLS), video: new Float64Array(CELLS), durS: new Float64Array(CELLS), parts: new Float64Array(CELLS) };
-  const cell = s.cell.a, audio = s.audio.a, video = s.video.a, dur = s.dur.a, pc = s.pc.a;
-  const { calls, audio: au, video: vi, durS, parts } = out;
-  for (let k = 0; k < count; k++) {
-    const i = sel[k];
-    const c = cell[i];
-    calls[c]++;
-    au[c] += audio[i];
-    vi[c] += video[i];
-    durS[c] += dur[i];
-    parts[c] += pc[i];
-  }
+function emptyCube(): Cube {
+  return { calls: new Float64Array(CELLS), audio: new Float64Array(CELLS), video: new Float64Array(CELLS), durS: new Float64Array(CELLS), parts: new Float64Array(CELLS) };
+}
+
+function cubeMinutes(s: AnalyticsStore, out: Cube): Cube {
   for (let c = 0; c < CELLS; c++) {
-    au[c] /= s.audio.scale;
-    vi[c] /= s.video.scale;
+    out.audio[c] /= s.audio.scale;
+    out.video[c] /= s.video.scale;
   }
   return out;
 }
 
-/** Per app pk: calls, audio, video, calls with a recording. */
-export function perApp(x: Selection): Map<number, { calls: number; audio: number; video: number; rec: number }> {
-  const { store: s, sel, count } = x;
-  const app = s.app.a, cell = s.cell.a, audio = s.audio.a, video = s.video.a;
-  const acc = new Map<number, { calls: number; audio: number; video: number; rec: number }>();
-  for (let k = 0; k < count; k++) {
-    const i = sel[k];
-    let a = acc.get(app[i]);
-    if (!a) acc.set(app[i], (a = { calls: 0, audio: 0, video: 0, rec: 0 }));
-    a.calls++;
-    a.audio += audio[i];
-    a.video += video[i];
-    if (cell[i] % 360 >= RECORDING_WEIGHT) a.rec++;
+/** Per cell sums of the matching calls, in one pass over the slots (no selection). */
+export function cubeOf(db: Db, f: Filters, appPks: number[] | "all"): Cube {
+  const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks);
+  const out = emptyCube();
+  if (none) return out;
+  const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a, audio = s.audio.a, video = s.video.a, dur = s.dur.a;
+  const { calls, audio: au, video: vi, durS, parts } = out;
+  const nApps = appOk.length;
+  for (let i = 0, n = s.n; i < n; i++) {
+    const ap = app[i];
+    if (ap >= nApps || appOk[ap] === 0) continue;
+    const t = start[i];
+    const c = cell[i];
+    if (t < from || t >= to || cellOk[c] === 0) continue;
+    const p = pcs[i];
+    if (pc >= 0 && p !== pc) continue;
+    if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    calls[c]++;
+    au[c] += audio[i];
+    vi[c] += video[i];
+    durS[c] += dur[i];
+    parts[c] += p;
   }
-  for (const a of acc.values()) {
-    a.audio /= s.audio.scale;
-    a.video /= s.video.scale;
+  return cubeMinutes(s, out);
+}
+
+/** Per app pk (index): matching calls, audio and video minutes, calls with a recording, distinct uids listed. */
+export interface AppSums {
+  calls: Float64Array;
+  audio: Float64Array;
+  video: Float64Array;
+  rec: Float64Array;
+  people: Float64Array;
+}
+
+/**
+ * Per app: calls, minutes, recordings and the distinct uids listed (what `people` counts)
+ * in one pass, into arrays by app pk (no Map lookup per call); same sums, same order.
+ */
+export function perAppOf(db: Db, f: Filters, appPks: number[] | "all"): AppSums {
+  const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks);
+  const A = s.maxApp + 1;
+  const out: AppSums = { calls: new Float64Array(A), audio: new Float64Array(A), video: new Float64Array(A), rec: new Float64Array(A), people: new Float64Array(A) };
+  if (none) return out;
+  const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a, audio = s.audio.a, video = s.video.a;
+  const pOff = s.pOff.a, pLen = s.pLen.a, uid = s.uid.a;
+  const seen = new Uint8Array(s.idUid.length);
+  const { calls, audio: au, video: vi, rec, people: ppl } = out;
+  const nApps = appOk.length;
+  for (let i = 0, n = s.n; i < n; i++) {
+    const ap = app[i];
+    if (ap >= nApps || appOk[ap] === 0) continue;
+    const t = start[i];
+    const c = cell[i];
+    if (t < from || t >= to || cellOk[c] === 0) continue;
+    if (pc >= 0 && pcs[i] !== pc) continue;
+    if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    calls[ap]++;
+    au[ap] += audio[i];
+    vi[ap] += video[i];
+    if (c % 360 >= RECORDING_WEIGHT) rec[ap]++;
+    // uid ids are per app: a uid first seen here is one more distinct participant of `ap`.
+    for (let j = pOff[i], e = j + pLen[i]; j < e; j++) {
+      const u = uid[j];
+      if (seen[u] === 0) {
+        seen[u] = 1;
+        ppl[ap]++;
+      }
+    }
   }
-  return acc;
+  for (let a = 0; a < A; a++) {
+    au[a] /= s.audio.scale;
+    vi[a] /= s.video.scale;
+  }
+  return out;
 }
 
 /** Per uid id over the selection's calls (one entry per distinct uid per call). */

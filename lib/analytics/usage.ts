@@ -1,7 +1,7 @@
 import type { Db } from "@/db/client";
 import type { Filters } from "./filters";
 import { resolveApps, round3, visibleApps, type Scope } from "./query";
-import { compareBinary, people, perApp, select } from "./scan";
+import { compareBinary, people, perAppOf, select } from "./scan";
 import { dayNumberToDate, localDayNumber, offsetSegments } from "./tz";
 
 /** Per participant (per app: a uid is an app's user). Minutes are summed from the
@@ -62,24 +62,20 @@ export interface AppUsageRow {
 export function getAppUsage(db: Db, f: Filters, scope: Scope): AppUsageRow[] {
   const appPks = resolveApps(db, f, scope);
   const apps = visibleApps(db, scope).filter((a) => appPks === "all" || appPks.includes(a.pk));
-  const sel = select(db, f, appPks);
-  const byApp = perApp(sel);
-  const p = people(sel, false);
-  const peopleByApp = new Map<number, number>();
-  for (const u of p.ids) peopleByApp.set(p.store.idApp[u], (peopleByApp.get(p.store.idApp[u]) ?? 0) + 1);
+  const t = perAppOf(db, f, appPks);
   return apps.map((a) => {
-    const t = byApp.get(a.pk);
-    const audio = t?.audio ?? 0;
-    const video = t?.video ?? 0;
+    const k = a.pk < t.calls.length ? a.pk : -1; // an app with no call yet: beyond the store's apps
+    const audio = k < 0 ? 0 : t.audio[k];
+    const video = k < 0 ? 0 : t.video[k];
     return {
       app: a.appId,
       name: a.name,
-      calls: t?.calls ?? 0,
+      calls: k < 0 ? 0 : t.calls[k],
       audioMinutes: round3(audio),
       videoMinutes: round3(video),
       totalMinutes: round3(audio + video),
-      recordings: t?.rec ?? 0,
-      participants: peopleByApp.get(a.pk) ?? 0,
+      recordings: k < 0 ? 0 : t.rec[k],
+      participants: k < 0 ? 0 : t.people[k],
     };
   });
 }

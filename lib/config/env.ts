@@ -27,6 +27,8 @@ const envSchema = z.object({
   CALLBOARD_ADMIN_EMAIL: z.preprocess(emptyToUndefined, z.email().optional()),
   CALLBOARD_ADMIN_PASSWORD: z.preprocess(emptyToUndefined, z.string().min(8).optional()),
   SYNC_INTERVAL_SECONDS: intFromString(300),
+  /** `off`: analytics reports run on the request's thread instead of the analytics worker (docs/decisions/0006-analytics-rollups.md). */
+  ANALYTICS_WORKER: z.preprocess(emptyToUndefined, z.enum(["on", "off"]).default("on")),
   PLATFORM_DOMAIN: z.preprocess(
     emptyToUndefined,
     z

@@ -10,6 +10,8 @@ import { db } from "@/db";
 import { PEER_HEADER } from "@/lib/auth/client-address";
 import { ensureFirstAdmin } from "@/lib/auth/first-admin";
 import { env } from "@/lib/config/env";
+import { analyticsStore } from "@/lib/analytics/store";
+import { startAnalyticsWorker, type AnalyticsWorker } from "@/lib/analytics/worker-host";
 import { closeIngestor, createIngestHttpHandler, getIngestor } from "@/lib/ingest";
 import { logger } from "@/lib/log/logger";
 
@@ -53,12 +55,30 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
   const url = `http://localhost:${port}`;
   logger.info({ port, dev }, `Callboard listening on ${url}`);
 
+  // The analytics store loads now, not in the first report: on the analytics worker
+  // (which then runs every store report off the event loop), or — worker switched off
+  // or unavailable — in-process right after this tick (blocking the loop while it loads).
+  let analytics: AnalyticsWorker | undefined;
+  if (config.ANALYTICS_WORKER === "on") analytics = startAnalyticsWorker(warehouse);
+  if (!analytics) {
+    setImmediate(() => {
+      const t0 = performance.now();
+      try {
+        const calls = analyticsStore(warehouse).n;
+        logger.info({ calls, ms: Math.round(performance.now() - t0) }, "analytics store loaded (in-process)");
+      } catch (err) {
+        logger.error({ err }, "analytics store warm-up failed");
+      }
+    });
+  }
+
   return {
     server,
     url,
     close: () =>
       new Promise<void>((resolve) => {
         stopScheduler?.();
+        void analytics?.close();
         server.close(() => {
           closeIngestor();
           resolve();

@@ -1,0 +1,33 @@
+import type { Db } from "@/db/client";
+import type { CsvColumn, RawCsvColumn } from "@/lib/export/csv";
+import type { Filters } from "./filters";
+import type { Scope } from "./query";
+
+/**
+ * One analytics report as a route serves it: its JSON answer and its CSV rows. Kept
+ * free of server-only imports (auth, the process's connection) so that the analytics
+ * worker thread (report-worker.ts) can load the same table of reports.
+ */
+export interface ReportRoute<Json, Row> {
+  /** Names the CSV file: callboard-<name>-<date>.csv. */
+  name: string;
+  json: (db: Db, f: Filters, scope: Scope) => Json;
+  /** Rows of the CSV (all of them, no paging) and their columns. */
+  csv: {
+    rows: (db: Db, f: Filters, scope: Scope) => Iterable<Row>;
+    columns: ReadonlyArray<CsvColumn<Row>>;
+    /** The same rows as arrays in column order (large exports: no object per row). */
+    raw?: { rows: (db: Db, f: Filters, scope: Scope) => Iterable<unknown[]>; columns: ReadonlyArray<RawCsvColumn> };
+  };
+  /**
+   * What the analytics worker may compute (lib/analytics/worker-host.ts): `json`, and
+   * `csv` = the whole `csv.rows` array (only for reports that scan the store and return
+   * a bounded list; streamed SQLite exports stay on the request's thread).
+   */
+  offThread?: { json?: boolean; csv?: boolean };
+}
+
+/** A JSON `{data}` answer for reports that return a plain list. */
+export const listOf =
+  <Row>(fn: (db: Db, f: Filters, scope: Scope) => Row[]) =>
+  (db: Db, f: Filters, scope: Scope) => ({ data: fn(db, f, scope) });

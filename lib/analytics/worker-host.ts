@@ -1,0 +1,231 @@
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { Worker } from "node:worker_threads";
+import { db as warehouse } from "@/db";
+import type { Db } from "@/db/client";
+import { HttpError } from "@/lib/http/errors";
+import { logger } from "@/lib/log/logger";
+import type { Filters } from "./filters";
+import type { Scope } from "./query";
+import type { ReportRoute } from "./report-route";
+import type { WorkerJob, WorkerReply } from "./report-worker";
+import { REPORTS, type ReportName } from "./reports";
+
+/**
+ * The analytics worker, host side: one worker thread owns the in-memory store and runs
+ * the reports, so a scan (hundreds of ms at 10M calls) never blocks the server's event
+ * loop; see docs/decisions/0006-analytics-rollups.md ("Worker").
+ *
+ * The server (lib/server/start.ts, running from the TypeScript sources) starts it after
+ * listening and registers it on `globalThis`, where the route handlers and pages — which
+ * run from Next's bundle, a separate copy of this module — find it. Where no worker is
+ * registered (tests, scripts, the bench, a server on an in-memory database, bundled code
+ * that cannot start a TypeScript worker) every report runs in-process, synchronously, as
+ * before. Jobs run one at a time in arrival order; identical jobs waiting in the queue
+ * share one run; a job whose request went away before it started is dropped.
+ */
+
+type Job = "json" | "rows";
+
+interface Waiter {
+  resolve: (v: unknown) => void;
+  reject: (e: Error) => void;
+  signal?: AbortSignal;
+}
+
+interface Queued {
+  id: number;
+  key: string;
+  job: WorkerJob;
+  waiters: Waiter[];
+  /** The report's in-process equivalent, if the worker dies before answering. */
+  fallback: () => unknown;
+}
+
+export interface AnalyticsWorker {
+  /** Settles when the worker's store is loaded (or the worker failed: in-process from then on). */
+  readonly warm: Promise<{ calls: number; ms: number } | undefined>;
+  run(name: ReportName, job: Job, f: Filters, scope: Scope, signal?: AbortSignal): Promise<unknown>;
+  /** Worker-side duration (ms) of the last finished job, and of all jobs so far: logs and the tests. */
+  readonly lastMs: number;
+  readonly busyMs: number;
+  readonly alive: boolean;
+  close(): Promise<void>;
+}
+
+const globalForWorker = globalThis as unknown as { callboardAnalyticsWorker?: AnalyticsWorker };
+
+/** The running worker of this process, if the server started one. */
+export function analyticsWorker(): AnalyticsWorker | undefined {
+  const w = globalForWorker.callboardAnalyticsWorker;
+  return w?.alive ? w : undefined;
+}
+
+function workerScript(): string | undefined {
+  // Built from the module's own folder (not `new URL(..., import.meta.url)`) so that a
+  // bundler never tries to turn the worker into a chunk; bundled code runs in-process.
+  const dir = import.meta.dirname;
+  if (!dir) return undefined;
+  const file = path.join(dir, "report-worker.ts");
+  return existsSync(file) ? file : undefined;
+}
+
+const abortError = () => Object.assign(new Error("the request was aborted"), { name: "AbortError" });
+
+/**
+ * Starts the worker on `db`'s file, registers it for this process and loads its store
+ * in the background. Undefined (reports stay in-process) for an in-memory database or
+ * where the TypeScript worker cannot be found (bundled code).
+ */
+export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
+  const file = db.$client.name;
+  const script = workerScript();
+  if (!script || !file || file === ":memory:" || db.$client.memory) return undefined;
+  // TypeScript entry: register tsx's loader inside the worker first (loader flags given
+  // to the parent do not reach a worker's entry module on Node 20); see write-sink.ts.
+  const bootstrap = `import("tsx/esm/api").then((m) => { m.register(); return import(${JSON.stringify(pathToFileURL(script).href)}); })`;
+  const worker = new Worker(bootstrap, { eval: true, workerData: { file: path.resolve(file) } });
+  worker.unref();
+
+  let nextId = 1;
+  const queue: Queued[] = [];
+  let inFlight: Queued | undefined;
+  let dead: Error | undefined;
+  let lastMs = 0;
+  let busyMs = 0;
+  let warmResolve!: (v: { calls: number; ms: number } | undefined) => void;
+  const warm = new Promise<{ calls: number; ms: number } | undefined>((r) => (warmResolve = r));
+
+  const settle = (q: Queued, reply: WorkerReply) => {
+    if (reply.error) {
+      const { name, message, status, code, details } = reply.error;
+      const e = status !== undefined && code !== undefined ? new HttpError(status, code, message, details) : Object.assign(new Error(message), { name });
+      for (const w of q.waiters) w.reject(e);
+    } else for (const w of q.waiters) w.resolve(reply.result);
+  };
+
+  const pump = () => {
+    if (inFlight || dead) return;
+    while (queue.length > 0) {
+      const q = queue.shift()!;
+      q.waiters = q.waiters.filter((w) => !w.signal?.aborted);
+      if (q.waiters.length === 0) continue; // every asker went away before it started
+      inFlight = q;
+      worker.postMessage(q.job);
+      return;
+    }
+  };
+
+  const die = (err: Error) => {
+    if (dead) return;
+    dead = err;
+    if (globalForWorker.callboardAnalyticsWorker === handle) globalForWorker.callboardAnalyticsWorker = undefined;
+    logger.error({ err }, "analytics worker stopped; reports run in-process from now on");
+    warmResolve(undefined);
+    // Answer what was asked, in-process (blocking, but answered).
+    const pending = [...(inFlight ? [inFlight] : []), ...queue];
+    inFlight = undefined;
+    queue.length = 0;
+    for (const q of pending) {
+      try {
+        const result = q.fallback();
+        for (const w of q.waiters) w.resolve(result);
+      } catch (e) {
+        for (const w of q.waiters) w.reject(e instanceof Error ? e : new Error(String(e)));
+      }
+    }
+  };
+
+  worker.on("message", (reply: WorkerReply) => {
+    const q = inFlight;
+    if (!q || q.id !== reply.id) return;
+    inFlight = undefined;
+    lastMs = reply.ms;
+    busyMs += reply.ms;
+    settle(q, reply);
+    pump();
+  });
+  worker.on("error", (e) => die(e instanceof Error ? e : new Error(String(e))));
+  worker.on("exit", (code) => die(new Error(`analytics worker exited (${code})`)));
+
+  const enqueue = (job: WorkerJob, key: string, fallback: () => unknown, signal?: AbortSignal): Promise<unknown> =>
+    new Promise<unknown>((resolve, reject) => {
+      if (signal?.aborted) return reject(abortError());
+      const waiter: Waiter = { resolve, reject, signal };
+      signal?.addEventListener("abort", () => reject(abortError()), { once: true });
+      // Share a run only with an identical job that has not started: its answer then
+      // reflects every write committed before this request arrived.
+      const same = queue.find((q) => q.key === key);
+      if (same) {
+        same.waiters.push(waiter);
+        return;
+      }
+      queue.push({ id: job.id, key, job, waiters: [waiter], fallback });
+      pump();
+    });
+
+  const handle: AnalyticsWorker = {
+    warm,
+    get lastMs() {
+      return lastMs;
+    },
+    get busyMs() {
+      return busyMs;
+    },
+    get alive() {
+      return !dead;
+    },
+    run(name, kind, f, scope, signal) {
+      if (dead) return Promise.reject(dead);
+      const id = nextId++;
+      const plainScope: Scope = { appPks: scope.appPks === "all" ? "all" : [...scope.appPks] };
+      const job: WorkerJob = { id, kind, name, filters: f, scope: plainScope };
+      const key = JSON.stringify([kind, name, f, plainScope.appPks]);
+      const report = REPORTS[name] as ReportRoute<unknown, unknown>;
+      const fallback = () => (kind === "json" ? report.json(warehouse(), f, plainScope) : Array.from(report.csv.rows(warehouse(), f, plainScope)));
+      return enqueue(job, key, fallback, signal);
+    },
+    close: async () => {
+      if (globalForWorker.callboardAnalyticsWorker === handle) globalForWorker.callboardAnalyticsWorker = undefined;
+      if (dead) return;
+      dead = new Error("analytics worker closed");
+      for (const q of [...(inFlight ? [inFlight] : []), ...queue]) for (const w of q.waiters) w.reject(dead);
+      inFlight = undefined;
+      queue.length = 0;
+      await worker.terminate();
+    },
+  };
+
+  const t0 = performance.now();
+  enqueue({ id: nextId++, kind: "warm" }, "warm", () => undefined)
+    .then((r) => {
+      const calls = (r as { calls: number } | undefined)?.calls ?? 0;
+      const ms = Math.round(performance.now() - t0);
+      logger.info({ calls, ms }, "analytics store loaded (worker)");
+      warmResolve({ calls, ms });
+    })
+    .catch(() => warmResolve(undefined));
+
+  globalForWorker.callboardAnalyticsWorker = handle;
+  return handle;
+}
+
+/** The report's JSON or CSV rows from the worker, or undefined where it must run in-process. */
+export function runOffThread<Json, Row>(report: ReportRoute<Json, Row>, job: Job, f: Filters, scope: Scope, signal?: AbortSignal): Promise<unknown> | undefined {
+  const ok = job === "json" ? report.offThread?.json : report.offThread?.csv;
+  const w = ok ? analyticsWorker() : undefined;
+  return w?.run(report.name as ReportName, job, f, scope, signal);
+}
+
+type JsonOf<N extends ReportName> = ReturnType<(typeof REPORTS)[N]["json"]>;
+
+/**
+ * A report's JSON answer (what its route sends): computed by the worker when one runs,
+ * else in-process on the process's connection. The dashboard pages prefetch with it.
+ */
+export async function runReport<N extends ReportName>(name: N, f: Filters, scope: Scope, signal?: AbortSignal): Promise<JsonOf<N>> {
+  const report = REPORTS[name] as unknown as ReportRoute<JsonOf<N>, unknown>;
+  const pending = runOffThread(report, "json", f, scope, signal);
+  return pending ? ((await pending) as JsonOf<N>) : report.json(warehouse(), f, scope);
+}
