@@ -4,7 +4,21 @@ import { ZodError } from "zod";
  * One error hierarchy and one mapper for every route: a known error answers its
  * status with `{error: {code, message}}`; anything else is a 500 with no internals.
  */
+/**
+ * Route handlers run from Next's bundle while the custom server (and the analytics
+ * worker's host) run the same file loaded by tsx: two copies of this module, two
+ * HttpError classes. A brand in the global symbol registry makes `instanceof` hold
+ * across both copies, so a 404 thrown by one is still a 404 when the other maps it.
+ */
+const HTTP_ERROR_BRAND = Symbol.for("callboard.HttpError");
+
 export class HttpError extends Error {
+  readonly [HTTP_ERROR_BRAND] = true;
+
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[HTTP_ERROR_BRAND] === true;
+  }
+
   constructor(
     readonly status: number,
     readonly code: string,
