@@ -1,6 +1,7 @@
 "use client";
 
 import { flexRender, getCoreRowModel, useReactTable, type ColumnDef, type SortingState } from "@tanstack/react-table";
+import type { Pagination } from "@/lib/analytics";
 import type { SortKey } from "@/lib/ui/filter-params";
 import { formatCount } from "@/lib/ui/format";
 
@@ -20,9 +21,7 @@ export function DataTable<T>({
   sort,
   order,
   onSort,
-  page,
-  pageCount,
-  total,
+  pagination,
   onPage,
 }: {
   caption: string;
@@ -33,11 +32,12 @@ export function DataTable<T>({
   sort?: SortKey;
   order?: "asc" | "desc";
   onSort?: (sort: SortKey, order: "asc" | "desc") => void;
-  page?: number;
-  pageCount?: number;
-  total?: number;
+  /** The API's own `meta.pagination` of a server-paged report. */
+  pagination?: Pick<Pagination, "current_page" | "total_pages" | "total">;
   onPage?: (page: number) => void;
 }) {
+  const page = pagination?.current_page;
+  const pageCount = pagination?.total_pages;
   const sorting: SortingState = sort ? columns.filter((c) => c.meta?.sortKey === sort).map((c) => ({ id: String(c.id), desc: order !== "asc" })) : [];
   // Known and harmless here: the table is rebuilt from props on every render.
   // eslint-disable-next-line react-hooks/incompatible-library
@@ -103,7 +103,7 @@ export function DataTable<T>({
           </tbody>
         </table>
       </div>
-      {onPage && page !== undefined && pageCount !== undefined ? <Pager page={page} pageCount={pageCount} total={total} onPage={onPage} /> : null}
+      {onPage && page !== undefined && pageCount !== undefined ? <Pager page={page} pageCount={pageCount} total={pagination?.total} onPage={onPage} /> : null}
     </>
   );
 }

@@ -51,9 +51,7 @@ export function ParticipantsView({ apps }: { apps: AppOption[] }) {
                 sort={values.sort === "minutes" ? "minutes" : "start"}
                 order={values.order}
                 onSort={(sort, order) => void setValues({ sort: sort === "start" ? null : sort, order: order === "desc" ? null : order, page: null })}
-                page={page.meta.pagination.current_page}
-                pageCount={page.meta.pagination.total_pages}
-                total={page.meta.pagination.total}
+                pagination={page.meta.pagination}
                 onPage={(p) => void setValues({ page: p === 1 ? null : p })}
               />
             )

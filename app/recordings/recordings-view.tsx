@@ -50,9 +50,7 @@ export function RecordingsView({ apps }: { apps: AppOption[] }) {
                 columns={columns(values.tz)}
                 rows={page.data}
                 rowKey={(r) => `${r.app}/${r.sessionId}/${r.recordingUrl}`}
-                page={page.meta.pagination.current_page}
-                pageCount={page.meta.pagination.total_pages}
-                total={page.meta.pagination.total}
+                pagination={page.meta.pagination}
                 onPage={(p) => void setValues({ page: p === 1 ? null : p })}
               />
             )

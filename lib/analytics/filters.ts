@@ -116,23 +116,3 @@ export function parseFilters(input: SearchParamsInput): Filters {
     format: oneOf(input, "format", ["json", "csv"] as const) ?? "json",
   };
 }
-
-/** The same filters as a query string (links, the previous-period URL, tests). */
-export function filtersToSearchParams(f: Partial<Filters>): URLSearchParams {
-  const p = new URLSearchParams();
-  for (const a of f.apps ?? []) p.append("app", a);
-  const put = (k: string, v: string | number | boolean | undefined) => {
-    if (v !== undefined) p.set(k, String(v));
-  };
-  put("type", f.type);
-  put("mode", f.mode);
-  put("status", f.status);
-  put("receiverType", f.receiverType);
-  put("hasRecording", f.hasRecording);
-  put("uid", f.uid);
-  put("participantsCount", f.participantsCount);
-  put("from", f.from);
-  put("to", f.to);
-  if (f.tz && f.tz !== "UTC") put("tz", f.tz);
-  return p;
-}

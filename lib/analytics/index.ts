@@ -3,7 +3,7 @@
  * (`parseFilters`) and one function per report, each `(db, filters, scope)`.
  * Documented in docs/api.md.
  */
-export { parseFilters, filters, filtersToSearchParams, DEFAULT_FILTERS, MAX_PER_PAGE, SORT_KEYS, type Filters, type SortKey, type SearchParamsInput } from "./filters";
+export { parseFilters, filters, DEFAULT_FILTERS, MAX_PER_PAGE, SORT_KEYS, type Filters, type SortKey, type SearchParamsInput } from "./filters";
 export { resolveApps, visibleApps, type Scope, type AppRef } from "./query";
 export { getCalls, getCall, iterateCalls, iterateCallsRaw, countCalls, type CallListRow, type CallDetail, type CallParticipantDetail, type RecordingDetail, type Page, type Pagination } from "./calls";
 export { getParticipantUsage, getAppUsage, getDailyUsage, type ParticipantUsageRow, type AppUsageRow, type DailyUsageRow } from "./usage";

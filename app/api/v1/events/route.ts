@@ -13,8 +13,9 @@ export const dynamic = "force-dynamic";
 /** GET /api/v1/events[?app=…&days=30&tz=UTC&format=csv]: deliveries per app, trigger and day. */
 export function GET(request: Request): Promise<Response> {
   return respond(async () => {
-    const p = eventsParamsSchema.parse(rawFromUrl(new URL(request.url).searchParams));
+    // Who asks comes first: an unsigned request is a 401 whatever its parameters.
     const caller = await authorize(request);
+    const p = eventsParamsSchema.parse(rawFromUrl(new URL(request.url).searchParams));
     const warehouse = db();
     const appPks = scopeAppPks(warehouse, caller, p.app);
     const { from, to } = eventsRange(p.days, p.tz);

@@ -11,8 +11,9 @@ export const dynamic = "force-dynamic";
 /** GET /api/v1/live[?app=…&recent=minutes]: calls and meetings going on now, per the webhooks. */
 export function GET(request: Request): Promise<Response> {
   return respond(async () => {
-    const params = liveParamsSchema.parse(rawFromUrl(new URL(request.url).searchParams));
+    // Who asks comes first: an unsigned request is a 401 whatever its parameters.
     const caller = await authorize(request);
+    const params = liveParamsSchema.parse(rawFromUrl(new URL(request.url).searchParams));
     const warehouse = db();
     const appPks = scopeAppPks(warehouse, caller, params.app);
     const asOfMs = Date.now();

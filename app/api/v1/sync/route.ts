@@ -13,8 +13,9 @@ export const dynamic = "force-dynamic";
 /** GET /api/v1/sync[?app=…&status=failed&limit=50&before=id]: recent runs, newest first, and each app's sync status. */
 export function GET(request: Request): Promise<Response> {
   return respond(async () => {
-    const p = syncParamsSchema.parse(rawFromUrl(new URL(request.url).searchParams));
+    // Who asks comes first: an unsigned request is a 401 whatever its parameters.
     const caller = await authorize(request);
+    const p = syncParamsSchema.parse(rawFromUrl(new URL(request.url).searchParams));
     const warehouse = db();
     const appPks = scopeAppPks(warehouse, caller, p.app);
     const data = getSyncRuns(warehouse, appPks, { limit: p.limit, before: p.before, status: p.status === "any" ? undefined : p.status });

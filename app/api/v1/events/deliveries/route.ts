@@ -13,8 +13,9 @@ export const dynamic = "force-dynamic";
 /** GET /api/v1/events/deliveries[?app=…&outcome=rejected&limit=100&format=csv]: newest deliveries, bodies never included. */
 export function GET(request: Request): Promise<Response> {
   return respond(async () => {
-    const p = eventsParamsSchema.parse(rawFromUrl(new URL(request.url).searchParams));
+    // Who asks comes first: an unsigned request is a 401 whatever its parameters.
     const caller = await authorize(request);
+    const p = eventsParamsSchema.parse(rawFromUrl(new URL(request.url).searchParams));
     const warehouse = db();
     const appPks = scopeAppPks(warehouse, caller, p.app);
     const rows = getRecentDeliveries(warehouse, appPks, { outcome: p.outcome, limit: p.limit }).map(deliveryRow);
