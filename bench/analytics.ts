@@ -156,6 +156,12 @@ export async function runAnalyticsBench(opts: AnalyticsBenchOptions): Promise<Be
       const duckWhere = { "no filter": `start_at >= ${year.from} AND start_at < ${year.to}`, "type=video&status=ended": `start_at >= ${year.from} AND start_at < ${year.to} AND type = 'video' AND status = 'ended'` };
       const reports: Array<[string, (f: A.Filters) => unknown, (w: string) => string]> = [
         ["calls page", (f) => A.getCalls(db, f, scope), (w) => `SELECT count(*) FROM calls WHERE ${w}; SELECT * FROM calls WHERE ${w} ORDER BY start_at DESC LIMIT 50`],
+        // A deep page in another order: the store sorts in memory, no OFFSET walk.
+        [
+          "calls page 5,000 by minutes",
+          (f) => A.getCalls(db, { ...f, sort: "minutes", order: "asc", page: 5000 }, scope),
+          (w) => `SELECT count(*) FROM calls WHERE ${w}; SELECT * FROM calls WHERE ${w} ORDER BY audio + video, pk LIMIT 50 OFFSET 249950`,
+        ],
         ["totals", (f) => A.getTotals(db, f, scope), (w) => `SELECT count(*), sum(audio), sum(video), avg(duration_seconds), avg(total_participants), avg(has_recording::INT), avg((status = 'unanswered')::INT) FROM calls WHERE ${w}`],
         ["breakdowns", (f) => A.getBreakdowns(db, f, scope), (w) => `SELECT type, mode, status, receiver_type, has_recording, count(*), sum(audio), sum(video) FROM calls WHERE ${w} GROUP BY ALL`],
         ["daily (Asia/Kolkata)", (f) => A.getDailyUsage(db, { ...f, tz: "Asia/Kolkata" }, scope), (w) => `SELECT (start_at + 19800) // 86400 AS d, count(*), sum(audio), sum(video), avg(duration_seconds), avg(total_participants) FROM calls WHERE ${w} GROUP BY d`],

@@ -1,9 +1,12 @@
-import { sql, type SQL } from "drizzle-orm";
+import type Database from "better-sqlite3";
+import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { notFound } from "@/lib/http/errors";
 import type { Filters } from "./filters";
-import { and, iterateRows, rawConditions, resolveApps, round3, timeCondition, visibleApps, type Scope } from "./query";
-import { countMatching } from "./scan";
+import { sortWindow } from "./order";
+import type { RowOrder } from "./report-route";
+import { resolveApps, round3, visibleApps, type Scope } from "./query";
+import { countMatching, matchKeys, type KeyedSelection } from "./scan";
 
 /** One call of the list (and of the CSV), as Callboard stores it. */
 export interface CallListRow {
@@ -41,28 +44,69 @@ export interface Page<T> {
   meta: { pagination: Pagination };
 }
 
-const SORT_SQL: Record<Filters["sort"], string> = {
-  start: "c.start_at",
-  duration: "c.duration_seconds",
-  participants: "c.total_participants",
-  minutes: "(c.total_audio_minutes + c.total_video_minutes)",
-};
-
-function listQuery(f: Filters, appPks: number[] | "all"): SQL {
-  const dir = sql.raw(f.order === "asc" ? "ASC" : "DESC");
-  return sql`SELECT c.app_pk AS appPk, c.session_id AS sessionId, c.type, c.mode, c.status, c.initiator, c.receiver,
+/** Columns of a list row, `calls` aliased `c` (never `raw`: ~1.4 KB per call that the list does not show). */
+const LIST_COLUMNS = `c.app_pk AS appPk, c.session_id AS sessionId, c.type, c.mode, c.status, c.initiator, c.receiver,
       c.receiver_type AS receiverType, c.initiated_at AS initiatedAt, c.started_at AS startedAt, c.ended_at AS endedAt,
       c.start_at AS startAt, c.has_recording AS hasRecording, c.total_audio_minutes AS totalAudioMinutes,
       c.total_video_minutes AS totalVideoMinutes, c.total_duration_minutes AS totalDurationMinutes,
-      c.duration_seconds AS durationSeconds, c.total_participants AS totalParticipants
-    FROM calls c WHERE ${and([...rawConditions(f, appPks), timeCondition(f.from, f.to)])}
-    ORDER BY ${sql.raw(SORT_SQL[f.sort])} ${dir}, c.pk ${dir}`;
+      c.duration_seconds AS durationSeconds, c.total_participants AS totalParticipants`;
+
+/**
+ * Rows of the given pks, in the order given (a deleted pk yields nothing): json_each is
+ * the outer loop (CROSS JOIN keeps it there) and each call is one rowid lookup. The pk
+ * comes last, after the CSV's columns (CALL_RAW_COLUMNS), to check the order.
+ */
+const BY_PK_SQL = `SELECT ${LIST_COLUMNS}, c.pk AS pk FROM json_each(?) AS j CROSS JOIN calls c ON c.pk = j.value`;
+
+const byPkStatements = new WeakMap<Database.Database, Database.Statement>();
+
+function byPkStatement(db: Db): Database.Statement {
+  const sqlite = db.$client;
+  let stmt = byPkStatements.get(sqlite);
+  if (!stmt) byPkStatements.set(sqlite, (stmt = sqlite.prepare(BY_PK_SQL)));
+  return stmt;
+}
+
+/** The rows (objects, or arrays in LIST_COLUMNS order + pk) of `pks`, in that order. */
+function rowsByPk<T>(db: Db, pks: ArrayLike<number>, raw: boolean): T[] {
+  if (pks.length === 0) return [];
+  const stmt = byPkStatement(db);
+  const rows = (raw ? stmt.raw(true) : stmt.raw(false)).all(`[${Array.prototype.join.call(pks, ",")}]`) as T[];
+  return inOrder(rows, pks, raw ? (r) => (r as unknown[])[PK_INDEX] as number : (r) => (r as { pk: number }).pk);
+}
+
+/** Index of the pk in a raw row: after the 18 list columns. */
+const PK_INDEX = 18;
+
+/**
+ * `rows` in the order of `pks`. SQLite returns them so (the outer loop walks the list);
+ * this checks it in one pass and reorders only if a future planner ever does otherwise.
+ */
+function inOrder<T>(rows: T[], pks: ArrayLike<number>, pkOf: (r: T) => number): T[] {
+  let k = 0;
+  for (const r of rows) {
+    const pk = pkOf(r);
+    while (k < pks.length && pks[k] !== pk) k++;
+    if (k === pks.length) return reorder(rows, pks, pkOf);
+    k++;
+  }
+  return rows; // a subsequence of pks: in order
+}
+
+function reorder<T>(rows: T[], pks: ArrayLike<number>, pkOf: (r: T) => number): T[] {
+  const byPk = new Map(rows.map((r) => [pkOf(r), r]));
+  const out: T[] = [];
+  for (let i = 0; i < pks.length; i++) {
+    const r = byPk.get(pks[i]);
+    if (r !== undefined) out.push(r);
+  }
+  return out;
 }
 
 type RawListRow = Omit<CallListRow, "app" | "hasRecording"> & { appPk: number; hasRecording: number };
 
 function toRow(r: RawListRow, appIds: Map<number, string>): CallListRow {
-  const { appPk, ...rest } = r;
+  const { appPk, pk: _pk, ...rest } = r as RawListRow & { pk?: number };
   return {
     ...rest,
     app: appIds.get(appPk) ?? String(appPk),
@@ -78,13 +122,34 @@ export function countCalls(db: Db, f: Filters, appPks: number[] | "all"): number
   return countMatching(db, f, appPks);
 }
 
-/** The calls matching the filters, one page, sorted by `sort`/`order`. */
+/** Pks at positions [offset, offset + limit) of the list's order (all of it: limit = Infinity). */
+function orderedPks(x: KeyedSelection, order: Filters["order"], offset: number, limit: number): RowOrder {
+  const { store, sel, keys, count } = x;
+  // `desc` is the exact reverse of (key, pk) ascending: positions counted from the end.
+  const lo = Math.max(0, order === "asc" ? offset : count - offset - limit);
+  const hi = Math.min(count, order === "asc" ? offset + limit : count - offset);
+  if (hi <= lo) return new Int32Array(0);
+  sortWindow(keys, sel, count, lo, hi);
+  const pkCol = store.pk.a;
+  const out = pkCol instanceof Float64Array ? new Float64Array(hi - lo) : new Int32Array(hi - lo);
+  const asc = order === "asc";
+  for (let k = lo; k < hi; k++) out[asc ? k - lo : hi - 1 - k] = pkCol[sel[k]];
+  return out;
+}
+
+/**
+ * The calls matching the filters, one page, sorted by `sort`/`order` then pk — the
+ * order, total and page come from the in-memory store (order.ts); only the page's rows
+ * are read from SQLite, by pk, in the same read transaction (one snapshot).
+ */
 export function getCalls(db: Db, f: Filters, scope: Scope): Page<CallListRow> {
   const appPks = resolveApps(db, f, scope);
   const appIds = new Map(visibleApps(db, scope).map((a) => [a.pk, a.appId]));
-  const total = countCalls(db, f, appPks);
   const offset = (f.page - 1) * f.perPage;
-  const rows = offset >= total ? [] : db.all<RawListRow>(sql`${listQuery(f, appPks)} LIMIT ${f.perPage} OFFSET ${offset}`);
+  const { total, rows } = db.$client.transaction(() => {
+    const x = matchKeys(db, f, appPks, f.sort);
+    return { total: x.count, rows: rowsByPk<RawListRow>(db, orderedPks(x, f.order, offset, f.perPage), false) };
+  })();
   const data = rows.map((r) => toRow(r, appIds));
   return {
     data,
@@ -92,37 +157,52 @@ export function getCalls(db: Db, f: Filters, scope: Scope): Page<CallListRow> {
   };
 }
 
-/** Every call matching the filters (no paging), streamed from SQLite: for the CSV. */
-export function iterateCalls(db: Db, f: Filters, scope: Scope): IterableIterator<CallListRow> {
-  const appPks = resolveApps(db, f, scope);
+/**
+ * The pks of every call matching the filters, in the list's order: what the calls CSV
+ * streams. Computed where the store lives (the analytics worker, which sends it back as
+ * one typed array: 4 bytes per call), so the request's thread needs no store.
+ */
+export function callsOrder(db: Db, f: Filters, scope: Scope): RowOrder {
+  const x = matchKeys(db, f, resolveApps(db, f, scope), f.sort);
+  return orderedPks(x, f.order, 0, x.count);
+}
+
+/** Rows per SQLite read of the CSV (the first read is small: the first byte goes out early). */
+const CSV_FIRST_BATCH = 256;
+const CSV_BATCH = 2048;
+
+/**
+ * Every call matching the filters (no paging) as arrays in the CSV's column order
+ * (CALL_COLUMNS; hasRecording as 0/1, minutes unrounded, the pk after them): no object per
+ * row. The order comes from `callsOrder` (given by the worker, or computed here), the rows
+ * from SQLite by pk, a batch at a time as the client reads. Each batch is its own read:
+ * a call re-synced during a long export shows its newest values at its place in the
+ * order, a deleted one is left out.
+ */
+export function iterateCallsRaw(db: Db, f: Filters, scope: Scope, order?: RowOrder): IterableIterator<unknown[]> {
   const appIds = new Map(visibleApps(db, scope).map((a) => [a.pk, a.appId]));
-  const it = iterateRows<RawListRow>(db, listQuery(f, appPks));
+  const pks = order ?? callsOrder(db, f, scope);
+  if (order) resolveApps(db, f, scope); // 404 before the first byte, as in-process
   return (function* () {
-    for (const r of it) yield toRow(r, appIds);
+    for (let i = 0; i < pks.length; ) {
+      const n = i === 0 ? CSV_FIRST_BATCH : CSV_BATCH;
+      const rows = rowsByPk<unknown[]>(db, pks.subarray(i, i + n), true);
+      i += n;
+      for (const r of rows) {
+        r[0] = appIds.get(r[0] as number) ?? String(r[0]);
+        yield r;
+      }
+    }
   })();
 }
 
-/**
- * The same rows as `iterateCalls`, as arrays in the CSV's column order (CALL_COLUMNS;
- * hasRecording as 0/1, minutes unrounded): no object per row, for the CSV export.
- */
-export function iterateCallsRaw(db: Db, f: Filters, scope: Scope): IterableIterator<unknown[]> {
-  const appPks = resolveApps(db, f, scope);
+/** The same calls as `iterateCallsRaw`, as list rows (objects). */
+export function iterateCalls(db: Db, f: Filters, scope: Scope, order?: RowOrder): IterableIterator<CallListRow> {
   const appIds = new Map(visibleApps(db, scope).map((a) => [a.pk, a.appId]));
-  const dir = sql.raw(f.order === "asc" ? "ASC" : "DESC");
-  const it = iterateRows<unknown[]>(
-    db,
-    sql`SELECT c.app_pk, c.session_id, c.type, c.mode, c.status, c.initiator, c.receiver, c.receiver_type, c.initiated_at, c.started_at,
-        c.ended_at, c.start_at, c.has_recording, c.total_audio_minutes, c.total_video_minutes, c.total_duration_minutes,
-        c.duration_seconds, c.total_participants
-      FROM calls c WHERE ${and([...rawConditions(f, appPks), timeCondition(f.from, f.to)])}
-      ORDER BY ${sql.raw(SORT_SQL[f.sort])} ${dir}, c.pk ${dir}`,
-    true,
-  );
+  const pks = order ?? callsOrder(db, f, scope);
   return (function* () {
-    for (const r of it) {
-      r[0] = appIds.get(r[0] as number) ?? String(r[0]);
-      yield r;
+    for (let i = 0; i < pks.length; i += CSV_BATCH) {
+      for (const r of rowsByPk<RawListRow>(db, pks.subarray(i, i + CSV_BATCH), false)) yield toRow(r, appIds);
     }
   })();
 }

@@ -6,7 +6,7 @@ import { toErrorResponse } from "@/lib/http/errors";
 import { logger } from "@/lib/log/logger";
 import { parseFilters, type Filters } from "./filters";
 import type { Scope } from "./query";
-import type { ReportRoute } from "./report-route";
+import type { ReportRoute, RowOrder } from "./report-route";
 import { runOffThread } from "./worker-host";
 
 export { listOf, type ReportRoute } from "./report-route";
@@ -22,7 +22,7 @@ export interface RouteDeps {
   db: () => Db;
   authorize: (request: Request) => Promise<Caller>;
   /** Runs a report off the event loop, or returns undefined to run it in-process (absent: always in-process). */
-  offThread?: <Json, Row>(report: ReportRoute<Json, Row>, job: "json" | "rows", f: Filters, scope: Scope, signal?: AbortSignal) => Promise<unknown> | undefined;
+  offThread?: <Json, Row>(report: ReportRoute<Json, Row>, job: "json" | "rows" | "order", f: Filters, scope: Scope, signal?: AbortSignal) => Promise<unknown> | undefined;
 }
 
 const productionDeps: RouteDeps = { db: warehouse, authorize: realAuthorize, offThread: runOffThread };
@@ -35,7 +35,13 @@ export async function handleReport<Json, Row>(request: Request, report: ReportRo
     if (f.format === "csv") {
       // Resolve (and 404) before the first byte; rows are then pulled as the client reads.
       const raw = report.csv.raw;
-      if (raw) return csvRawResponse(report.name, raw.rows(db, f, caller), raw.columns, request.signal);
+      if (raw) {
+        // The order comes from the store's thread (the worker) when there is one; the rows
+        // are then read here, batch by batch, as the client reads.
+        const pendingOrder = raw.order ? deps.offThread?.(report, "order", f, caller, request.signal) : undefined;
+        const order = pendingOrder ? ((await pendingOrder) as RowOrder) : undefined;
+        return csvRawResponse(report.name, raw.rows(db, f, caller, order), raw.columns, request.signal);
+      }
       const pendingRows = deps.offThread?.(report, "rows", f, caller, request.signal);
       const rows = pendingRows ? ((await pendingRows) as Row[]) : report.csv.rows(db, f, caller);
       return csvResponse(report.name, rows, report.csv.columns, request.signal);

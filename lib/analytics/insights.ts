@@ -2,7 +2,8 @@ import type { Db } from "@/db/client";
 import { DIMENSIONS, DURATION_BUCKETS, RECORDING_WEIGHT, labelOf, type DimensionName } from "./dims";
 import type { Filters } from "./filters";
 import { resolveApps, round3, type Scope } from "./query";
-import { cubeOf, people, select } from "./scan";
+import { cubeOf, heatmapOf, peopleOf, select, type Selection } from "./scan";
+import type { AnalyticsStore } from "./store";
 import { WEEKDAYS, nextLocalHourStart, offsetFromSegments, offsetSegments, type OffsetSegment } from "./tz";
 
 /** Calls that run longer than this many 15-minute boundaries stop counting in the
@@ -178,17 +179,13 @@ export interface HeatmapCell {
 export function getConcurrencyHeatmap(db: Db, f: Filters, scope: Scope): HeatmapCell[] {
   const appPks = resolveApps(db, f, scope);
   const cells = WEEKDAYS.flatMap((name, weekday) => Array.from({ length: 24 }, (_, hour) => ({ weekday, weekdayName: name, hour, calls: 0, hours: 0, average: 0 })));
-  // Window semantics: every call is a candidate, whatever its start.
-  const { store: s, sel, count } = select(db, f, appPks, { ignoreTime: true });
-  const start = s.start.a, span = s.span.a;
-  const lastQuarter = (i: number) => {
-    const q0 = Math.floor(start[i] / 900);
-    const e = start[i] + span[i];
-    return Math.max(q0, Math.min(Math.floor((e - 1) / 900), q0 + MAX_CROSSINGS));
-  };
   let lo = f.from;
   let hi = f.to;
   if (lo === undefined || hi === undefined) {
+    // The data's extent. Window semantics: every call is a candidate, whatever its start.
+    const { store: s, sel, count } = select(db, f, appPks, { ignoreTime: true });
+    const lastQuarter = quarterEnd(s);
+    const start = s.start.a;
     if (count === 0) return cells;
     let min = Infinity;
     let max = -Infinity;
@@ -204,10 +201,80 @@ export function getConcurrencyHeatmap(db: Db, f: Filters, scope: Scope): Heatmap
   const fromH = nextLocalHourStart(segments, lo);
   const toH = nextLocalHourStart(segments, hi);
   if (toH <= fromH) return cells;
-  const counts = new Float64Array(7 * 24);
   const qLo = fromH / 900;
   const qHi = toH / 900;
-  const changes = segments.slice(1).map((x) => x.from);
+  // Tables need whole quarters (every zone offset in use since the 1970s is a multiple of 15 minutes).
+  const tabular = qHi - qLo <= MAX_TABLE_QUARTERS && Number.isInteger(qLo) && Number.isInteger(qHi) && segments.every((x) => x.offset % 900 === 0);
+  const tables = tabular ? quarterTables(f.tz, segments, qLo, qHi) : undefined;
+  const counts = tables
+    ? heatmapOf(db, f, appPks, qLo, qHi, tables.cellQ, tables.nextStart, MAX_CROSSINGS)
+    : heatmapWalk(select(db, f, appPks, { ignoreTime: true }), segments, qLo, qHi);
+  for (let c = 0; c < counts.length; c++) cells[c].calls = counts[c];
+  // Hours of the window per cell (a DST day has 23 or 25).
+  for (let t = fromH; t < toH; ) {
+    cells[cellOf(segments, t)].hours++;
+    t = nextLocalHourStart(segments, t + 1);
+  }
+  for (const c of cells) c.average = c.hours ? round3(c.calls / c.hours) : 0;
+  return cells;
+}
+
+/** Windows up to this many quarter hours (~28 years) count through per-quarter tables. */
+const MAX_TABLE_QUARTERS = 1 << 20;
+
+/** Last quarter hour a call counts in (its start quarter for an ongoing call). */
+function quarterEnd(s: AnalyticsStore): (i: number) => number {
+  const start = s.start.a, span = s.span.a;
+  return (i) => {
+    const q0 = Math.floor(start[i] / 900);
+    const e = start[i] + span[i];
+    return Math.max(q0, Math.min(Math.floor((e - 1) / 900), q0 + MAX_CROSSINGS));
+  };
+}
+
+interface QuarterTables {
+  /** Heatmap cell of the local hour holding quarter qLo + k. */
+  cellQ: Uint8Array;
+  /** First quarter ≥ qLo + k starting a local hour (qHi if none); one extra entry = qHi. */
+  nextStart: Int32Array;
+}
+
+/** The dashboard asks the same window again and again: the last few tables are kept. */
+const tableCache = new Map<string, QuarterTables>();
+
+/**
+ * Per quarter hour of [qLo, qHi): its local hour's cell, and where the next local hour
+ * starts — with the same offset rule as the walk (`offsetFromSegments` at the quarter).
+ */
+function quarterTables(tz: string, segments: OffsetSegment[], qLo: number, qHi: number): QuarterTables {
+  const key = `${tz}|${qLo}|${qHi}`;
+  const hit = tableCache.get(key);
+  if (hit) return hit;
+  const n = qHi - qLo;
+  const cellQ = new Uint8Array(n);
+  const nextStart = new Int32Array(n + 1);
+  const starts = new Uint8Array(n);
+  for (let k = 0; k < n; k++) {
+    const t = (qLo + k) * 900;
+    const off = offsetFromSegments(segments, t);
+    cellQ[k] = cellOf(segments, t);
+    starts[k] = (t + off) % 3600 === 0 ? 1 : 0;
+  }
+  nextStart[n] = qHi;
+  for (let k = n - 1; k >= 0; k--) nextStart[k] = starts[k] ? qLo + k : nextStart[k + 1];
+  const tables = { cellQ, nextStart };
+  if (tableCache.size >= 8) tableCache.delete(tableCache.keys().next().value!);
+  tableCache.set(key, tables);
+  return tables;
+}
+
+/** The heatmap's counts by walking each call's quarters (windows too long for tables). */
+function heatmapWalk(x: Selection, segments: OffsetSegment[], qLo: number, qHi: number): Float64Array {
+  const { store: s, sel, count } = x;
+  const start = s.start.a;
+  const lastQuarter = quarterEnd(s);
+  const counts = new Float64Array(7 * 24);
+  const changes = segments.slice(1).map((c) => c.from);
   for (let k = 0; k < count; k++) {
     const i = sel[k];
     const q0 = Math.floor(start[i] / 900);
@@ -226,14 +293,7 @@ export function getConcurrencyHeatmap(db: Db, f: Filters, scope: Scope): Heatmap
     const off = offsetFromSegments(segments, a);
     for (let h = Math.ceil((a + off) / 3600); h * 3600 - off <= b; h++) counts[hourCell(h)]++;
   }
-  for (let c = 0; c < counts.length; c++) cells[c].calls = counts[c];
-  // Hours of the window per cell (a DST day has 23 or 25).
-  for (let t = fromH; t < toH; ) {
-    cells[cellOf(segments, t)].hours++;
-    t = nextLocalHourStart(segments, t + 1);
-  }
-  for (const c of cells) c.average = c.hours ? round3(c.calls / c.hours) : 0;
-  return cells;
+  return counts;
 }
 
 /** Heatmap cell (weekday × 24 + hour) of local hour number h (hours since the local epoch). */
@@ -260,7 +320,7 @@ export const ENGAGEMENT_BUCKETS = [
 
 /** Calls per participant: how many participants (app × uid) are listed in 1, 2–5, … calls. */
 export function getEngagement(db: Db, f: Filters, scope: Scope): EngagementBucketRow[] {
-  const p = people(select(db, f, resolveApps(db, f, scope)), false);
+  const p = peopleOf(db, f, resolveApps(db, f, scope), false);
   const counts = ENGAGEMENT_BUCKETS.map(() => 0);
   for (const u of p.ids) {
     const n = p.listed[u];

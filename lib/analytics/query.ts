@@ -6,7 +6,8 @@ import type { Filters } from "./filters";
 
 /**
  * The filter model compiled to SQL over raw `calls` rows (alias `c`), for what still
- * reads SQLite — the calls list, the CSV, recordings — and the app scope shared by
+ * filters in SQLite — recordings (the calls list and its CSV filter and sort in the
+ * store, then read rows by pk: calls.ts) — and the app scope shared by
  * every report. Aggregates compile the same model against the in-memory store
  * (scan.ts; docs/decisions/0006-analytics-rollups.md).
  */
@@ -69,9 +70,10 @@ function rawDimConditions(f: Filters): SQL[] {
 export function rawConditions(f: Filters, appPks: number[] | "all"): SQL[] {
   const out = [appCondition("c.app_pk", appPks), ...rawDimConditions(f)].filter((c): c is SQL => c !== undefined);
   if (f.uid !== undefined) {
-    // Through the (app_pk, uid) index of participants, never a scan of calls.
-    const inner = appCondition("p.app_pk", appPks);
-    out.push(sql`c.pk IN (SELECT p.call_pk FROM call_participants p WHERE ${inner ? sql`${inner} AND ` : sql``}p.uid = ${f.uid})`);
+    // Per call row, through the (call_pk, seq) key of participants: only recordings use
+    // these conditions, one call per recording (no (app_pk, uid) index needed). Same
+    // meaning as the store's uid filter: the call lists the uid.
+    out.push(sql`EXISTS (SELECT 1 FROM call_participants p WHERE p.call_pk = c.pk AND p.uid = ${f.uid})`);
   }
   return out;
 }

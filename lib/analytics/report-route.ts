@@ -3,6 +3,9 @@ import type { CsvColumn, RawCsvColumn } from "@/lib/export/csv";
 import type { Filters } from "./filters";
 import type { Scope } from "./query";
 
+/** Pks of a raw CSV's rows, in the CSV's order (4 or 8 bytes a row: cheap to send between threads). */
+export type RowOrder = Int32Array | Float64Array;
+
 /**
  * One analytics report as a route serves it: its JSON answer and its CSV rows. Kept
  * free of server-only imports (auth, the process's connection) so that the analytics
@@ -16,15 +19,25 @@ export interface ReportRoute<Json, Row> {
   csv: {
     rows: (db: Db, f: Filters, scope: Scope) => Iterable<Row>;
     columns: ReadonlyArray<CsvColumn<Row>>;
-    /** The same rows as arrays in column order (large exports: no object per row). */
-    raw?: { rows: (db: Db, f: Filters, scope: Scope) => Iterable<unknown[]>; columns: ReadonlyArray<RawCsvColumn> };
+    /**
+     * The same rows as arrays in column order (large exports: no object per row), streamed
+     * on the request's thread. `order`, if given, is computed first where the store lives
+     * (the worker: `offThread.order`) and handed to `rows` (which computes it in-process
+     * when it gets none).
+     */
+    raw?: {
+      order?: (db: Db, f: Filters, scope: Scope) => RowOrder;
+      rows: (db: Db, f: Filters, scope: Scope, order?: RowOrder) => Iterable<unknown[]>;
+      columns: ReadonlyArray<RawCsvColumn>;
+    };
   };
   /**
    * What the analytics worker may compute (lib/analytics/worker-host.ts): `json`, and
    * `csv` = the whole `csv.rows` array (only for reports that scan the store and return
-   * a bounded list; streamed SQLite exports stay on the request's thread).
+   * a bounded list; streamed SQLite exports stay on the request's thread), `order` =
+   * `csv.raw.order` (a typed array, transferred back).
    */
-  offThread?: { json?: boolean; csv?: boolean };
+  offThread?: { json?: boolean; csv?: boolean; order?: boolean };
 }
 
 /** A JSON `{data}` answer for reports that return a plain list. */

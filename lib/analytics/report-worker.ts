@@ -13,7 +13,7 @@ import { analyticsStore } from "./store";
 
 export type WorkerJob =
   | { id: number; kind: "warm" }
-  | { id: number; kind: "json" | "rows"; name: ReportName; filters: Filters; scope: Scope };
+  | { id: number; kind: "json" | "rows" | "order"; name: ReportName; filters: Filters; scope: Scope };
 
 export interface WorkerReply {
   id: number;
@@ -30,6 +30,11 @@ function run(job: WorkerJob): unknown {
   if (job.kind === "warm") return { calls: analyticsStore(db).n };
   const report = REPORTS[job.name];
   if (job.kind === "json") return report.json(db, job.filters, job.scope);
+  if (job.kind === "order") {
+    const order = "raw" in report.csv ? report.csv.raw?.order : undefined;
+    if (!order) throw new Error(`report ${job.name} has no CSV order`);
+    return order(db, job.filters, job.scope);
+  }
   return Array.from(report.csv.rows(db, job.filters, job.scope) as Iterable<unknown>);
 }
 
@@ -37,7 +42,9 @@ parentPort?.on("message", (job: WorkerJob) => {
   const t0 = performance.now();
   try {
     const result = run(job);
-    parentPort?.postMessage({ id: job.id, ms: performance.now() - t0, result } satisfies WorkerReply);
+    // A typed array (the calls CSV's order) is moved, not copied.
+    const transfer = ArrayBuffer.isView(result) && result.buffer instanceof ArrayBuffer ? [result.buffer] : [];
+    parentPort?.postMessage({ id: job.id, ms: performance.now() - t0, result } satisfies WorkerReply, transfer);
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));
     const http = e as Error & { status?: number; code?: string; details?: Record<string, unknown> };

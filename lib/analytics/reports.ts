@@ -1,5 +1,5 @@
 import { APP_COLUMNS, BREAKDOWN_COLUMNS, CALL_COLUMNS, CALL_RAW_COLUMNS, DAILY_COLUMNS, DURATION_COLUMNS, ENGAGEMENT_COLUMNS, HEATMAP_COLUMNS, PARTICIPANT_COLUMNS, RECORDING_COLUMNS } from "@/lib/export/columns";
-import { getCalls, iterateCalls, iterateCallsRaw } from "./calls";
+import { callsOrder, getCalls, iterateCalls, iterateCallsRaw } from "./calls";
 import { listOf, type ReportRoute } from "./report-route";
 import { getBreakdowns, getConcurrencyHeatmap, getDurationDistribution, getEngagement, getTotals } from "./insights";
 import { getRecordings, iterateRecordings } from "./recordings";
@@ -30,11 +30,17 @@ function participantsPage(db: Db, f: Filters, scope: Scope) {
 const report = <Json, Row>(r: ReportRoute<Json, Row>): ReportRoute<Json, Row> => r;
 
 /* `offThread`: what the analytics worker computes (worker-host.ts). Every report that
- * scans the in-memory store runs there; the calls list's CSV and recordings are indexed
- * SQLite reads streamed on the request's thread (a worker would have to buffer them). */
+ * scans the in-memory store runs there; recordings (indexed SQLite) and the calls list's
+ * CSV rows are read on the request's thread (a worker would have to buffer them) — the
+ * calls CSV's order is the worker's (`order`: the pks, sorted from the store). */
 
 export const REPORTS = {
-  calls: report({ name: "calls", offThread: { json: true }, json: getCalls, csv: { rows: iterateCalls, columns: CALL_COLUMNS, raw: { rows: iterateCallsRaw, columns: CALL_RAW_COLUMNS } } }),
+  calls: report({
+    name: "calls",
+    offThread: { json: true, order: true },
+    json: getCalls,
+    csv: { rows: iterateCalls, columns: CALL_COLUMNS, raw: { order: callsOrder, rows: iterateCallsRaw, columns: CALL_RAW_COLUMNS } },
+  }),
   participants: report({ name: "participants", offThread: { json: true, csv: true }, json: participantsPage, csv: { rows: sortedParticipants, columns: PARTICIPANT_COLUMNS } }),
   apps: report({ name: "apps", offThread: { json: true, csv: true }, json: listOf(getAppUsage), csv: { rows: getAppUsage, columns: APP_COLUMNS } }),
   daily: report({ name: "daily", offThread: { json: true, csv: true }, json: listOf(getDailyUsage), csv: { rows: getDailyUsage, columns: DAILY_COLUMNS } }),

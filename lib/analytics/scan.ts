@@ -140,6 +140,53 @@ export function countMatching(db: Db, f: Filters, appPks: number[] | "all"): num
   return count;
 }
 
+/** Sort keys of the calls list (filters.ts SORT_KEYS). */
+export type SortKeyName = "start" | "duration" | "participants" | "minutes";
+
+/** Matching slots (ascending) and each one's sort key, in scratch arrays valid until the next call. */
+export interface KeyedSelection {
+  store: AnalyticsStore;
+  sel: Int32Array;
+  keys: Float64Array;
+  count: number;
+}
+
+let keyedSel = new Int32Array(0);
+let keyedKeys = new Float64Array(0);
+
+/**
+ * The calls matching `f` with their sort key, in one pass: the key is the value SQLite
+ * sorted on — start_at, duration_seconds, total_participants, or the double sum
+ * `total_audio_minutes + total_video_minutes` (a stored thousandth m reads back as
+ * m / 1000, the very double SQLite holds, so the sum rounds as SQLite's does).
+ */
+export function matchKeys(db: Db, f: Filters, appPks: number[] | "all", sort: SortKeyName): KeyedSelection {
+  const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks);
+  if (keyedSel.length < s.n) {
+    keyedSel = new Int32Array(Math.ceil(s.n * 1.25));
+    keyedKeys = new Float64Array(keyedSel.length);
+  }
+  const sel = keyedSel, keys = keyedKeys;
+  let count = 0;
+  if (none) return { store: s, sel, keys, count };
+  const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a;
+  const key = sort === "start" ? start : sort === "duration" ? s.dur.a : sort === "participants" ? pcs : undefined;
+  const audio = s.audio.a, video = s.video.a, aScale = s.audio.scale, vScale = s.video.scale;
+  const nApps = appOk.length;
+  for (let i = 0, n = s.n; i < n; i++) {
+    const ap = app[i];
+    if (ap >= nApps || appOk[ap] === 0) continue;
+    const t = start[i];
+    if (t < from || t >= to || cellOk[cell[i]] === 0) continue;
+    if (pc >= 0 && pcs[i] !== pc) continue;
+    if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    sel[count] = i;
+    // `+ 0` turns −0 into 0: SQLite compares them equal (ties then go by pk).
+    keys[count++] = key !== undefined ? key[i] : audio[i] / aScale + video[i] / vScale + 0;
+  }
+  return { store: s, sel, keys, count };
+}
+
 /** Per cell sums of a selection: calls, audio, video (minutes), duration seconds, participants. */
 export interface Cube {
   calls: Float64Array;
@@ -253,30 +300,54 @@ export interface PeopleSums {
   last: Float64Array;
 }
 
-export function people(x: Selection, withMinutes = true): PeopleSums {
-  const { store: s, sel, count } = x;
+const ROW = 8;
+
+/**
+ * Per uid id over the matching calls, in one pass (no selection): what the participants
+ * report (`withMinutes`) and engagement (calls per uid only) aggregate. uid ids index
+ * plain typed arrays — a few thousand entries, cache-resident.
+ */
+export function peopleOf(db: Db, f: Filters, appPks: number[] | "all", withMinutes = true): PeopleSums {
+  const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks);
   const U = s.idUid.length;
-  const listed = new Int32Array(U), joined = new Int32Array(U), unanswered = new Int32Array(U);
-  const audio = new Float64Array(withMinutes ? U : 0), video = new Float64Array(withMinutes ? U : 0), total = new Float64Array(withMinutes ? U : 0);
-  const first = new Float64Array(withMinutes ? U : 0).fill(Infinity), last = new Float64Array(withMinutes ? U : 0).fill(-Infinity);
-  const pOff = s.pOff.a, pLen = s.pLen.a, uid = s.uid.a, flags = s.flags.a, start = s.start.a;
+  const W = withMinutes ? U : 0;
+  const listed = new Int32Array(U);
+  // One row of ROW doubles per uid (joined, unanswered, audio, video, total, first, last):
+  // an entry touches one cache line, not seven arrays.
+  const acc = new Float64Array(W * ROW);
+  for (let k = 0; k < acc.length; k += ROW) {
+    acc[k + 5] = Infinity;
+    acc[k + 6] = -Infinity;
+  }
+  const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a;
+  const pOff = s.pOff.a, pLen = s.pLen.a, uid = s.uid.a, flags = s.flags.a;
   const pa = s.pAudio.a, pv = s.pVideo.a, pt = s.pTotal.a;
-  for (let k = 0; k < count; k++) {
-    const i = sel[k];
+  const nApps = appOk.length;
+  for (let i = 0, n = none ? 0 : s.n; i < n; i++) {
+    const ap = app[i];
+    if (ap >= nApps || appOk[ap] === 0) continue;
     const t = start[i];
-    for (let j = pOff[i], e = j + pLen[i]; j < e; j++) {
+    if (t < from || t >= to || cellOk[cell[i]] === 0) continue;
+    if (pc >= 0 && pcs[i] !== pc) continue;
+    if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    const e = pOff[i] + pLen[i];
+    // Two loops rather than a branch per entry: engagement needs only the counts.
+    if (!withMinutes) {
+      for (let j = pOff[i]; j < e; j++) listed[uid[j]]++;
+      continue;
+    }
+    for (let j = pOff[i]; j < e; j++) {
       const u = uid[j];
       const fl = flags[j];
+      const k = u * ROW;
       listed[u]++;
-      joined[u] += fl & 1;
-      unanswered[u] += fl >> 1;
-      if (withMinutes) {
-        audio[u] += pa[j];
-        video[u] += pv[j];
-        total[u] += pt[j];
-        if (t < first[u]) first[u] = t;
-        if (t > last[u]) last[u] = t;
-      }
+      acc[k] += fl & 1;
+      acc[k + 1] += fl >> 1;
+      acc[k + 2] += pa[j];
+      acc[k + 3] += pv[j];
+      acc[k + 4] += pt[j];
+      if (t < acc[k + 5]) acc[k + 5] = t;
+      if (t > acc[k + 6]) acc[k + 6] = t;
     }
   }
   let n = 0;
@@ -284,14 +355,124 @@ export function people(x: Selection, withMinutes = true): PeopleSums {
   const ids = new Int32Array(n);
   n = 0;
   for (let u = 0; u < U; u++) if (listed[u] > 0) ids[n++] = u;
+  const joined = new Int32Array(W), unanswered = new Int32Array(W);
+  const audio = new Float64Array(W), video = new Float64Array(W), total = new Float64Array(W);
+  const first = new Float64Array(W), last = new Float64Array(W);
   if (withMinutes) {
     for (const u of ids) {
-      audio[u] /= s.pAudio.scale;
-      video[u] /= s.pVideo.scale;
-      total[u] /= s.pTotal.scale;
+      const k = u * ROW;
+      joined[u] = acc[k];
+      unanswered[u] = acc[k + 1];
+      audio[u] = acc[k + 2] / s.pAudio.scale;
+      video[u] = acc[k + 3] / s.pVideo.scale;
+      total[u] = acc[k + 4] / s.pTotal.scale;
+      first[u] = acc[k + 5];
+      last[u] = acc[k + 6];
     }
   }
   return { store: s, ids, listed, joined, unanswered, audio, video, total, first, last };
+}
+
+/** Matching calls' count and earliest / latest start (the daily report's extent when from/to are open). */
+export function startExtentOf(db: Db, f: Filters, appPks: number[] | "all"): { count: number; min: number; max: number } {
+  const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks);
+  const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a;
+  const nApps = appOk.length;
+  let count = 0, min = Infinity, max = -Infinity;
+  for (let i = 0, n = none ? 0 : s.n; i < n; i++) {
+    const ap = app[i];
+    if (ap >= nApps || appOk[ap] === 0) continue;
+    const t = start[i];
+    if (t < from || t >= to || cellOk[cell[i]] === 0) continue;
+    if (pc >= 0 && pcs[i] !== pc) continue;
+    if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    count++;
+    if (t < min) min = t;
+    if (t > max) max = t;
+  }
+  return { count, min, max };
+}
+
+/** Per local day: calls, audio and video (minutes), duration seconds, participants. */
+export interface DaySums {
+  calls: Float64Array;
+  audio: Float64Array;
+  video: Float64Array;
+  durS: Float64Array;
+  parts: Float64Array;
+}
+
+/**
+ * Sums by local day of the matching calls in one pass: day d (0-based from `firstDay`)
+ * of start t is floor((t + offset) / 86400) − firstDay, the offset being that of the
+ * segment holding t (`bounds[k]` starts segment k + 1). Calls outside [0, days) are left out.
+ */
+export function dailyOf(db: Db, f: Filters, appPks: number[] | "all", firstDay: number, days: number, bounds: number[], offsets: number[]): DaySums {
+  const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks);
+  const out: DaySums = { calls: new Float64Array(days), audio: new Float64Array(days), video: new Float64Array(days), durS: new Float64Array(days), parts: new Float64Array(days) };
+  const { calls, audio: au, video: vi, durS, parts } = out;
+  const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a, audio = s.audio.a, video = s.video.a, dur = s.dur.a;
+  const nApps = appOk.length;
+  const nb = bounds.length;
+  const off0 = offsets[0];
+  for (let i = 0, n = none ? 0 : s.n; i < n; i++) {
+    const ap = app[i];
+    if (ap >= nApps || appOk[ap] === 0) continue;
+    const t = start[i];
+    if (t < from || t >= to || cellOk[cell[i]] === 0) continue;
+    const p = pcs[i];
+    if (pc >= 0 && p !== pc) continue;
+    if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    let off = off0;
+    if (nb > 0) {
+      let seg = 0;
+      while (seg < nb && t >= bounds[seg]) seg++;
+      off = offsets[seg];
+    }
+    const d = Math.floor((t + off) / 86_400) - firstDay;
+    if (d < 0 || d >= days) continue;
+    calls[d]++;
+    au[d] += audio[i];
+    vi[d] += video[i];
+    durS[d] += dur[i];
+    parts[d] += p;
+  }
+  for (let d = 0; d < days; d++) {
+    au[d] /= s.audio.scale;
+    vi[d] /= s.video.scale;
+  }
+  return out;
+}
+
+/**
+ * The heatmap's counts (weekday × 24 + hour) in one pass over the matching calls (start
+ * not filtered: the window bounds the hours examined). Quarter q of the window [qLo, qHi)
+ * has its local hour's cell in `cellQ[q − qLo]`, and `nextStart[q − qLo]` is the first
+ * quarter ≥ q that starts a local hour (qHi past the last): a call counts in its start
+ * hour, then in every local hour start it runs past, up to `maxCrossings` quarters.
+ */
+export function heatmapOf(
+  db: Db, f: Filters, appPks: number[] | "all", qLo: number, qHi: number, cellQ: Uint8Array, nextStart: Int32Array, maxCrossings: number,
+): Float64Array {
+  const { s, appOk, cellOk, pc, uidIds, none } = compile(db, f, appPks, { ignoreTime: true });
+  const counts = new Float64Array(7 * 24);
+  const app = s.app.a, start = s.start.a, span = s.span.a, cell = s.cell.a, pcs = s.pc.a;
+  const nApps = appOk.length;
+  for (let i = 0, n = none ? 0 : s.n; i < n; i++) {
+    const ap = app[i];
+    if (ap >= nApps || appOk[ap] === 0 || cellOk[cell[i]] === 0) continue;
+    if (pc >= 0 && pcs[i] !== pc) continue;
+    const t = start[i];
+    const q0 = Math.floor(t / 900);
+    if (q0 >= qHi) continue;
+    const end = Math.max(q0, Math.min(Math.floor((t + span[i] - 1) / 900), q0 + maxCrossings));
+    if (end < qLo) continue;
+    if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    const last = end < qHi ? end : qHi - 1;
+    if (q0 >= qLo) counts[cellQ[q0 - qLo]]++;
+    for (let q = nextStart[(q0 + 1 > qLo ? q0 + 1 : qLo) - qLo]; q <= last; q = nextStart[q + 1 - qLo]) counts[cellQ[q - qLo]]++;
+  }
+  return counts;
 }
 
 /** SQLite's BINARY order of two strings (UTF-8 bytes = code points), for `ORDER BY uid`. */

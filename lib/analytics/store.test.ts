@@ -74,8 +74,8 @@ describe("analytics store", () => {
     const setRec = writer.$client.prepare("UPDATE calls SET has_recording = 1 WHERE app_pk = ? AND session_id = ? AND has_recording = 0");
     for (const c of calls.filter(() => r() < 0.2)) setRec.run(c.appPk, c.sessionId);
     expectFresh("recordings");
-    writer.$client.exec("UPDATE call_participants SET uid = 'renamed', total_audio_minutes = total_audio_minutes + 1 WHERE pk % 97 = 0");
-    writer.$client.exec("DELETE FROM call_participants WHERE pk % 89 = 0");
+    writer.$client.exec("UPDATE call_participants SET uid = 'renamed', total_audio_minutes = total_audio_minutes + 1 WHERE (call_pk * 31 + seq) % 97 = 0");
+    writer.$client.exec("DELETE FROM call_participants WHERE (call_pk * 31 + seq) % 89 = 0");
     writer.$client.exec("DELETE FROM calls WHERE pk % 13 = 0");
     expectFresh("edits and deletes");
     expect(A.analyticsStore(reader).fullLoads).toBe(1);

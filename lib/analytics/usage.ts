@@ -1,7 +1,7 @@
 import type { Db } from "@/db/client";
 import type { Filters } from "./filters";
 import { resolveApps, round3, visibleApps, type Scope } from "./query";
-import { compareBinary, people, perAppOf, select } from "./scan";
+import { compareBinary, dailyOf, peopleOf, perAppOf, startExtentOf } from "./scan";
 import { dayNumberToDate, localDayNumber, offsetSegments } from "./tz";
 
 /** Per participant (per app: a uid is an app's user). Minutes are summed from the
@@ -27,7 +27,7 @@ export interface ParticipantUsageRow {
 export function getParticipantUsage(db: Db, f: Filters, scope: Scope): ParticipantUsageRow[] {
   const appPks = resolveApps(db, f, scope);
   const appIds = new Map(visibleApps(db, scope).map((a) => [a.pk, a.appId]));
-  const p = people(select(db, f, appPks));
+  const p = peopleOf(db, f, appPks);
   const { idApp, idUid } = p.store;
   const ids = Array.from(p.ids).sort((x, y) => p.listed[y] - p.listed[x] || idApp[x] - idApp[y] || compareBinary(idUid[x], idUid[y]));
   return ids.map((u) => ({
@@ -99,19 +99,11 @@ const MAX_DAYS = 366 * 20;
  * first to last day) present, days without calls as zeros. */
 export function getDailyUsage(db: Db, f: Filters, scope: Scope): DailyUsageRow[] {
   const appPks = resolveApps(db, f, scope);
-  const { store: st, sel, count } = select(db, f, appPks);
-  const start = st.start.a;
   let lo = f.from;
   let hi = f.to;
   if (lo === undefined || hi === undefined) {
+    const { count, min, max } = startExtentOf(db, f, appPks);
     if (count === 0) return [];
-    let min = Infinity;
-    let max = -Infinity;
-    for (let k = 0; k < count; k++) {
-      const t = start[sel[k]];
-      if (t < min) min = t;
-      if (t > max) max = t;
-    }
     lo ??= Math.floor(min / 900) * 900;
     hi ??= Math.floor(max / 900) * 900 + 900;
   }
@@ -119,33 +111,18 @@ export function getDailyUsage(db: Db, f: Filters, scope: Scope): DailyUsageRow[]
   const first = localDayNumber(f.tz, lo);
   const last = localDayNumber(f.tz, hi - 1);
   const days = Math.min(last - first + 1, MAX_DAYS);
-  const calls = new Float64Array(days), audio = new Float64Array(days), video = new Float64Array(days);
-  const durS = new Float64Array(days), parts = new Float64Array(days);
   const segments = offsetSegments(f.tz, lo, hi);
   const bounds = segments.slice(1).map((x) => x.from);
   const offsets = segments.map((x) => x.offset);
-  const au = st.audio.a, vi = st.video.a, dur = st.dur.a, pc = st.pc.a;
-  for (let k = 0; k < count; k++) {
-    const i = sel[k];
-    const t = start[i];
-    let seg = 0;
-    while (seg < bounds.length && t >= bounds[seg]) seg++;
-    const d = Math.floor((t + offsets[seg]) / 86_400) - first;
-    if (d < 0 || d >= days) continue;
-    calls[d]++;
-    audio[d] += au[i];
-    video[d] += vi[i];
-    durS[d] += dur[i];
-    parts[d] += pc[i];
-  }
+  const { calls, audio, video, durS, parts } = dailyOf(db, f, appPks, first, days, bounds, offsets);
   const out: DailyUsageRow[] = [];
   for (let d = 0; d < days; d++) {
     const n = calls[d];
     out.push({
       date: dayNumberToDate(first + d),
       calls: n,
-      audioMinutes: round3(audio[d] / st.audio.scale),
-      videoMinutes: round3(video[d] / st.video.scale),
+      audioMinutes: round3(audio[d]),
+      videoMinutes: round3(video[d]),
       avgDurationSeconds: n ? round3(durS[d] / n) : 0,
       avgParticipants: n ? round3(parts[d] / n) : 0,
     });

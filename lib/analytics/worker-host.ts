@@ -26,7 +26,7 @@ import { REPORTS, type ReportName } from "./reports";
  * share one run; a job whose request went away before it started is dropped.
  */
 
-type Job = "json" | "rows";
+type Job = "json" | "rows" | "order";
 
 interface Waiter {
   resolve: (v: unknown) => void;
@@ -183,7 +183,10 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
       const job: WorkerJob = { id, kind, name, filters: f, scope: plainScope };
       const key = JSON.stringify([kind, name, f, plainScope.appPks]);
       const report = REPORTS[name] as ReportRoute<unknown, unknown>;
-      const fallback = () => (kind === "json" ? report.json(warehouse(), f, plainScope) : Array.from(report.csv.rows(warehouse(), f, plainScope)));
+      const fallback = () =>
+        kind === "json" ? report.json(warehouse(), f, plainScope)
+        : kind === "order" ? report.csv.raw?.order?.(warehouse(), f, plainScope)
+        : Array.from(report.csv.rows(warehouse(), f, plainScope));
       return enqueue(job, key, fallback, signal);
     },
     close: async () => {
@@ -213,7 +216,7 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
 
 /** The report's JSON or CSV rows from the worker, or undefined where it must run in-process. */
 export function runOffThread<Json, Row>(report: ReportRoute<Json, Row>, job: Job, f: Filters, scope: Scope, signal?: AbortSignal): Promise<unknown> | undefined {
-  const ok = job === "json" ? report.offThread?.json : report.offThread?.csv;
+  const ok = job === "json" ? report.offThread?.json : job === "order" ? report.offThread?.order : report.offThread?.csv;
   const w = ok ? analyticsWorker() : undefined;
   return w?.run(report.name as ReportName, job, f, scope, signal);
 }

@@ -1,0 +1,179 @@
+import { parse } from "csv-parse/sync";
+import { afterAll, describe, expect, it } from "vitest";
+import { openDatabase } from "@/db/client";
+import { CALL_RAW_COLUMNS } from "@/lib/export/columns";
+import { csvRawStream } from "@/lib/export/csv";
+import { callsOrder } from "./calls";
+import { handleReport } from "./http";
+import * as A from "./index";
+import { sortWindow } from "./order";
+import { REPORTS } from "./reports";
+import { openFixtureDb, randomCall, rng, writeCalls, type FixtureCall } from "./test-fixtures";
+
+/**
+ * The calls list and its CSV are ordered by the in-memory store (order.ts) and read from
+ * SQLite by pk. The oracle is the SQL they replaced: `ORDER BY <key> <dir>, pk <dir>` over
+ * `calls` with the filters written as plain SQL here — on data built for ties (a narrow
+ * start range, zero durations and minutes, 0.1 + 0.2 against 0.3 minutes).
+ */
+
+type Db = ReturnType<typeof openDatabase>;
+const ALL = { appPks: "all" as const };
+const base = Date.UTC(2025, 5, 1) / 1000;
+const SORT_SQL = { start: "c.start_at", duration: "c.duration_seconds", participants: "c.total_participants", minutes: "(c.total_audio_minutes + c.total_video_minutes)" };
+
+function fixtureCalls(seed: number, n: number, from: number): FixtureCall[] {
+  const r = rng(seed);
+  // Two hours for 1,500 calls: many calls share a start second.
+  const calls = Array.from({ length: n }, (_, i) => randomCall(r, i + from, base, 2 * 3600));
+  // Minutes whose double sums differ although the decimals agree (0.1 + 0.2 > 0.3).
+  const minutes: Array<[number, number]> = [[0.1, 0.2], [0.3, 0], [0, 0.3], [0.2, 0.1], [1.1, 2.2], [3.3, 0], [0.7, 0.1], [0.8, 0]];
+  calls.forEach((c, i) => {
+    if (i % 5 === 0) [c.audio, c.video] = minutes[(i / 5) % minutes.length];
+  });
+  return calls;
+}
+
+/** The old SQL order of the filtered calls: pks, and the CSV's columns of each. */
+function oracle(db: Db, f: A.Filters): { pks: number[]; rows: unknown[][] } {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const eq = (col: string, v: unknown) => {
+    where.push(`${col} = ?`);
+    params.push(v);
+  };
+  if (f.apps.length) {
+    where.push(`c.app_pk IN (SELECT pk FROM apps WHERE app_id IN (${f.apps.map(() => "?").join(", ")}))`);
+    params.push(...f.apps);
+  }
+  if (f.type) eq("c.type", f.type);
+  if (f.mode) eq("c.mode", f.mode);
+  if (f.status) eq("c.status", f.status);
+  if (f.receiverType) eq("c.receiver_type", f.receiverType);
+  if (f.hasRecording !== undefined) eq("c.has_recording", f.hasRecording ? 1 : 0);
+  if (f.participantsCount !== undefined) eq("c.total_participants", f.participantsCount);
+  if (f.uid !== undefined) {
+    where.push("EXISTS (SELECT 1 FROM call_participants p WHERE p.call_pk = c.pk AND p.uid = ?)");
+    params.push(f.uid);
+  }
+  if (f.from !== undefined) {
+    where.push("c.start_at >= ?");
+    params.push(f.from);
+  }
+  if (f.to !== undefined) {
+    where.push("c.start_at < ?");
+    params.push(f.to);
+  }
+  const dir = f.order === "asc" ? "ASC" : "DESC";
+  const rows = db.$client
+    .prepare(`SELECT a.app_id, c.session_id, c.type, c.mode, c.status, c.initiator, c.receiver, c.receiver_type, c.initiated_at, c.started_at,
+        c.ended_at, c.start_at, c.has_recording, c.total_audio_minutes, c.total_video_minutes, c.total_duration_minutes,
+        c.duration_seconds, c.total_participants, c.pk
+      FROM calls c JOIN apps a ON a.pk = c.app_pk ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+      ORDER BY ${SORT_SQL[f.sort]} ${dir}, c.pk ${dir}`)
+    .raw()
+    .all(...params) as unknown[][];
+  return { pks: rows.map((r) => r[18] as number), rows: rows.map((r) => r.slice(0, 18)) };
+}
+
+const FILTERS: Array<Partial<A.Filters>> = [
+  {}, { type: "video" }, { apps: ["app-two"] }, { uid: "alice" }, { uid: "a,b", status: "ended" }, { from: base + 1800, to: base + 5400 },
+  { participantsCount: 2 }, { status: "ended", hasRecording: true }, { mode: "meet", receiverType: "group" }, { uid: "nobody" }, { from: base + 999_999 },
+];
+
+/** Session ids of a page (the list's rows carry no pk). */
+const sessionIds = (p: A.Page<A.CallListRow>) => p.data.map((c) => `${c.app}/${c.sessionId}`);
+
+function checkAllOrders(db: Db, label: string): void {
+  const appOf = new Map((db.$client.prepare("SELECT pk, app_id FROM apps").raw().all() as Array<[number, string]>).map(([pk, id]) => [pk, id]));
+  const sessionOf = new Map((db.$client.prepare("SELECT pk, app_pk, session_id FROM calls").raw().all() as Array<[number, number, string]>).map(([pk, app, s]) => [pk, `${appOf.get(app)}/${s}`]));
+  for (const partial of FILTERS) {
+    for (const sort of A.SORT_KEYS) {
+      for (const order of ["asc", "desc"] as const) {
+        const f = A.filters({ ...partial, sort, order });
+        const tag = `${label} ${JSON.stringify(partial)} ${sort} ${order}`;
+        const want = oracle(db, f).pks.map((pk) => sessionOf.get(pk)!);
+        // Pages of 7: first, second, one in the middle, the last (partial), one past the end.
+        const perPage = 7;
+        const pages = Math.ceil(want.length / perPage);
+        for (const page of [1, 2, Math.max(1, Math.floor(pages / 2)), Math.max(1, pages), pages + 1, pages + 50]) {
+          const got = A.getCalls(db, { ...f, page, perPage }, ALL);
+          expect(got.meta.pagination.total, tag).toBe(want.length);
+          expect(got.meta.pagination.total_pages, tag).toBe(pages);
+          expect(sessionIds(got), `${tag} page ${page}`).toEqual(want.slice((page - 1) * perPage, page * perPage));
+        }
+        // The whole list in one page, and the CSV's order (in-process, and handed over as the worker would).
+        expect(sessionIds(A.getCalls(db, { ...f, perPage: 1000, page: 1 }, ALL)), tag).toEqual(want.slice(0, 1000));
+        expect([...A.iterateCalls(db, f, ALL)].map((c) => `${c.app}/${c.sessionId}`), tag).toEqual(want);
+        const pks = callsOrder(db, f, ALL);
+        expect([...A.iterateCallsRaw(db, f, ALL, pks)].map((r) => `${r[0]}/${r[1]}`), tag).toEqual(want);
+      }
+    }
+  }
+}
+
+describe("calls list and CSV ordered by the store", () => {
+  const db = openFixtureDb("calls-order");
+  const writer = openDatabase(db.$client.name);
+  afterAll(() => {
+    writer.$client.close();
+    db.$client.close();
+  });
+  writeCalls(writer, fixtureCalls(11, 1500, 0));
+
+  it("pages and the full order match ORDER BY key, pk (asc and desc, every key, filters, ties, deep pages)", () => {
+    checkAllOrders(db, "initial");
+  });
+
+  it("stays exact after re-syncs and deletes by another connection (store catch-up)", () => {
+    const again = fixtureCalls(12, 1500, 0).slice(0, 400); // same session ids: upserts with new values
+    writeCalls(writer, [...again, ...fixtureCalls(13, 300, 5000)]);
+    writer.$client.exec("DELETE FROM calls WHERE pk % 17 = 0");
+    checkAllOrders(db, "after writes");
+  });
+
+  it("the CSV of the calls list writes the old SQL's rows in the old order", async () => {
+    const caller = { userId: 1, email: "t@example.com", role: "admin" as const, appPks: "all" as const };
+    for (const q of ["sort=minutes&order=asc", "sort=start", "sort=participants&order=asc&type=video", "sort=duration&uid=alice"]) {
+      const res = await handleReport(new Request(`http://x/api/v1/calls?${q}&format=csv`), REPORTS.calls, { db: () => db, authorize: async () => caller });
+      const got = await res.text();
+      const f = A.parseFilters(new URLSearchParams(q));
+      const want = await new Response(csvRawStream(oracle(db, f).rows, CALL_RAW_COLUMNS)).text();
+      expect(got, q).toBe(want);
+      expect((parse(got, { columns: true }) as unknown[]).length, q).toBe(oracle(db, f).pks.length);
+    }
+  });
+});
+
+describe("sortWindow", () => {
+  /** Ascending (key, slot) by a plain comparison sort. */
+  const reference = (keys: number[]) => keys.map((k, s) => [k, s] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]));
+
+  it("puts exactly the wanted positions in order, for any key shape and window", () => {
+    const r = rng(7);
+    const shapes: Array<[string, (i: number) => number]> = [
+      ["few distinct", () => Math.floor(r() * 5)],
+      ["all equal", () => 42],
+      ["seconds over a year", () => 1_735_689_600 + Math.floor(r() * 31_536_000)],
+      ["decimals", () => Math.round(r() * 1e6) / 1000 + Math.round(r() * 1e6) / 1000],
+      ["skewed with huge outliers", () => (r() < 0.01 ? 1e300 * r() : r() < 0.5 ? 0 : r() * 1e-300)],
+      ["negative and zero", (i) => (i % 3 === 0 ? -0 + 0 : -Math.floor(r() * 50))],
+      ["nearly sorted", (i) => Math.floor(i / 3) + (r() < 0.1 ? 5 : 0)],
+    ];
+    for (const [name, gen] of shapes) {
+      for (const n of [1, 2, 31, 33, 500, 20_000]) {
+        const keys = Array.from({ length: n }, (_, i) => gen(i));
+        const want = reference(keys);
+        const windows: Array<[number, number]> = [[0, n], [0, Math.min(n, 50)], [Math.max(0, n - 50), n], [Math.floor(n / 3), Math.floor(n / 3) + 7], [n - 1, n]];
+        for (const [lo, hiWanted] of windows) {
+          const hi = Math.min(n, hiWanted);
+          const K = Float64Array.from(keys);
+          const S = Int32Array.from(keys, (_, i) => i);
+          sortWindow(K, S, n, lo, hi);
+          const got = Array.from({ length: Math.max(0, hi - lo) }, (_, k) => [K[lo + k], S[lo + k]]);
+          expect(got, `${name} n=${n} [${lo}, ${hi})`).toEqual(want.slice(lo, hi).map(([k, s]) => [k, s]));
+        }
+      }
+    }
+  });
+});
