@@ -1,4 +1,5 @@
-import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { sql } from "drizzle-orm";
 import { apps } from "./apps";
 
 /**
@@ -47,10 +48,10 @@ export const calls = sqliteTable(
   (t) => [
     // Upsert key of the sync and of webhook recordings.
     uniqueIndex("calls_app_session_uq").on(t.appPk, t.sessionId),
-    // Time-ranged reports per app.
-    index("calls_app_start_idx").on(t.appPk, t.startAt),
-    // The sync's "refresh calls still ongoing" pass.
-    index("calls_app_status_idx").on(t.appPk, t.status),
+    // The sync's "refresh calls still ongoing" pass: a partial index stays tiny and costs
+    // nothing on the writes of ended calls. Reports filter and sort in the in-memory
+    // analytics store, not with indexes on calls (docs/decisions/0007).
+    index("calls_app_ongoing_idx").on(t.appPk).where(sql`status = 'ongoing'`),
   ],
 );
 
@@ -58,11 +59,14 @@ export const calls = sqliteTable(
  * Participant rows of a call. `seq` is the row's position in the platform's list:
  * the same uid can appear twice in one call (rejoin, second device), so the key is
  * (call, seq), never (call, uid).
+ *
+ * The table is WITHOUT ROWID (set by hand in migration 0008: drizzle cannot declare it):
+ * one B-tree clustered by call instead of a rowid tree plus a unique index, which halves
+ * the index work per participant row on a backfill and keeps a call's rows together.
  */
 export const callParticipants = sqliteTable(
   "call_participants",
   {
-    pk: integer("pk").primaryKey({ autoIncrement: true }),
     callPk: integer("call_pk")
       .notNull()
       .references(() => calls.pk, { onDelete: "cascade" }),
@@ -80,11 +84,7 @@ export const callParticipants = sqliteTable(
     mid: text("mid"),
     raw: text("raw", { mode: "json" }).$type<Record<string, unknown>>(),
   },
-  (t) => [
-    uniqueIndex("call_participants_call_seq_uq").on(t.callPk, t.seq),
-    // Per-participant reports and the uid filter.
-    index("call_participants_app_uid_idx").on(t.appPk, t.uid),
-  ],
+  (t) => [primaryKey({ name: "call_participants_pk", columns: [t.callPk, t.seq] })],
 );
 
 /** A recording, from a `recording_generated` webhook (keyed so repeats collapse). */

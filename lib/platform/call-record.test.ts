@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseCallRecord, parseDurationSeconds, type ParsedCall } from "./call-record";
+import { generateAppCalls } from "@/lib/emulator/generator";
+import { callSchema, parseCallRecord, parseDurationSeconds, participantSchema, type ParsedCall } from "./call-record";
 
 const base = () => ({
   sessionId: "v1.us.app1.1700000000.abc",
@@ -160,5 +161,32 @@ describe("parseCallRecord", () => {
 
   it("accepts a numeric sessionId as a string", () => {
     expect(ok({ ...base(), sessionId: 12345 }).sessionId).toBe("12345");
+  });
+
+  it("agrees with the zod schemas on which records and participants are valid", () => {
+    // parseCallRecord coerces valid records directly and runs zod only to report a failure:
+    // both must accept and reject exactly the same inputs.
+    const quirky: unknown[] = [
+      base(),
+      { ...base(), totalDuration: "25:00:01", totalParticipants: "2", startedAt: "1700000005.0" },
+      { ...base(), hasRecording: "yes", type: 7, mid: 12 },
+      { ...base(), hasRecording: "maybe" },
+      { ...base(), totalDuration: "1:75:00" },
+      { ...base(), endedAt: [] },
+      { ...base(), sessionId: "  " },
+      { ...base(), participants: {} },
+      { sessionId: "s", initiatedAt: 1 },
+      ...generateAppCalls({ appId: "q", seed: 3, count: 200, now: 1780000000, months: 1 }),
+    ];
+    for (const input of quirky) {
+      const zodCall = callSchema.safeParse(input);
+      const zodParts = zodCall.success
+        ? zodCall.data.participants.every((p) => !!p && typeof p === "object" && participantSchema.safeParse(p).success)
+        : false;
+      const r = parseCallRecord(input);
+      const startKnown = zodCall.success && (zodCall.data.startedAt ?? zodCall.data.initiatedAt) != null;
+      expect(r.ok, JSON.stringify(input).slice(0, 120)).toBe(zodCall.success && zodParts && startKnown);
+      if (!r.ok && !zodCall.success) expect(r.reason).toContain(String(zodCall.error.issues[0]!.path[0]));
+    }
   });
 });

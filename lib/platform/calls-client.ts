@@ -1,4 +1,5 @@
 import { PlatformProtocolError } from "./errors";
+import { arrayMemberElements } from "./json-elements";
 import { defaultSleep, getJson, type FetchFn, type HttpOptions, type SleepFn } from "./http";
 import { bucketFor, PLATFORM_REQUESTS_PER_MINUTE, type TokenBucket } from "./rate-limit";
 
@@ -50,6 +51,11 @@ export interface Pagination {
 export interface CallsPage {
   page: number;
   records: unknown[];
+  /**
+   * Each record's JSON text as the platform sent it (same order as `records`), when the
+   * page could be sliced; the sync stores it as the call's raw record.
+   */
+  rawTexts?: string[];
   pagination: Pagination;
   /** Time from request to parsed JSON (retries included), for the benchmark. */
   fetchMs: number;
@@ -150,13 +156,16 @@ export function createCallsClient(options: CallsClientOptions): CallsClient {
     q.set("page", String(page));
     q.set("perPage", String(Math.min(MAX_PER_PAGE, Math.max(1, Math.trunc(perPage)))));
     const t0 = performance.now();
-    const { body } = await getJson(`${base}/calls?${q.toString()}`, http, signal);
-    const fetchMs = performance.now() - t0;
+    const { body, text } = await getJson(`${base}/calls?${q.toString()}`, http, signal);
     if (!body || typeof body !== "object" || !Array.isArray((body as { data?: unknown }).data)) {
       throw new PlatformProtocolError(`${label}: page ${page} is not {data: [...], meta}`, options.appId);
     }
     const b = body as { data: unknown[]; meta?: unknown };
-    return { page, records: b.data, pagination: readPagination(b.meta), fetchMs };
+    const sliced = arrayMemberElements(text, "data");
+    // A duplicate "data" key (JSON.parse keeps the last) would slice the wrong array.
+    const rawTexts = sliced && sliced.length === b.data.length ? sliced : undefined;
+    const fetchMs = performance.now() - t0;
+    return { page, records: b.data, rawTexts, pagination: readPagination(b.meta), fetchMs };
   }
 
   async function* pages(filters: CallFilters = {}, opts: PagesOptions = {}): AsyncGenerator<CallsPage, void, undefined> {

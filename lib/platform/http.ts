@@ -98,6 +98,14 @@ function parseJson(buf: Buffer): unknown {
   return JSON.parse(buf.toString("utf8"));
 }
 
+export interface JsonResponse {
+  status: number;
+  body: unknown;
+  headers: Headers;
+  /** The body's text as received (the sync slices raw records out of it). */
+  text: string;
+}
+
 function causeText(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   const cause = err.cause instanceof Error ? ` (${err.cause.message})` : "";
@@ -108,7 +116,7 @@ export async function getJson(
   url: string,
   opts: HttpOptions,
   signal?: AbortSignal,
-): Promise<{ status: number; body: unknown; headers: Headers }> {
+): Promise<JsonResponse> {
   const random = opts.random ?? Math.random;
   let last: Retryable | undefined;
   for (let attempt = 1; attempt <= opts.maxAttempts; attempt++) {
@@ -139,7 +147,7 @@ async function attemptOnce(
   url: string,
   opts: HttpOptions,
   signal: AbortSignal | undefined,
-): Promise<{ status: number; body: unknown; headers: Headers }> {
+): Promise<JsonResponse> {
   const controller = new AbortController();
   const onAbort = () => controller.abort(signal?.reason);
   signal?.addEventListener("abort", onAbort, { once: true });
@@ -168,8 +176,9 @@ async function attemptOnce(
     }
     const status = res.status;
     if (status >= 200 && status < 300) {
+      const text = buf.toString("utf8");
       try {
-        return { status, body: parseJson(buf), headers: res.headers };
+        return { status, body: JSON.parse(text), headers: res.headers, text };
       } catch (err) {
         throw new Retryable(`HTTP ${status} with invalid or truncated JSON (${buf.length} bytes)`, undefined, { cause: err });
       }

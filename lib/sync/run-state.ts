@@ -1,7 +1,7 @@
 import { parseCallRecord } from "@/lib/platform/call-record";
 import type { SyncSummary } from "./sync-app";
 import type { WriteSink } from "./write-sink";
-import { contentHash, extraParticipantJson, isFinalStatus, type CallWriter, type Existing, type PendingCall } from "./writer";
+import { contentHash, extraParticipantJson, isFinalStatus, toWriteRow, type CallWriter, type Existing, type PendingCall } from "./writer";
 
 const MAX_REASONS = 100;
 
@@ -63,7 +63,7 @@ export class RunState {
    * Handles one page of raw records. Returns, for the early-stop rule, whether every
    * record was already stored, final and unchanged, and the initiatedAt values in order.
    */
-  async handle(records: unknown[]): Promise<{ allKnown: boolean; initiated: Array<number | null> }> {
+  async handle(records: unknown[], rawTexts?: string[]): Promise<{ allKnown: boolean; initiated: Array<number | null> }> {
     const t0 = performance.now();
     const page = new Map<string, number>();
     this.window.push(page);
@@ -71,15 +71,16 @@ export class RunState {
     const fresh: PendingCall[] = [];
     const initiated: Array<number | null> = [];
     let allKnown = records.length > 0;
-    for (const rec of records) {
-      const r = parseCallRecord(rec);
+    for (let i = 0; i < records.length; i++) {
+      const r = parseCallRecord(records[i]);
       if (!r.ok) {
         this.skip(r.sessionId, r.reason);
         allKnown = false;
         continue;
       }
       const id = r.call.sessionId;
-      const rawJson = JSON.stringify(r.raw);
+      // The record's text as sent when the page could be sliced (cheaper, and exact).
+      const rawJson = rawTexts?.[i] ?? JSON.stringify(r.raw);
       const hash = contentHash(rawJson);
       const key = hashKey(hash);
       const prev = this.recent(id);
@@ -121,7 +122,7 @@ export class RunState {
   async flush(): Promise<void> {
     const previous = this.inflight;
     if (this.pending.size > 0) {
-      const batch = [...this.pending.values()];
+      const batch = Array.from(this.pending.values(), toWriteRow);
       this.pending = new Map();
       this.inflight = previous
         .then(() => this.sink.write(batch))

@@ -269,7 +269,7 @@ async function pageThrough(
     summary.timings.fetchMs += page.fetchMs;
     summary.pages++;
     summary.fetched += page.records.length;
-    const { allKnown, initiated } = await state.handle(page.records);
+    const { allKnown, initiated } = await state.handle(page.records, page.rawTexts);
     for (const t of initiated) {
       if (t === null) continue;
       if (t > lastInitiated) ordered = false;

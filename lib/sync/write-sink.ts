@@ -3,7 +3,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { Db } from "@/db/client";
-import type { BatchResult, CallWriter, PendingCall } from "./writer";
+import type { BatchResult, CallWriter, WriteRow } from "./writer";
 
 /**
  * Where batches are written: inline on this thread, or on a worker thread with its own
@@ -13,7 +13,7 @@ import type { BatchResult, CallWriter, PendingCall } from "./writer";
  */
 export interface WriteSink {
   readonly kind: "inline" | "worker";
-  write(batch: PendingCall[]): Promise<BatchResult>;
+  write(batch: WriteRow[]): Promise<BatchResult>;
   close(): Promise<void>;
 }
 

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { Statement } from "better-sqlite3";
 import type { Db } from "@/db/client";
 import type { ParsedCall } from "@/lib/platform/call-record";
@@ -24,13 +24,47 @@ export interface PendingCall {
   participantExtras: Array<string | null>;
 }
 
+/**
+ * One call as the writer binds it: a flat array of primitives (see `toWriteRow`).
+ * Flat because batches cross to the write worker by `postMessage`, and V8's structured
+ * clone of a flat array costs about half what the same data costs as objects (no key
+ * strings per object): 7 + 11 µs per call instead of 11 + 20.
+ */
+export type WriteRow = unknown[];
+
+/** Positions in a WriteRow. */
+const W = {
+  sessionId: 0, mid: 1, type: 2, mode: 3, status: 4, initiator: 5, receiver: 6, receiverType: 7,
+  initiatedAt: 8, startedAt: 9, endedAt: 10, startAt: 11, hasRecording: 12, audio: 13, video: 14,
+  durationMinutes: 15, durationSeconds: 16, totalParticipants: 17, hash: 18, raw: 19, participantCount: 20,
+  /** Where participant values start: PART_WIDTH each, in call_participants column order from seq. */
+  parts: 21,
+} as const;
+const PART_WIDTH = 12; // seq uid state is_joined audio video duration device_id joined_at left_at mid raw
+
+export function toWriteRow(p: PendingCall): WriteRow {
+  const c = p.call;
+  const row: unknown[] = [
+    c.sessionId, c.mid, c.type, c.mode, c.status, c.initiator, c.receiver, c.receiverType,
+    c.initiatedAt, c.startedAt, c.endedAt, c.startAt, b(c.hasRecording), c.totalAudioMinutes, c.totalVideoMinutes,
+    c.totalDurationMinutes, c.durationSeconds, c.totalParticipants, p.hash, p.rawJson, c.participants.length,
+  ];
+  for (const part of c.participants) {
+    row.push(
+      part.seq, part.uid, part.state, b(part.isJoined), part.totalAudioMinutes, part.totalVideoMinutes,
+      part.totalDurationMinutes, part.deviceId, part.joinedAt, part.leftAt, part.mid, p.participantExtras[part.seq] ?? null,
+    );
+  }
+  return row;
+}
+
 /** Participant keys the typed columns hold; anything else goes to the participant's `raw`. */
 const KNOWN_PARTICIPANT_KEYS = new Set([
   "uid", "state", "isJoined", "totalAudioMinutes", "totalVideoMinutes", "totalDuration", "deviceId", "joinedAt", "leftAt", "mid",
 ]);
 
 export function contentHash(rawJson: string): string {
-  return createHash("sha1").update(rawJson).digest("base64url");
+  return hash("sha1", rawJson, "base64url");
 }
 
 /** Statuses after which the platform no longer changes a call on its own. */
@@ -76,7 +110,7 @@ export class CallWriter {
   private readonly insertParticipant: Statement<unknown[]>;
   private readonly countCalls: Statement<[number], number>;
   private readonly ongoing: Statement<[number], string>;
-  private readonly writeBatch: (batch: Iterable<PendingCall>) => WriteCounts;
+  private readonly writeBatch: (batch: Iterable<WriteRow>) => WriteCounts;
   private lastStamp = 0;
 
   constructor(
@@ -113,7 +147,7 @@ export class CallWriter {
          total_video_minutes, total_duration_minutes, device_id, joined_at, left_at, mid, raw)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    this.writeBatch = sqlite.transaction((batch: Iterable<PendingCall>) => {
+    this.writeBatch = sqlite.transaction((batch: Iterable<WriteRow>) => {
       // A distinct stamp per batch: a row whose first_seen_ms is this stamp was inserted
       // by this batch, any other was updated (no lookup needed to count them).
       const now = Math.max(Date.now(), this.lastStamp + 1);
@@ -150,7 +184,7 @@ export class CallWriter {
     return out;
   }
 
-  write(batch: Iterable<PendingCall>): WriteCounts {
+  write(batch: Iterable<WriteRow>): WriteCounts {
     return this.writeBatch(batch);
   }
 
@@ -158,7 +192,7 @@ export class CallWriter {
    * Writes a batch in one transaction; if the database refuses it (a constraint), writes
    * the calls one by one and reports the refused ones instead of failing the sync.
    */
-  writeTolerant(batch: PendingCall[]): BatchResult {
+  writeTolerant(batch: WriteRow[]): BatchResult {
     const t0 = performance.now();
     try {
       return { ...this.writeBatch(batch), refused: [], ms: performance.now() - t0 };
@@ -172,7 +206,7 @@ export class CallWriter {
           out.updated += c.updated;
         } catch (one) {
           if (!isRecordLevelError(one)) throw one;
-          out.refused.push({ sessionId: p.call.sessionId, reason: `warehouse refused the record: ${(one as Error).message}` });
+          out.refused.push({ sessionId: String(p[W.sessionId]), reason: `warehouse refused the record: ${(one as Error).message}` });
         }
       }
       out.ms = performance.now() - t0;
@@ -181,24 +215,22 @@ export class CallWriter {
   }
 
   /** Returns true when the call was inserted, false when an existing row was updated. */
-  private writeOne(p: PendingCall, now: number): boolean {
-    const c = p.call;
-    const rec = b(c.hasRecording);
+  private writeOne(r: WriteRow, now: number): boolean {
+    const app = this.appPk;
     const { pk, first_seen_ms: firstSeen } = this.upsert.get(
-      this.appPk, c.sessionId, c.mid, c.type, c.mode, c.status, c.initiator, c.receiver, c.receiverType,
-      c.initiatedAt, c.startedAt, c.endedAt, c.startAt, rec, rec, this.appPk, c.sessionId,
-      c.totalAudioMinutes, c.totalVideoMinutes, c.totalDurationMinutes, c.durationSeconds, c.totalParticipants,
-      p.hash, p.rawJson, now, now,
+      app, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[12], app, r[0],
+      r[13], r[14], r[15], r[16], r[17], r[18], r[19], now, now,
     )!;
-    // Always: a webhook-made row may already hold participants under this pk.
-    this.deleteParticipants.run(pk);
-    for (const part of c.participants) {
+    const inserted = firstSeen === now;
+    // An updated row (a webhook-made one included) may hold participants under this pk; a
+    // row this batch just inserted cannot (AUTOINCREMENT never reuses a pk).
+    if (!inserted) this.deleteParticipants.run(pk);
+    const n = r[W.participantCount] as number;
+    for (let j = 0, o = W.parts; j < n; j++, o += PART_WIDTH) {
       this.insertParticipant.run(
-        pk, this.appPk, part.seq, part.uid, part.state, b(part.isJoined), part.totalAudioMinutes,
-        part.totalVideoMinutes, part.totalDurationMinutes, part.deviceId, part.joinedAt, part.leftAt, part.mid,
-        p.participantExtras[part.seq] ?? null,
+        pk, app, r[o], r[o + 1], r[o + 2], r[o + 3], r[o + 4], r[o + 5], r[o + 6], r[o + 7], r[o + 8], r[o + 9], r[o + 10], r[o + 11],
       );
     }
-    return firstSeen === now;
+    return inserted;
   }
 }
