@@ -199,6 +199,20 @@ describe("calls client", () => {
     expect((err as Error).message).toMatch(/HTTP 400 ERR_BAD_FILTER: bad type/);
   });
 
+  it("returns each record's text as sent, pretty-printed and escaped, and none for a duplicate data key", async () => {
+    const body = `{\n  "meta": {"pagination": {"total_pages": 1}},\n  "data": [\n    {"sessionId": "s\\u00e91", "x": [1, {"y": "]}"}]},\n    {"sessionId": "s2"}\n  ]\n}`;
+    const { url } = await serve((_req, res, n) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(n === 1 ? body : `{"data": [{"sessionId": "a"}], "data": [{"sessionId": "b"}, {"sessionId": "c"}]}`);
+    });
+    const page = await client(url).listCallsPage({}, 1, 10);
+    expect(page.rawTexts).toEqual([`{"sessionId": "s\\u00e91", "x": [1, {"y": "]}"}]}`, `{"sessionId": "s2"}`]);
+    expect(page.rawTexts!.map((t) => JSON.parse(t))).toEqual(page.records);
+    const dup = await client(url).listCallsPage({}, 1, 10);
+    expect(dup.records).toHaveLength(2);
+    expect(dup.rawTexts).toBeUndefined();
+  });
+
   it("gets one call by sessionId", async () => {
     const { url, requests } = await serve((req, res) =>
       req.url?.endsWith("/calls/a%2Fb") ? json(res, 200, { data: { sessionId: "a/b" } }) : json(res, 404, { error: { code: "NOT_FOUND", message: "no" } }),

@@ -162,7 +162,7 @@ export function createCallsClient(options: CallsClientOptions): CallsClient {
     }
     const b = body as { data: unknown[]; meta?: unknown };
     const sliced = arrayMemberElements(text, "data");
-    // A duplicate "data" key (JSON.parse keeps the last) would slice the wrong array.
+    // Slices only when they provably match the parsed records (same count, no repeated key).
     const rawTexts = sliced && sliced.length === b.data.length ? sliced : undefined;
     const fetchMs = performance.now() - t0;
     return { page, records: b.data, rawTexts, pagination: readPagination(b.meta), fetchMs };

@@ -32,5 +32,6 @@ describe("arrayMemberElements", () => {
     expect(arrayMemberElements(`{"data": {"a": 1}}`, "data")).toBeUndefined();
     expect(arrayMemberElements(`[1, 2]`, "data")).toBeUndefined();
     expect(arrayMemberElements(`{"data": [1, 2`, "data")).toBeUndefined();
+    expect(arrayMemberElements(`{"data": [1], "meta": {}, "data": [2]}`, "data")).toBeUndefined();
   });
 });

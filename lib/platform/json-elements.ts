@@ -44,10 +44,14 @@ export function arrayMemberElements(text: string, member: string): string[] | un
   while (i < n && isSpace(text.charCodeAt(i))) i++;
   if (text.charCodeAt(i) !== OPEN_BRACE) return undefined;
   i++;
-  // Walk the top-level members: key, colon, value (skipped unless it is `member`).
+  let found: string[] | undefined;
+  // Walk every top-level member: key, colon, value. The whole object is walked so that a
+  // repeated key (JSON.parse keeps the last one) makes the answer undefined, not wrong.
   for (;;) {
     while (i < n && (isSpace(text.charCodeAt(i)) || text.charCodeAt(i) === COMMA)) i++;
-    if (i >= n || text.charCodeAt(i) !== QUOTE) return undefined; // `}` (member not found) or malformed
+    if (i >= n) return undefined;
+    if (text.charCodeAt(i) === CLOSE_BRACE) return found;
+    if (text.charCodeAt(i) !== QUOTE) return undefined;
     const keyEnd = skipString(text, i);
     if (keyEnd < 0) return undefined;
     const key = text.slice(i + 1, keyEnd - 1);
@@ -57,7 +61,11 @@ export function arrayMemberElements(text: string, member: string): string[] | un
     i++;
     while (i < n && isSpace(text.charCodeAt(i))) i++;
     // Keys with escapes are compared as written; "data" never needs one.
-    if (key === member) return text.charCodeAt(i) === OPEN_BRACKET ? elements(text, i) : undefined;
+    if (key === member) {
+      if (found || text.charCodeAt(i) !== OPEN_BRACKET) return undefined;
+      found = elements(text, i);
+      if (!found) return undefined;
+    }
     i = skipValue(text, i);
     if (i < 0) return undefined;
   }

@@ -1,7 +1,7 @@
 import { parseCallRecord } from "@/lib/platform/call-record";
 import type { SyncSummary } from "./sync-app";
 import type { WriteSink } from "./write-sink";
-import { contentHash, extraParticipantJson, isFinalStatus, toWriteRow, type CallWriter, type Existing, type PendingCall } from "./writer";
+import { contentHash, extraParticipantJson, isFinalStatus, toWriteRow, type CallWriter, type Existing, type PendingCall, type WriteRow } from "./writer";
 
 const MAX_REASONS = 100;
 
@@ -14,7 +14,7 @@ function hashKey(hash: string): number {
 const DEDUPE_WINDOW_PAGES = 4;
 
 /**
- * Per-run bookkeeping: dedupe by sessionId, classification, the pending batch.
+ * Per-run bookkeeping: dedupe by sessionId, classification, the staged batch.
  * Memory stays flat on a million-call backfill: repeats (new calls arriving at the top
  * shift later pages) are caught within a window of recent pages, and a repeat from
  * further back is harmless — the upsert makes it a no-op rewrite.
@@ -24,7 +24,8 @@ export class RunState {
   private window: Array<Map<string, number>> = [];
   /** Calls seen as ongoing in this run: fresh, no need to refresh them one by one. */
   readonly seenOngoing = new Set<string>();
-  private pending = new Map<string, PendingCall>();
+  /** Calls staged for the next commit (their stored state is stale: no lookups for them). */
+  private staged = new Set<string>();
   /** No calls stored for the app when the run started: no lookups needed. */
   private readonly startedEmpty: boolean;
 
@@ -93,10 +94,11 @@ export class RunState {
       fresh.push({ call: r.call, rawJson, hash, participantExtras: rawParticipants.map(extraParticipantJson) });
     }
     // What is stored, in one read transaction per page (none needed on a first backfill).
-    const lookup = this.startedEmpty ? [] : fresh.filter((p) => !this.pending.has(p.call.sessionId));
+    const lookup = this.startedEmpty ? [] : fresh.filter((p) => !this.staged.has(p.call.sessionId));
     const found = lookup.length ? this.writer.findMany(lookup.map((p) => p.call.sessionId)) : [];
     const existing = new Map<string, Existing | undefined>();
     lookup.forEach((p, i) => existing.set(p.call.sessionId, found[i]));
+    const rows: WriteRow[] = [];
     for (const p of fresh) {
       const id = p.call.sessionId;
       const ex = existing.get(id);
@@ -106,26 +108,29 @@ export class RunState {
         continue;
       }
       allKnown = false;
-      this.pending.delete(id); // a later version replaces a queued one, at the end of the queue
-      this.pending.set(id, p);
+      // A later version of a call already staged is staged too: written after it, it wins.
+      this.staged.add(id);
+      rows.push(toWriteRow(p));
     }
+    this.sink.stage(rows);
     this.summary.timings.parseMs += performance.now() - t0;
-    if (this.pending.size >= this.batchSize) await this.flush();
+    if (this.staged.size >= this.batchSize) await this.flush();
     return { allKnown, initiated };
   }
 
   /**
-   * Hands the pending calls to the sink, in order. Waits only for the previous batch, so
-   * the caller goes on fetching and parsing while this one is written (and at most two
-   * batches are held in memory).
+   * Commits the staged calls. Waits only for the previous commit, so the caller goes on
+   * fetching and parsing while this one is written (at most two batches outstanding).
    */
   async flush(): Promise<void> {
     const previous = this.inflight;
-    if (this.pending.size > 0) {
-      const batch = Array.from(this.pending.values(), toWriteRow);
-      this.pending = new Map();
+    if (this.staged.size > 0) {
+      this.staged = new Set();
+      // Committed now (the sink keeps commits in order); accounted after the previous one.
+      const committed = this.sink.commit();
+      committed.catch(() => undefined);
       this.inflight = previous
-        .then(() => this.sink.write(batch))
+        .then(() => committed)
         .then((r) => {
           this.summary.timings.dbMs += r.ms;
           this.summary.inserted += r.inserted;
@@ -139,7 +144,7 @@ export class RunState {
     await previous;
   }
 
-  /** Writes everything pending and waits until it is stored. */
+  /** Commits everything staged and waits until it is stored. */
   async drain(): Promise<void> {
     await this.flush();
     await this.inflight;

@@ -9,18 +9,33 @@ import type { BatchResult, CallWriter, WriteRow } from "./writer";
  * Where batches are written: inline on this thread, or on a worker thread with its own
  * connection so that parsing and fetching the next pages overlap with the write
  * transactions (SQLite work is synchronous; on this thread it would stall the loop).
- * At most one batch is in flight, which bounds memory and keeps writes in order.
+ *
+ * Rows are staged as soon as a page is parsed and committed as one transaction per
+ * batch. With the worker, staging posts the rows at once, so this thread holds no batch:
+ * rows that lived across a few scavenges would be promoted and pile up as old-space
+ * garbage (the syncing process's peak memory). Commits are processed in order.
  */
 export interface WriteSink {
   readonly kind: "inline" | "worker";
-  write(batch: WriteRow[]): Promise<BatchResult>;
+  /** Queues rows for the next commit. */
+  stage(rows: WriteRow[]): void;
+  /** Writes everything staged since the last commit, in one transaction. */
+  commit(): Promise<BatchResult>;
   close(): Promise<void>;
 }
 
 export function inlineSink(writer: CallWriter): WriteSink {
+  let staged: WriteRow[] = [];
   return {
     kind: "inline",
-    write: async (batch) => writer.writeTolerant(batch),
+    stage: (rows) => {
+      for (const r of rows) staged.push(r);
+    },
+    commit: async () => {
+      const batch = staged;
+      staged = [];
+      return writer.writeTolerant(batch);
+    },
     close: async () => undefined,
   };
 }
@@ -73,12 +88,16 @@ export function workerSink(db: Db, appPk: number): WriteSink | undefined {
   worker.on("exit", (code) => failAll(new Error(`write worker exited (${code})`)));
   return {
     kind: "worker",
-    write: (batch) =>
+    stage: (rows) => {
+      // After a failure the next commit rejects; nothing to stage into.
+      if (!dead && rows.length) worker.postMessage({ rows });
+    },
+    commit: () =>
       new Promise<BatchResult>((resolve, reject) => {
         if (dead) return reject(dead);
         const id = nextId++;
         waiting.set(id, { resolve, reject });
-        worker.postMessage({ id, batch });
+        worker.postMessage({ id });
       }),
     close: async () => {
       if (!dead) await worker.terminate();
