@@ -192,7 +192,7 @@ export async function runAnalyticsBench(opts: AnalyticsBenchOptions): Promise<Be
       const rss0 = process.memoryUsage().rss;
       let peak = rss0;
       t0 = performance.now();
-      const reader = csvRawStream(A.iterateCallsRaw(db, A.filters(), scope), CALL_RAW_COLUMNS).getReader();
+      const reader = csvRawStream(A.callsCsvBatches(db, A.filters(), scope), CALL_RAW_COLUMNS).getReader();
       let firstByte = 0;
       let bytes = 0;
       for (let i = 0; ; i++) {

@@ -4,6 +4,7 @@ import { openDatabase } from "@/db/client";
 import { CALL_RAW_COLUMNS } from "@/lib/export/columns";
 import { csvRawStream } from "@/lib/export/csv";
 import { callsOrder } from "./calls";
+import { callsCsvBatches, storeRows } from "./calls-csv";
 import { handleReport } from "./http";
 import * as A from "./index";
 import { sortWindow } from "./order";
@@ -138,10 +139,88 @@ describe("calls list and CSV ordered by the store", () => {
       const res = await handleReport(new Request(`http://x/api/v1/calls?${q}&format=csv`), REPORTS.calls, { db: () => db, authorize: async () => caller });
       const got = await res.text();
       const f = A.parseFilters(new URLSearchParams(q));
-      const want = await new Response(csvRawStream(oracle(db, f).rows, CALL_RAW_COLUMNS)).text();
+      const want = await new Response(csvRawStream([oracle(db, f).rows], CALL_RAW_COLUMNS)).text();
       expect(got, q).toBe(want);
       expect((parse(got, { columns: true }) as unknown[]).length, q).toBe(oracle(db, f).pks.length);
     }
+  });
+});
+
+/** The CSV the old SQL writes for `pks` in that order, each call as SQLite holds it now (deleted ones left out). */
+async function csvOfPks(db: Db, pks: ArrayLike<number>): Promise<string> {
+  const stmt = db.$client
+    .prepare(`SELECT a.app_id, c.session_id, c.type, c.mode, c.status, c.initiator, c.receiver, c.receiver_type, c.initiated_at, c.started_at,
+        c.ended_at, c.start_at, c.has_recording, c.total_audio_minutes, c.total_video_minutes, c.total_duration_minutes,
+        c.duration_seconds, c.total_participants FROM calls c JOIN apps a ON a.pk = c.app_pk WHERE c.pk = ?`)
+    .raw();
+  const rows = Array.from(pks, (pk) => stmt.get(pk) as unknown[] | undefined).filter((r) => r !== undefined);
+  return new Response(csvRawStream([rows], CALL_RAW_COLUMNS)).text();
+}
+
+const csvText = (batches: ReturnType<typeof callsCsvBatches>) => new Response(csvRawStream(batches, CALL_RAW_COLUMNS)).text();
+
+describe("calls CSV rows from the store and SQLite", () => {
+  const db = openFixtureDb("calls-csv");
+  const writer = openDatabase(db.$client.name);
+  afterAll(() => {
+    writer.$client.close();
+    db.$client.close();
+  });
+  writeCalls(writer, fixtureCalls(21, 3000, 0));
+  // Text the CSV must quote or neutralise, and dims the store only knows as "other" (NULL, unknown).
+  const w = writer.$client;
+  w.prepare("UPDATE calls SET initiator = ?, receiver = ? WHERE pk % 7 = 1").run('=cmd|" /C calc"!A0', "a,b\nc");
+  w.prepare("UPDATE calls SET initiator = ?, receiver = ? WHERE pk % 7 = 2").run("zoë 用户42 🦄", "-x");
+  w.exec("UPDATE calls SET type = NULL WHERE pk % 11 = 0; UPDATE calls SET status = 'weird' WHERE pk % 13 = 0; UPDATE calls SET receiver_type = NULL, session_id = '+' || session_id WHERE pk % 17 = 0");
+  w.exec("UPDATE calls SET total_duration_minutes = total_duration_minutes + 0.0004, total_audio_minutes = total_audio_minutes + 1e-7 WHERE pk % 19 = 0");
+
+  /** The worker's `values` job, answered from this thread's store (not caught up: a stale snapshot stays stale). */
+  const worker = (_pks: ArrayLike<number>) => async (p: Int32Array | Float64Array) => storeRows(db, p);
+  const queries = [A.filters(), A.filters({ sort: "minutes", order: "asc" }), A.filters({ type: "video", sort: "duration" }), A.filters({ uid: "alice" })];
+
+  it("writes the old SQL's bytes in-process, with the worker's values, and without them", async () => {
+    for (const f of queries) {
+      const pks = callsOrder(db, f, ALL);
+      const want = await csvOfPks(db, pks);
+      expect(want.split("\r\n").length, JSON.stringify(f)).toBeGreaterThan(2);
+      expect(await csvText(callsCsvBatches(db, f, ALL)), JSON.stringify(f)).toBe(want);
+      expect(await csvText(callsCsvBatches(db, f, ALL, pks, worker(pks))), JSON.stringify(f)).toBe(want);
+      expect(await csvText(callsCsvBatches(db, f, ALL, pks)), JSON.stringify(f)).toBe(want);
+      // A worker that cannot answer: rows read whole.
+      expect(await csvText(callsCsvBatches(db, f, ALL, pks, async () => undefined)), JSON.stringify(f)).toBe(want);
+    }
+  });
+
+  it("shows a call's current values when it changed after the store's snapshot, and drops deleted calls", async () => {
+    const f = A.filters({ sort: "minutes" });
+    const pks = callsOrder(db, f, ALL); // the store is current here, and not caught up again below
+    w.exec("UPDATE calls SET status = 'rejected', total_video_minutes = 7.125, duration_seconds = 1, has_recording = 1 - has_recording WHERE pk % 5 = 0");
+    w.exec("UPDATE calls SET type = 'video', initiator = 'later' WHERE pk % 23 = 0; DELETE FROM calls WHERE pk % 29 = 0");
+    const want = await csvOfPks(db, pks);
+    expect(await csvText(callsCsvBatches(db, f, ALL, pks, worker(pks)))).toBe(want);
+    // Changes written while the CSV streams: each batch reads the log after the last it saw.
+    const reader = csvRawStream(callsCsvBatches(db, f, ALL, pks, worker(pks)), CALL_RAW_COLUMNS).getReader();
+    const chunks: Uint8Array[] = [(await reader.read()).value!];
+    w.exec("UPDATE calls SET mode = 'meet', total_participants = 9 WHERE pk % 3 = 0");
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+    }
+    const first = new TextDecoder().decode(chunks[0]);
+    const firstRows = first.split("\r\n").length - 2; // header, trailing empty
+    const wantLater = (await csvOfPks(db, pks)).split("\r\n");
+    const got = new TextDecoder().decode(Buffer.concat(chunks)).split("\r\n");
+    expect(got.slice(firstRows + 1)).toEqual(wantLater.slice(firstRows + 1));
+    expect(got.slice(0, firstRows + 1)).toEqual(want.split("\r\n").slice(0, firstRows + 1));
+  });
+
+  it("reads rows whole when the change log was pruned past the store's snapshot", async () => {
+    const f = A.filters({ sort: "duration", order: "asc" });
+    const pks = callsOrder(db, f, ALL);
+    w.exec("UPDATE calls SET status = 'unanswered', total_audio_minutes = 2.5 WHERE pk % 4 = 1");
+    w.exec("DELETE FROM analytics_changes WHERE seq < (SELECT max(seq) FROM analytics_changes)"); // as the prune trigger would, much later
+    expect(await csvText(callsCsvBatches(db, f, ALL, pks, worker(pks)))).toBe(await csvOfPks(db, pks));
   });
 });
 

@@ -75,6 +75,11 @@ function rowsByPk<T>(db: Db, pks: ArrayLike<number>, raw: boolean): T[] {
   return inOrder(rows, pks, raw ? (r) => (r as unknown[])[PK_INDEX] as number : (r) => (r as { pk: number }).pk);
 }
 
+/** Whole raw rows of `pks` (LIST_COLUMNS order, app pk first, then the pk), in that order. */
+export function rawRowsByPk(db: Db, pks: ArrayLike<number>): unknown[][] {
+  return rowsByPk<unknown[]>(db, pks, true);
+}
+
 /** Index of the pk in a raw row: after the 18 list columns. */
 const PK_INDEX = 18;
 
@@ -167,36 +172,10 @@ export function callsOrder(db: Db, f: Filters, scope: Scope): RowOrder {
   return orderedPks(x, f.order, 0, x.count);
 }
 
-/** Rows per SQLite read of the CSV (the first read is small: the first byte goes out early). */
-const CSV_FIRST_BATCH = 256;
+/** Rows per SQLite read of the object rows. */
 const CSV_BATCH = 2048;
 
-/**
- * Every call matching the filters (no paging) as arrays in the CSV's column order
- * (CALL_COLUMNS; hasRecording as 0/1, minutes unrounded, the pk after them): no object per
- * row. The order comes from `callsOrder` (given by the worker, or computed here), the rows
- * from SQLite by pk, a batch at a time as the client reads. Each batch is its own read:
- * a call re-synced during a long export shows its newest values at its place in the
- * order, a deleted one is left out.
- */
-export function iterateCallsRaw(db: Db, f: Filters, scope: Scope, order?: RowOrder): IterableIterator<unknown[]> {
-  const appIds = new Map(visibleApps(db, scope).map((a) => [a.pk, a.appId]));
-  const pks = order ?? callsOrder(db, f, scope);
-  if (order) resolveApps(db, f, scope); // 404 before the first byte, as in-process
-  return (function* () {
-    for (let i = 0; i < pks.length; ) {
-      const n = i === 0 ? CSV_FIRST_BATCH : CSV_BATCH;
-      const rows = rowsByPk<unknown[]>(db, pks.subarray(i, i + n), true);
-      i += n;
-      for (const r of rows) {
-        r[0] = appIds.get(r[0] as number) ?? String(r[0]);
-        yield r;
-      }
-    }
-  })();
-}
-
-/** The same calls as `iterateCallsRaw`, as list rows (objects). */
+/** The calls CSV's rows as list rows (objects); the CSV itself streams `callsCsvBatches` (calls-csv.ts). */
 export function iterateCalls(db: Db, f: Filters, scope: Scope, order?: RowOrder): IterableIterator<CallListRow> {
   const appIds = new Map(visibleApps(db, scope).map((a) => [a.pk, a.appId]));
   const pks = order ?? callsOrder(db, f, scope);

@@ -6,8 +6,8 @@ import { toErrorResponse } from "@/lib/http/errors";
 import { logger } from "@/lib/log/logger";
 import { parseFilters, type Filters } from "./filters";
 import type { Scope } from "./query";
-import type { ReportRoute, RowOrder } from "./report-route";
-import { runOffThread } from "./worker-host";
+import type { ReportRoute, RowOrder, StoreValuesOf } from "./report-route";
+import { runOffThread, storeValuesOffThread } from "./worker-host";
 
 export { listOf, type ReportRoute } from "./report-route";
 
@@ -23,9 +23,11 @@ export interface RouteDeps {
   authorize: (request: Request) => Promise<Caller>;
   /** Runs a report off the event loop, or returns undefined to run it in-process (absent: always in-process). */
   offThread?: <Json, Row>(report: ReportRoute<Json, Row>, job: "json" | "rows" | "order", f: Filters, scope: Scope, signal?: AbortSignal) => Promise<unknown> | undefined;
+  /** With an order from off the thread: where the raw rows get the store's values of a batch (absent: rows read whole). */
+  storeValues?: (signal?: AbortSignal) => StoreValuesOf | undefined;
 }
 
-const productionDeps: RouteDeps = { db: warehouse, authorize: realAuthorize, offThread: runOffThread };
+const productionDeps: RouteDeps = { db: warehouse, authorize: realAuthorize, offThread: runOffThread, storeValues: storeValuesOffThread };
 
 export async function handleReport<Json, Row>(request: Request, report: ReportRoute<Json, Row>, deps: RouteDeps = productionDeps): Promise<Response> {
   try {
@@ -37,10 +39,12 @@ export async function handleReport<Json, Row>(request: Request, report: ReportRo
       const raw = report.csv.raw;
       if (raw) {
         // The order comes from the store's thread (the worker) when there is one; the rows
-        // are then read here, batch by batch, as the client reads.
+        // are then read here, batch by batch, as the client reads, with the store's values
+        // of each batch from the worker too.
         const pendingOrder = raw.order ? deps.offThread?.(report, "order", f, caller, request.signal) : undefined;
         const order = pendingOrder ? ((await pendingOrder) as RowOrder) : undefined;
-        return csvRawResponse(report.name, raw.rows(db, f, caller, order), raw.columns, request.signal);
+        const values = order ? deps.storeValues?.(request.signal) : undefined;
+        return csvRawResponse(report.name, raw.rows(db, f, caller, order, values), raw.columns, request.signal);
       }
       const pendingRows = deps.offThread?.(report, "rows", f, caller, request.signal);
       const rows = pendingRows ? ((await pendingRows) as Row[]) : report.csv.rows(db, f, caller);

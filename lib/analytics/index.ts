@@ -5,7 +5,8 @@
  */
 export { parseFilters, filters, DEFAULT_FILTERS, MAX_PER_PAGE, SORT_KEYS, type Filters, type SortKey, type SearchParamsInput } from "./filters";
 export { resolveApps, visibleApps, type Scope, type AppRef } from "./query";
-export { getCalls, getCall, iterateCalls, iterateCallsRaw, countCalls, type CallListRow, type CallDetail, type CallParticipantDetail, type RecordingDetail, type Page, type Pagination } from "./calls";
+export { getCalls, getCall, iterateCalls, countCalls, type CallListRow, type CallDetail, type CallParticipantDetail, type RecordingDetail, type Page, type Pagination } from "./calls";
+export { callsCsvBatches, iterateCallsRaw } from "./calls-csv";
 export { getParticipantUsage, getAppUsage, getDailyUsage, type ParticipantUsageRow, type AppUsageRow, type DailyUsageRow } from "./usage";
 export {
   getTotals, getBreakdowns, getDurationDistribution, getConcurrencyHeatmap, getEngagement, ENGAGEMENT_BUCKETS,

@@ -1,10 +1,14 @@
 import type { Db } from "@/db/client";
-import type { CsvColumn, RawCsvColumn } from "@/lib/export/csv";
+import type { CsvColumn, RawCsvColumn, RowBatches } from "@/lib/export/csv";
+import type { StoreRows } from "./calls-csv";
 import type { Filters } from "./filters";
 import type { Scope } from "./query";
 
 /** Pks of a raw CSV's rows, in the CSV's order (4 or 8 bytes a row: cheap to send between threads). */
 export type RowOrder = Int32Array | Float64Array;
+
+/** The store's values of a batch of pks, from the store's thread (the calls CSV: calls-csv.ts); undefined: none to give. */
+export type StoreValuesOf = (pks: RowOrder) => Promise<StoreRows | undefined>;
 
 /**
  * One analytics report as a route serves it: its JSON answer and its CSV rows. Kept
@@ -20,14 +24,15 @@ export interface ReportRoute<Json, Row> {
     rows: (db: Db, f: Filters, scope: Scope) => Iterable<Row>;
     columns: ReadonlyArray<CsvColumn<Row>>;
     /**
-     * The same rows as arrays in column order (large exports: no object per row), streamed
-     * on the request's thread. `order`, if given, is computed first where the store lives
-     * (the worker: `offThread.order`) and handed to `rows` (which computes it in-process
-     * when it gets none).
+     * The same rows as arrays in column order, in batches (large exports: no object per
+     * row), streamed on the request's thread. `order`, if given, is computed first where
+     * the store lives (the worker: `offThread.order`) and handed to `rows` (which computes
+     * it in-process when it gets none), with `values`: the store's values of a batch of
+     * pks, also from the worker (`AnalyticsWorker.values`).
      */
     raw?: {
       order?: (db: Db, f: Filters, scope: Scope) => RowOrder;
-      rows: (db: Db, f: Filters, scope: Scope, order?: RowOrder) => Iterable<unknown[]>;
+      rows: (db: Db, f: Filters, scope: Scope, order?: RowOrder, values?: StoreValuesOf) => RowBatches;
       columns: ReadonlyArray<RawCsvColumn>;
     };
   };

@@ -8,12 +8,16 @@ import { parentPort, workerData } from "node:worker_threads";
 import { openDatabase } from "@/db/client";
 import type { Filters } from "./filters";
 import type { Scope } from "./query";
+import { storeRows } from "./calls-csv";
+import type { RowOrder } from "./report-route";
 import { REPORTS, type ReportName } from "./reports";
 import { analyticsStore } from "./store";
 
 export type WorkerJob =
   | { id: number; kind: "warm" }
-  | { id: number; kind: "json" | "rows" | "order"; name: ReportName; filters: Filters; scope: Scope };
+  | { id: number; kind: "json" | "rows" | "order"; name: ReportName; filters: Filters; scope: Scope }
+  /** The calls CSV's store values of a batch of pks (calls-csv.ts). */
+  | { id: number; kind: "values"; pks: RowOrder };
 
 export interface WorkerReply {
   id: number;
@@ -28,6 +32,7 @@ const db = openDatabase(file, { readonly: true, migrate: false });
 
 function run(job: WorkerJob): unknown {
   if (job.kind === "warm") return { calls: analyticsStore(db).n };
+  if (job.kind === "values") return storeRows(db, job.pks);
   const report = REPORTS[job.name];
   if (job.kind === "json") return report.json(db, job.filters, job.scope);
   if (job.kind === "order") {
@@ -42,8 +47,9 @@ parentPort?.on("message", (job: WorkerJob) => {
   const t0 = performance.now();
   try {
     const result = run(job);
-    // A typed array (the calls CSV's order) is moved, not copied.
-    const transfer = ArrayBuffer.isView(result) && result.buffer instanceof ArrayBuffer ? [result.buffer] : [];
+    // A typed array (the calls CSV's order, store values) is moved, not copied.
+    const array = ArrayBuffer.isView(result) ? result : job.kind === "values" ? (result as ReturnType<typeof storeRows>).v : undefined;
+    const transfer = array && array.buffer instanceof ArrayBuffer ? [array.buffer] : [];
     parentPort?.postMessage({ id: job.id, ms: performance.now() - t0, result } satisfies WorkerReply, transfer);
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));

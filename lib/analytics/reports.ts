@@ -1,5 +1,6 @@
 import { APP_COLUMNS, BREAKDOWN_COLUMNS, CALL_COLUMNS, CALL_RAW_COLUMNS, DAILY_COLUMNS, DURATION_COLUMNS, ENGAGEMENT_COLUMNS, HEATMAP_COLUMNS, PARTICIPANT_COLUMNS, RECORDING_COLUMNS } from "@/lib/export/columns";
-import { callsOrder, getCalls, iterateCalls, iterateCallsRaw } from "./calls";
+import { callsOrder, getCalls, iterateCalls } from "./calls";
+import { callsCsvBatches } from "./calls-csv";
 import { listOf, type ReportRoute } from "./report-route";
 import { getBreakdowns, getConcurrencyHeatmap, getDurationDistribution, getEngagement, getTotals } from "./insights";
 import { getRecordings, iterateRecordings } from "./recordings";
@@ -39,7 +40,7 @@ export const REPORTS = {
     name: "calls",
     offThread: { json: true, order: true },
     json: getCalls,
-    csv: { rows: iterateCalls, columns: CALL_COLUMNS, raw: { order: callsOrder, rows: iterateCallsRaw, columns: CALL_RAW_COLUMNS } },
+    csv: { rows: iterateCalls, columns: CALL_COLUMNS, raw: { order: callsOrder, rows: callsCsvBatches, columns: CALL_RAW_COLUMNS } },
   }),
   participants: report({ name: "participants", offThread: { json: true, csv: true }, json: participantsPage, csv: { rows: sortedParticipants, columns: PARTICIPANT_COLUMNS } }),
   apps: report({ name: "apps", offThread: { json: true, csv: true }, json: listOf(getAppUsage), csv: { rows: getAppUsage, columns: APP_COLUMNS } }),

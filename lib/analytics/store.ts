@@ -282,6 +282,19 @@ export function analyticsStore(db: Db): AnalyticsStore {
   })();
 }
 
+/**
+ * The store of this connection as it stands, without catching up (loaded if there is
+ * none): for reads that check the change log themselves (the calls CSV, calls-csv.ts).
+ */
+export function currentStore(db: Db): AnalyticsStore {
+  return stores.get(db.$client) ?? analyticsStore(db);
+}
+
+/** The slot holding `pk`, or -1. */
+export function slotOfPk(s: AnalyticsStore, pk: number): number {
+  return findSlot(s, pk);
+}
+
 /** Drops this connection's store (tests; a warehouse file replaced underneath). */
 export function resetAnalyticsStore(db: Db): void {
   stores.delete(db.$client);

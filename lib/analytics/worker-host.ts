@@ -8,7 +8,8 @@ import { HttpError } from "@/lib/http/errors";
 import { logger } from "@/lib/log/logger";
 import type { Filters } from "./filters";
 import type { Scope } from "./query";
-import type { ReportRoute } from "./report-route";
+import type { StoreRows } from "./calls-csv";
+import type { ReportRoute, RowOrder } from "./report-route";
 import type { WorkerJob, WorkerReply } from "./report-worker";
 import { REPORTS, type ReportName } from "./reports";
 
@@ -47,6 +48,8 @@ export interface AnalyticsWorker {
   /** Settles when the worker's store is loaded (or the worker failed: in-process from then on). */
   readonly warm: Promise<{ calls: number; ms: number } | undefined>;
   run(name: ReportName, job: Job, f: Filters, scope: Scope, signal?: AbortSignal): Promise<unknown>;
+  /** The calls CSV's store values of a batch of pks (calls-csv.ts); undefined if the worker cannot give them (the rows are then read whole). */
+  values(pks: RowOrder, signal?: AbortSignal): Promise<StoreRows | undefined>;
   /** Worker-side duration (ms) of the last finished job, and of all jobs so far: logs and the tests. */
   readonly lastMs: number;
   readonly busyMs: number;
@@ -189,6 +192,13 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
         : Array.from(report.csv.rows(warehouse(), f, plainScope));
       return enqueue(job, key, fallback, signal);
     },
+    values(pks, signal) {
+      if (dead) return Promise.resolve(undefined);
+      const id = nextId++;
+      // Never shared (the key is the job's own), and no in-process fallback: loading a store
+      // on this thread would block it for seconds; the batch is read whole instead.
+      return enqueue({ id, kind: "values", pks }, `values:${id}`, () => undefined, signal) as Promise<StoreRows | undefined>;
+    },
     close: async () => {
       if (globalForWorker.callboardAnalyticsWorker === handle) globalForWorker.callboardAnalyticsWorker = undefined;
       if (dead) return;
@@ -212,6 +222,12 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
 
   globalForWorker.callboardAnalyticsWorker = handle;
   return handle;
+}
+
+/** The store values source of a raw CSV whose order came from the worker. */
+export function storeValuesOffThread(signal?: AbortSignal): ((pks: RowOrder) => Promise<StoreRows | undefined>) | undefined {
+  const w = analyticsWorker();
+  return w ? (pks) => w.values(pks, signal) : undefined;
 }
 
 /** The report's JSON or CSV rows from the worker, or undefined where it must run in-process. */

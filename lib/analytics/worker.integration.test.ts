@@ -6,10 +6,11 @@ import { buildSqlite } from "@/bench/analytics";
 import type { Db } from "@/db/client";
 import { HttpError } from "@/lib/http/errors";
 import type { Caller } from "@/lib/auth/authorize";
+import { storeRows } from "./calls-csv";
 import { filters } from "./filters";
 import { handleReport } from "./http";
 import { REPORTS } from "./reports";
-import { analyticsWorker, runOffThread, runReport, startAnalyticsWorker, type AnalyticsWorker } from "./worker-host";
+import { analyticsWorker, runOffThread, runReport, startAnalyticsWorker, storeValuesOffThread, type AnalyticsWorker } from "./worker-host";
 
 /**
  * The analytics worker on a generated warehouse big enough that a heatmap scan takes
@@ -66,8 +67,11 @@ describe("analytics worker", () => {
     const busy = worker.busyMs - busy0;
     console.log(`worker busy ${busy.toFixed(0)} ms (${N} calls), main loop max delay ${maxLag.toFixed(1)} ms over ${ticks} ticks`);
     expect(busy).toBeGreaterThan(150);
+    // On this thread the three scans would allow a handful of ticks at most, and the
+    // longest wait would be at least one whole scan (a third of the busy time). No
+    // absolute bound: the box is shared and its load varies.
     expect(ticks).toBeGreaterThan(20);
-    expect(maxLag).toBeLessThan(25);
+    expect(maxLag).toBeLessThan(busy / 4);
   });
 
   it("answers exactly like the in-process reports", async () => {
@@ -81,7 +85,7 @@ describe("analytics worker", () => {
 
   it("serves the routes: handleReport answers from the worker, CSV rows included", async () => {
     const caller = { appPks: "all" } as unknown as Caller;
-    const deps = { db: () => db, authorize: async () => caller, offThread: runOffThread };
+    const deps = { db: () => db, authorize: async () => caller, offThread: runOffThread, storeValues: storeValuesOffThread };
     const busy0 = worker.busyMs;
     const res = await handleReport(new Request("http://localhost/api/v1/usage/apps?tz=UTC&mode=call"), REPORTS.apps, deps);
     expect(res.status).toBe(200);
@@ -94,6 +98,11 @@ describe("analytics worker", () => {
     const order = await worker.run("calls", "order", filters({ sort: "minutes", order: "asc" }), ALL);
     expect(order).toBeInstanceOf(Int32Array);
     expect(order).toEqual(REPORTS.calls.csv.raw!.order!(db, filters({ sort: "minutes", order: "asc" }), ALL));
+    // Its store values, batch by batch (transferred back): the worker's store says what this thread's does.
+    const some = (order as Int32Array).slice(0, 300);
+    const values = await worker.values(some);
+    expect(values?.v).toBeInstanceOf(Float64Array);
+    expect(Array.from(values!.v)).toEqual(Array.from(storeRows(db, some).v));
     const busy1 = worker.busyMs;
     const q = "?sort=duration&order=asc&mode=meet&format=csv";
     const viaWorker = await (await handleReport(new Request(`http://localhost/api/v1/calls${q}`), REPORTS.calls, deps)).text();

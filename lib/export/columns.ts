@@ -11,7 +11,7 @@ export const CALL_COLUMNS: CsvColumn<CallListRow>[] = [
   { key: "durationSeconds" }, { key: "totalParticipants" },
 ];
 
-/** CALL_COLUMNS for raw rows (`iterateCallsRaw`): the same headers and formatting. */
+/** CALL_COLUMNS for raw rows (`callsCsvBatches`): the same headers and formatting. */
 export const CALL_RAW_COLUMNS: RawCsvColumn[] = CALL_COLUMNS.map((c) => ({ header: c.key, kind: c.kind ?? (c.key === "hasRecording" ? "boolean" : undefined) }));
 
 export const PARTICIPANT_COLUMNS: CsvColumn<ParticipantUsageRow>[] = [

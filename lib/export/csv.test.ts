@@ -61,7 +61,7 @@ describe("raw csv", () => {
     const hostile = ["a,b", 'say "hi"', "line\nbreak", "cr\rx", "zoë 用户42 🦄", "=cmd|' /C calc'!A0", "+1", "-x", "@h", "\tt", "plain", ""];
     const rows = hostile.map((uid, i) => [uid, i / 7 - 0.5, i % 2, i % 3 ? null : i * 1000]);
     const cols = [{ header: "uid" }, { header: "minutes", kind: "decimal" as const }, { header: "rec", kind: "boolean" as const }, { header: "n" }];
-    const got = await text(csvRawStream(rows, cols));
+    const got = await text(csvRawStream([rows.slice(0, 5), [], rows.slice(5)], cols));
     const want = stringify(
       rows.map((r) => [neutralise(r[0] as string), (Math.round((r[1] as number) * 1000) / 1000).toFixed(3), r[2] ? "true" : "false", r[3] === null ? "" : String(r[3])]),
       { header: true, columns: ["uid", "minutes", "rec", "n"], record_delimiter: "\r\n", quoted_match: /[\r\n]/ },
@@ -73,10 +73,10 @@ describe("raw csv", () => {
   it("stops on abort", async () => {
     const { csvRawStream } = await import("./csv");
     let produced = 0;
-    function* rows(): Generator<unknown[]> {
-      for (let i = 0; i < 1_000_000; i++) {
-        produced++;
-        yield [i, i];
+    function* rows(): Generator<unknown[][]> {
+      for (let i = 0; i < 1_000_000; i += 256) {
+        produced += 256;
+        yield Array.from({ length: 256 }, (_, k) => [i + k, i + k]);
       }
     }
     const ac = new AbortController();

@@ -119,7 +119,6 @@ export function fixed3(value: number): string {
   return `${neg ? "-" : ""}${int}.${PAD3[frac.length]}${frac}`;
 }
 
-const RAW_CHUNK_ROWS = 4096;
 const NEEDS_QUOTES = /[",\r\n]/;
 
 /**
@@ -131,11 +130,38 @@ export function quoteField(v: string): string {
   return NEEDS_QUOTES.test(v) ? `"${v.replaceAll('"', '""')}"` : v;
 }
 
-/** A web ReadableStream of CSV bytes from raw rows; same quoting, neutralising, backpressure
+/** Codes of RawCsvColumn kinds (`rawCell`'s second argument). */
+export const RAW_KIND = { plain: 0, decimal: 1, boolean: 2 } as const;
+
+export function rawKind(c: RawCsvColumn): number {
+  return c.kind === "decimal" ? RAW_KIND.decimal : c.kind === "boolean" ? RAW_KIND.boolean : RAW_KIND.plain;
+}
+
+/** One field of a raw row, as csvRawStream writes it (a source that writes its own lines uses this too). */
+export function rawCell(v: unknown, kind: number): string {
+  if (v === null || v === undefined) return "";
+  if (typeof v === "number") return kind === RAW_KIND.decimal ? fixed3(v) : kind === RAW_KIND.boolean ? (v ? "true" : "false") : String(v);
+  return quoteField(typeof v === "string" ? neutralise(v) : csvCell(v));
+}
+
+/**
+ * Raw rows in batches (each batch one chunk of the stream), from a plain or an async
+ * source: the calls CSV's batches may wait for the analytics worker (calls-csv.ts). A
+ * batch is rows, or CSV lines already written with `rawCell` (each ending in CRLF).
+ */
+export type RowBatch = unknown[][] | string;
+export type RowBatches = Iterable<RowBatch> | AsyncIterable<RowBatch>;
+
+function batchIterator(rows: RowBatches): Iterator<RowBatch> | AsyncIterator<RowBatch> {
+  return Symbol.asyncIterator in rows ? rows[Symbol.asyncIterator]() : rows[Symbol.iterator]();
+}
+
+/** A web ReadableStream of CSV bytes from batches of raw rows; same quoting, neutralising, backpressure
  * and abort as `csvStream`. */
-export function csvRawStream(rows: Iterable<unknown[]>, columns: ReadonlyArray<RawCsvColumn>, signal?: AbortSignal): ReadableStream<Uint8Array> {
-  const iterator = rows[Symbol.iterator]();
-  const kinds = columns.map((c) => (c.kind === "decimal" ? 1 : c.kind === "boolean" ? 2 : 0));
+export function csvRawStream(rows: RowBatches, columns: ReadonlyArray<RawCsvColumn>, signal?: AbortSignal): ReadableStream<Uint8Array> {
+  const iterator = batchIterator(rows);
+  let cancelled = false;
+  const kinds = columns.map(rawKind);
   const width = columns.length;
   const encoder = new TextEncoder();
   let first = true;
@@ -143,17 +169,15 @@ export function csvRawStream(rows: Iterable<unknown[]>, columns: ReadonlyArray<R
   const stop = () => {
     if (done) return;
     done = true;
-    iterator.return?.();
+    // Releases the SQLite statement / the source's pending work; an async source settles on its own.
+    void Promise.resolve(iterator.return?.()).catch(() => undefined);
   };
   signal?.addEventListener("abort", stop, { once: true });
-  const cell = (v: unknown, kind: number): string => {
-    if (v === null || v === undefined) return "";
-    if (typeof v === "number") return kind === 1 ? fixed3(v) : kind === 2 ? (v ? "true" : "false") : String(v);
-    return quoteField(typeof v === "string" ? neutralise(v) : csvCell(v));
-  };
+  const cell = rawCell;
   return new ReadableStream<Uint8Array>(
     {
-      pull(controller) {
+      // Called only when the consumer wants more: the client's reads drive the source.
+      async pull(controller) {
         if (done || signal?.aborted) {
           stop();
           controller.close();
@@ -162,21 +186,29 @@ export function csvRawStream(rows: Iterable<unknown[]>, columns: ReadonlyArray<R
         // Rows are written by hand (the hot loop of the largest export); the header by csv-stringify.
         let text = first ? stringify([columns.map((c) => c.header)], { record_delimiter: "\r\n" }) : "";
         first = false;
-        for (let n = 0; n < RAW_CHUNK_ROWS; n++) {
-          const next = iterator.next();
-          if (next.done) {
-            done = true;
-            break;
+        // Until there is something to send: a pull that enqueues nothing is not called again.
+        const before = text.length;
+        while (!done) {
+          const next = await iterator.next();
+          if (cancelled) return; // the consumer went away while the batch was on its way
+          if (next.done) done = true;
+          else {
+            if (typeof next.value === "string") text += next.value;
+            else {
+              for (const r of next.value) {
+                let line = cell(r[0], kinds[0]);
+                for (let c = 1; c < width; c++) line += "," + cell(r[c], kinds[c]);
+                text += line + "\r\n";
+              }
+            }
+            if (text.length > before) break;
           }
-          const r = next.value;
-          let line = cell(r[0], kinds[0]);
-          for (let c = 1; c < width; c++) line += "," + cell(r[c], kinds[c]);
-          text += line + "\r\n";
         }
         if (text.length > 0) controller.enqueue(encoder.encode(text));
         if (done) controller.close();
       },
       cancel() {
+        cancelled = true;
         stop();
       },
     },
@@ -185,6 +217,6 @@ export function csvRawStream(rows: Iterable<unknown[]>, columns: ReadonlyArray<R
 }
 
 /** A download Response of raw rows as CSV. */
-export function csvRawResponse(report: string, rows: Iterable<unknown[]>, columns: ReadonlyArray<RawCsvColumn>, signal?: AbortSignal): Response {
+export function csvRawResponse(report: string, rows: RowBatches, columns: ReadonlyArray<RawCsvColumn>, signal?: AbortSignal): Response {
   return new Response(csvRawStream(rows, columns, signal), { headers: csvHeaders(report) });
 }
