@@ -33,10 +33,10 @@ interface Spawned {
   apps: Array<{ appId: string; apiKey: string; region: "us" | "eu" | "in"; callsUrl: string }>;
 }
 
-async function spawnBenchEmulator(calls: number, pageCache: boolean): Promise<Spawned> {
+async function spawnBenchEmulator(calls: number): Promise<Spawned> {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", "scripts/emulator.ts", "--port", "0", "--seed", "1", "--apps", `bench:${calls}`, "--now", "1780000000", ...(pageCache ? ["--page-cache"] : [])],
+    ["--import", "tsx", "scripts/emulator.ts", "--port", "0", "--seed", "1", "--apps", `bench:${calls}`, "--now", "1780000000"],
     { cwd: process.cwd(), stdio: ["ignore", "pipe", "inherit"] },
   );
   return await new Promise<Spawned>((resolve, reject) => {
@@ -58,32 +58,9 @@ export interface SyncBackfillOptions {
   /** Where the write transactions run (default: the sync's own choice). */
   writer?: "auto" | "inline" | "worker";
   batchSize?: number;
-  /**
-   * Render every page in the emulator before the timed sync (it keeps them): the upstream
-   * then costs next to no CPU, as a remote platform would, instead of sharing the same
-   * 2 cores with the sync.
-   */
-  prerendered?: boolean;
 }
 
-const PER_PAGE = 1000;
-
-/** Requests every list page once, two at a time, with the query the sync will send. */
-async function warmPages(callsUrl: string, apiKey: string, calls: number): Promise<void> {
-  const pages = Math.ceil(calls / PER_PAGE);
-  let next = 1;
-  const worker = async () => {
-    while (next <= pages) {
-      const page = next++;
-      const res = await fetch(`${callsUrl}/calls?page=${page}&perPage=${PER_PAGE}`, { headers: { apikey: apiKey } });
-      if (!res.ok) throw new Error(`warm-up page ${page}: HTTP ${res.status}`);
-      await res.arrayBuffer();
-    }
-  };
-  await Promise.all([worker(), worker()]);
-}
-
-export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize, prerendered = false }: SyncBackfillOptions = {}): Promise<SyncBackfillResult> {
+export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize }: SyncBackfillOptions = {}): Promise<SyncBackfillResult> {
   process.env.AUTH_SECRET ??= "bench-only-secret-bench-only-secret-000";
   process.env.LOG_LEVEL ??= "silent";
   const { openDatabase } = await import("@/db/client");
@@ -91,8 +68,7 @@ export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize
   const { syncApp } = await import("@/lib/sync/sync-app");
 
   const t0 = performance.now();
-  const emu = await spawnBenchEmulator(calls, prerendered);
-  if (prerendered) await warmPages(emu.apps[0].callsUrl, emu.apps[0].apiKey, calls);
+  const emu = await spawnBenchEmulator(calls);
   const emulatorStartMs = performance.now() - t0;
   const dir = mkdtempSync(path.join(tmpdir(), "callboard-bench-sync-"));
   const file = path.join(dir, "warehouse.db");
@@ -114,7 +90,7 @@ export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize
     let summary;
     try {
       // The event loop is busy inside write transactions: sample after each page as well.
-      summary = await syncApp(db, app, { trigger: "manual", perPage: PER_PAGE, onPage: sample, writer, batchSize });
+      summary = await syncApp(db, app, { trigger: "manual", perPage: 1000, onPage: sample, writer, batchSize });
     } finally {
       clearInterval(sampler);
       sample();
@@ -145,21 +121,13 @@ export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize
 
 /** Rows for `npm run bench` (bench/run.ts prints them). */
 export async function runSyncBackfillBench(opts: { calls?: number } = {}): Promise<BenchRow[]> {
-  const live = await measureSyncBackfill(opts);
-  const pre = await measureSyncBackfill({ ...opts, prerendered: true });
-  const n = live.calls.toLocaleString("en");
-  const rate = (r: SyncBackfillResult) => `${r.callsPerSecond.toLocaleString("en")} calls/s (${(r.wallMs / 1000).toFixed(1)} s)`;
-  const rows: BenchRow[] = [
-    { area: "sync", metric: `backfill ${n} calls over HTTP, end to end (emulator renders pages on the same cores)`, target: ">= 30,000 calls/s", measured: rate(live), ok: live.callsPerSecond >= 30_000 },
-    { area: "sync", metric: `backfill ${n} calls over HTTP, end to end (pages pre-rendered, as from a remote platform)`, target: ">= 30,000 calls/s", measured: rate(pre), ok: pre.callsPerSecond >= 30_000 },
-    { area: "sync", metric: "peak RSS of the syncing process (worst of the two)", target: "< 600 MB", measured: `${Math.max(live.peakRssMb, pre.peakRssMb)} MB`, ok: Math.max(live.peakRssMb, pre.peakRssMb) < 600 },
+  const r = await measureSyncBackfill(opts);
+  const n = r.calls.toLocaleString("en");
+  return [
+    { area: "sync", metric: `backfill ${n} calls over HTTP, end to end`, target: ">= 30,000 calls/s", measured: `${r.callsPerSecond.toLocaleString("en")} calls/s (${(r.wallMs / 1000).toFixed(1)} s)`, ok: r.callsPerSecond >= 30_000 },
+    { area: "sync", metric: "peak RSS of the syncing process", target: "< 600 MB", measured: `${r.peakRssMb} MB`, ok: r.peakRssMb < 600 },
+    { area: "sync", metric: "write transactions alone", target: "", measured: `${(r.dbOnlyMs / 1000).toFixed(1)} s (${Math.round(r.calls / (r.dbOnlyMs / 1000)).toLocaleString("en")} calls/s)` },
+    { area: "sync", metric: "parse + hash + classify", target: "", measured: `${(r.parseMs / 1000).toFixed(1)} s` },
+    { area: "sync", metric: "waiting for pages (not hidden by prefetch)", target: "", measured: `${(r.fetchWaitMs / 1000).toFixed(1)} s of ${r.pages} pages` },
   ];
-  for (const [label, r] of [["live", live], ["pre-rendered", pre]] as const) {
-    rows.push(
-      { area: "sync", metric: `${label}: write transactions alone`, target: "", measured: `${(r.dbOnlyMs / 1000).toFixed(1)} s (${Math.round(r.calls / (r.dbOnlyMs / 1000)).toLocaleString("en")} calls/s)` },
-      { area: "sync", metric: `${label}: parse + hash + classify`, target: "", measured: `${(r.parseMs / 1000).toFixed(1)} s` },
-      { area: "sync", metric: `${label}: waiting for pages (not hidden by prefetch)`, target: "", measured: `${(r.fetchWaitMs / 1000).toFixed(1)} s of ${r.pages} pages` },
-    );
-  }
-  return rows;
 }

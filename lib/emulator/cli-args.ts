@@ -22,7 +22,6 @@ export const CLI_USAGE = `Usage: tsx scripts/emulator.ts [options]
                          route: list get management * (default *)
   --fault-seed N         seed of the fault RNG (default: --seed)
   --rate-limit N         real limiter: N requests per minute per app (429 beyond)
-  --page-cache           keep every list page once built (benchmarks; data must not change)
   --help`;
 
 export class CliError extends Error {}
@@ -64,7 +63,7 @@ export function parseCli(argv: string[]): { help: true } | { help: false; option
       now: { type: "string" }, "management-key": { type: "string" }, "management-secret": { type: "string" },
       "ignore-per-page": { type: "string" }, "invalid-records": { type: "boolean" }, order: { type: "string" },
       fault: { type: "string", multiple: true }, "fault-seed": { type: "string" }, "rate-limit": { type: "string" },
-      "page-cache": { type: "boolean" }, help: { type: "boolean" },
+      help: { type: "boolean" },
     },
     strict: true,
   });
@@ -90,7 +89,6 @@ export function parseCli(argv: string[]): { help: true } | { help: false; option
       management: { key: values["management-key"], secret: values["management-secret"] },
       quirks: { ignorePerPage: intOpt("ignore-per-page", values["ignore-per-page"], 0), invalidRecords: values["invalid-records"] ?? false, order: order as ListOrder },
       faults,
-      pageCache: values["page-cache"] ?? false,
     },
   };
 }

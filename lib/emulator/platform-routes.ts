@@ -32,9 +32,6 @@ export function listPage(state: EmulatorState, app: AppStore, url: URL, onBehalf
     if (e instanceof QueryError) return { status: 400, body: JSON.stringify({ error: { code: "ERR_VALIDATION", message: e.message, devMessage: `Invalid query parameter ${e.param}.`, details: { [e.param]: [e.message] } } }) };
     throw e;
   }
-  const cacheKey = state.pageCache && `${app.appId}|${app.size}|${JSON.stringify(state.quirks)}|${onBehalfOf ?? ""}|${url.search}`;
-  const cached = cacheKey ? state.pageCache!.get(cacheKey) : undefined;
-  if (cached) return { status: 200, body: cached };
   const slots = app.query(q.filters, onBehalfOf);
   const total = slots ? slots.length : app.size;
   const perPage = state.quirks.ignorePerPage > 0 ? state.quirks.ignorePerPage : q.perPage;
@@ -52,9 +49,7 @@ export function listPage(state: EmulatorState, app: AppStore, url: URL, onBehalf
   for (let i = 0; i < picked.length; i++) out.write((i === 0 ? "" : ",") + app.text(picked[i], state.quirks.invalidRecords));
   const meta = { pagination: { total, count: picked.length, per_page: perPage, current_page: q.page, total_pages: Math.ceil(total / perPage) } };
   out.write(`],"meta":${JSON.stringify(meta)}}`);
-  const body = out.bytes();
-  if (cacheKey) state.pageCache!.set(cacheKey, body);
-  return { status: 200, body };
+  return { status: 200, body: out.bytes() };
 }
 
 /** onBehalfOf restricts the list to calls that uid took part in, as a user's own view

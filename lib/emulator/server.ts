@@ -19,8 +19,6 @@ export interface EmulatorOptions {
   quirks?: Partial<EmulatorQuirks>;
   faults?: FaultConfig;
   management?: { key?: string; secret?: string };
-  /** Keep list pages once built (benchmarks only; see StateOptions.pageCache). */
-  pageCache?: boolean;
 }
 
 export interface RunningEmulator {
@@ -118,7 +116,6 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     quirks: options.quirks,
     faults: options.faults,
     management: options.management,
-    pageCache: options.pageCache,
   });
   const sockets = new Set<Socket>();
   const hung = new Set<Socket>();

@@ -53,11 +53,6 @@ export interface StateOptions {
   quirks?: Partial<EmulatorQuirks>;
   faults?: FaultConfig;
   management?: { key?: string; secret?: string };
-  /**
-   * Keep each list page's body once built (bench only: a warm-up pass renders every page
-   * so the timed sync measures Callboard, not the upstream's CPU on the same cores).
-   */
-  pageCache?: boolean;
 }
 
 /** Deterministic API key: the same seed and app id always give the same key. */
@@ -75,8 +70,6 @@ export class EmulatorState {
   readonly managementSecret: string;
   quirks: EmulatorQuirks;
   requests: RequestLogEntry[] = [];
-  /** List page bodies by app, size, quirks and query (only with `pageCache`). */
-  readonly pageCache: Map<string, Buffer> | undefined;
   private createdCount = 0;
   private readonly initial: StateOptions;
 
@@ -90,7 +83,6 @@ export class EmulatorState {
     this.managementSecret = o.management?.secret ?? `ms_${hex(rng, 40)}`;
     this.quirks = { ...DEFAULT_QUIRKS, ...o.quirks };
     this.faults = new FaultInjector(o.faults);
-    this.pageCache = o.pageCache ? new Map() : undefined;
     for (const spec of o.apps) this.addApp(spec);
   }
 
@@ -136,6 +128,5 @@ export class EmulatorState {
     this.faults.configure(this.initial.faults ?? {});
     this.requests = [];
     this.createdCount = 0;
-    this.pageCache?.clear();
   }
 }
