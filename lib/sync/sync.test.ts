@@ -110,6 +110,19 @@ describe("syncApp rules", () => {
     expect(s.prepare("SELECT p.raw FROM call_participants p JOIN calls c ON c.pk = p.call_pk WHERE c.session_id = 's4'").pluck().get()).toBe('{"platform":"web"}');
   });
 
+  it("writes a call that changed between two pages of one run once per version, the later last", async () => {
+    // s3 shows up again two pages later with a third participant (it changed while the
+    // run paged): both versions are written in the same batch and the later one wins.
+    const later = call(3, { totalParticipants: 3, participants: [...(call(3).participants as Rec[]), { uid: "c", state: "ended", isJoined: true, totalAudioMinutes: 0.2 }] });
+    records = [call(4), call(3), call(2), call(1), later];
+    const r = await sync({ perPage: 2 });
+    expect(r).toMatchObject({ status: "succeeded", inserted: 4, updated: 1, skipped: 0 });
+    expect(db.$client.prepare("SELECT uid FROM call_participants p JOIN calls c ON c.pk = p.call_pk WHERE c.session_id = 's3' ORDER BY seq").pluck().all()).toEqual(["a", "b", "c"]);
+    expect(row("s3")).toMatchObject({ total_participants: 3 });
+    records = [call(4), later, call(2), call(1)]; // the platform's settled list
+    expect(await sync({ full: true, perPage: 2 })).toMatchObject({ inserted: 0, updated: 0, unchanged: 4, skipped: 0 });
+  });
+
   it("refreshes stored ongoing calls the list did not bring, and records a 404 without failing", async () => {
     records = [call(3), call(2, { status: "ongoing", endedAt: undefined }), call(1, { status: "ongoing", endedAt: undefined })];
     await sync();

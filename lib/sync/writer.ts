@@ -105,7 +105,8 @@ function isRecordLevelError(err: unknown): boolean {
 
 export class CallWriter {
   private readonly lookup: Statement<[number, string], { content_hash: string | null; source: string; status: string | null }>;
-  private readonly upsert: Statement<unknown[], { pk: number; first_seen_ms: number }>;
+  private readonly upsert: Statement<unknown[], { pk: number }>;
+  private readonly insertNew: Statement<unknown[]>;
   private readonly deleteParticipants: Statement<[number]>;
   private readonly insertParticipant: Statement<unknown[]>;
   private readonly countCalls: Statement<[number], number>;
@@ -121,8 +122,20 @@ export class CallWriter {
     this.lookup = sqlite.prepare("SELECT content_hash, source, status FROM calls WHERE app_pk = ? AND session_id = ?");
     this.countCalls = sqlite.prepare<[number], number>("SELECT count(*) FROM calls WHERE app_pk = ?").pluck();
     this.ongoing = sqlite.prepare<[number], string>("SELECT session_id FROM calls WHERE app_pk = ? AND status = 'ongoing'").pluck();
+    // The common case of a backfill, a call not stored yet: a plain insert (no RETURNING,
+    // no update clause); a conflict changes nothing and falls through to the upsert.
+    this.insertNew = sqlite.prepare(
+      `INSERT INTO calls (app_pk, session_id, mid, type, mode, status, initiator, receiver, receiver_type,
+         initiated_at, started_at, ended_at, start_at, platform_has_recording, has_recording,
+         total_audio_minutes, total_video_minutes, total_duration_minutes, duration_seconds, total_participants,
+         source, content_hash, raw, first_seen_ms, updated_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+         ? OR EXISTS (SELECT 1 FROM recordings r WHERE r.app_pk = ? AND r.session_id = ?),
+         ?, ?, ?, ?, ?, 'sync', ?, ?, ?, ?)
+       ON CONFLICT (app_pk, session_id) DO NOTHING`,
+    );
     this.upsert = sqlite
-      .prepare<unknown[], { pk: number; first_seen_ms: number }>(
+      .prepare<unknown[], { pk: number }>(
         `INSERT INTO calls (app_pk, session_id, mid, type, mode, status, initiator, receiver, receiver_type,
            initiated_at, started_at, ended_at, start_at, platform_has_recording, has_recording,
            total_audio_minutes, total_video_minutes, total_duration_minutes, duration_seconds, total_participants,
@@ -139,7 +152,7 @@ export class CallWriter {
            total_video_minutes = excluded.total_video_minutes, total_duration_minutes = excluded.total_duration_minutes,
            duration_seconds = excluded.duration_seconds, total_participants = excluded.total_participants,
            source = 'sync', content_hash = excluded.content_hash, raw = excluded.raw, updated_ms = excluded.updated_ms
-         RETURNING pk, first_seen_ms`,
+         RETURNING pk`,
       );
     this.deleteParticipants = sqlite.prepare("DELETE FROM call_participants WHERE call_pk = ?");
     this.insertParticipant = sqlite.prepare(
@@ -148,8 +161,7 @@ export class CallWriter {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.writeBatch = sqlite.transaction((batch: Iterable<WriteRow>) => {
-      // A distinct stamp per batch: a row whose first_seen_ms is this stamp was inserted
-      // by this batch, any other was updated (no lookup needed to count them).
+      // One stamp per batch (first_seen_ms / updated_ms), strictly increasing.
       const now = Math.max(Date.now(), this.lastStamp + 1);
       this.lastStamp = now;
       const counts: WriteCounts = { inserted: 0, updated: 0 };
@@ -217,14 +229,25 @@ export class CallWriter {
   /** Returns true when the call was inserted, false when an existing row was updated. */
   private writeOne(r: WriteRow, now: number): boolean {
     const app = this.appPk;
-    const { pk, first_seen_ms: firstSeen } = this.upsert.get(
+    const params = [
       app, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[12], app, r[0],
       r[13], r[14], r[15], r[16], r[17], r[18], r[19], now, now,
-    )!;
-    const inserted = firstSeen === now;
-    // An updated row (a webhook-made one included) may hold participants under this pk; a
-    // row this batch just inserted cannot (AUTOINCREMENT never reuses a pk).
-    if (!inserted) this.deleteParticipants.run(pk);
+    ];
+    let pk: number;
+    let inserted: boolean;
+    const fresh = this.insertNew.run(params);
+    if (fresh.changes === 1) {
+      pk = Number(fresh.lastInsertRowid);
+      inserted = true;
+    } else {
+      // Stored already, possibly earlier in this very batch (a call staged twice because it
+      // changed between two pages): an update either way.
+      pk = this.upsert.get(params)!.pk;
+      // An updated row (a webhook-made one included) may hold participants under this pk;
+      // a row just inserted cannot (AUTOINCREMENT never reuses a pk).
+      this.deleteParticipants.run(pk);
+      inserted = false;
+    }
     const n = r[W.participantCount] as number;
     for (let j = 0, o = W.parts; j < n; j++, o += PART_WIDTH) {
       this.insertParticipant.run(
