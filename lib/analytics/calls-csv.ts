@@ -4,7 +4,7 @@ import { CALL_RAW_COLUMNS } from "@/lib/export/columns";
 import { rawCell, rawKind, type RowBatches } from "@/lib/export/csv";
 import { MODES, RECEIVER_TYPES, RECORDING_WEIGHT, STATUSES, TYPES } from "./dims";
 import type { Filters } from "./filters";
-import { callsOrder, rawRowsByPk } from "./calls";
+import { callsOrder, callsOrderHead, rawRowsByPk } from "./calls";
 import { visibleApps, resolveApps, type Scope } from "./query";
 import type { RowOrder, StoreValuesOf } from "./report-route";
 import { currentStore, slotOfPk } from "./store";
@@ -259,9 +259,14 @@ export function callsCsvBatches(db: Db, f: Filters, scope: Scope, order?: RowOrd
   if (order) resolveApps(db, f, scope); // 404 before the first byte, as in-process
   const reader = new CallsCsvReader(db, appIds);
   if (!order) {
-    const pks = callsOrder(db, f, scope);
+    // The first batch from the order's head; the full sort (~1 s at 10M matches) only
+    // once the client has it. Same snapshot, same order, same bytes.
+    const { head, all } = callsOrderHead(db, f, scope, CSV_FIRST_BATCH);
     return (function* () {
+      if (head.length > 0) yield reader.batch(head, storeRows(db, head), true);
+      const pks = all();
       for (const [a, b] of batchRanges(pks.length)) {
+        if (a === 0) continue; // the head
         const chunk = pks.subarray(a, b);
         yield reader.batch(chunk, storeRows(db, chunk), true);
       }

@@ -7,7 +7,7 @@ import { callsOrder } from "./calls";
 import { callsCsvBatches, storeRows } from "./calls-csv";
 import { handleReport } from "./http";
 import * as A from "./index";
-import { sortWindow } from "./order";
+import { sortWindow, windowCopy } from "./order";
 import { REPORTS } from "./reports";
 import { openFixtureDb, randomCall, rng, writeCalls, type FixtureCall } from "./test-fixtures";
 
@@ -215,12 +215,68 @@ describe("calls CSV rows from the store and SQLite", () => {
     expect(got.slice(0, firstRows + 1)).toEqual(want.split("\r\n").slice(0, firstRows + 1));
   });
 
+  it("in-process, sends the order's head first and the rest in the same order, whatever runs in between", async () => {
+    for (const f of [A.filters({ sort: "minutes" }), A.filters({ sort: "start", order: "asc", type: "audio" })]) {
+      const pks = callsOrder(db, f, ALL);
+      expect(pks.length).toBeGreaterThan(600); // more than the first batch
+      const before = (await csvOfPks(db, pks)).split("\r\n");
+      const reader = csvRawStream(callsCsvBatches(db, f, ALL), CALL_RAW_COLUMNS).getReader();
+      const chunks: Uint8Array[] = [(await reader.read()).value!];
+      // Between the head and the rest: other orders taken on this thread (the scratch
+      // arrays reused), writes that reorder calls, and the store catching up on them.
+      A.getCalls(db, { ...A.filters({ sort: "duration", order: "asc" }), page: 3 }, ALL);
+      callsOrder(db, A.filters({ sort: "participants" }), ALL);
+      w.exec("UPDATE calls SET total_audio_minutes = total_audio_minutes + 3, start_at = start_at - 500 WHERE pk % 6 = 0");
+      A.getTotals(db, A.filters(), ALL);
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        chunks.push(value);
+      }
+      const got = new TextDecoder().decode(Buffer.concat(chunks)).split("\r\n");
+      const firstRows = new TextDecoder().decode(chunks[0]).split("\r\n").length - 2;
+      expect(firstRows, JSON.stringify(f)).toBeGreaterThan(0);
+      expect(got.slice(0, firstRows + 1), JSON.stringify(f)).toEqual(before.slice(0, firstRows + 1));
+      expect(got.slice(firstRows + 1), JSON.stringify(f)).toEqual((await csvOfPks(db, pks)).split("\r\n").slice(firstRows + 1));
+    }
+  });
+
   it("reads rows whole when the change log was pruned past the store's snapshot", async () => {
     const f = A.filters({ sort: "duration", order: "asc" });
     const pks = callsOrder(db, f, ALL);
     w.exec("UPDATE calls SET status = 'unanswered', total_audio_minutes = 2.5 WHERE pk % 4 = 1");
     w.exec("DELETE FROM analytics_changes WHERE seq < (SELECT max(seq) FROM analytics_changes)"); // as the prune trigger would, much later
     expect(await csvText(callsCsvBatches(db, f, ALL, pks, worker(pks)))).toBe(await csvOfPks(db, pks));
+  });
+});
+
+describe("windowCopy", () => {
+  const reference = (keys: number[]) => keys.map((k, s) => [k, s] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]));
+
+  it("copies out exactly the wanted positions, sorted, and leaves its input as it was", () => {
+    const r = rng(8);
+    const shapes: Array<[string, (i: number) => number]> = [
+      ["few distinct", () => Math.floor(r() * 5)],
+      ["all equal", () => 42],
+      ["seconds over a year", () => 1_735_689_600 + Math.floor(r() * 31_536_000)],
+      ["decimals", () => Math.round(r() * 1e6) / 1000 + Math.round(r() * 1e6) / 1000],
+      ["skewed with huge outliers", () => (r() < 0.01 ? 1e300 * r() : r() < 0.5 ? 0 : r() * 1e-300)],
+      ["nearly sorted", (i) => Math.floor(i / 3) + (r() < 0.1 ? 5 : 0)],
+    ];
+    for (const [name, gen] of shapes) {
+      for (const n of [1, 33, 500, 20_000]) {
+        const keys = Array.from({ length: n }, (_, i) => gen(i));
+        const want = reference(keys);
+        for (const [lo, hi] of [[0, Math.min(n, 256)], [Math.max(0, n - 256), n], [0, n]]) {
+          const K = Float64Array.from(keys);
+          const S = Int32Array.from(keys, (_, i) => i);
+          const w = windowCopy(K, S, n, lo, hi);
+          expect(Array.from(w.slots), `${name} n=${n} [${lo}, ${hi})`).toEqual(want.slice(lo, hi).map(([, s]) => s));
+          expect(Array.from(K), name).toEqual(keys); // untouched
+          expect(Array.from(S), name).toEqual(keys.map((_, i) => i));
+        }
+      }
+    }
   });
 });
 

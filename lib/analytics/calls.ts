@@ -3,7 +3,7 @@ import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { notFound } from "@/lib/http/errors";
 import type { Filters } from "./filters";
-import { sortWindow } from "./order";
+import { sortWindow, windowCopy } from "./order";
 import type { RowOrder } from "./report-route";
 import { resolveApps, round3, visibleApps, type Scope } from "./query";
 import { countMatching, matchKeys, type KeyedSelection } from "./scan";
@@ -170,6 +170,26 @@ export function getCalls(db: Db, f: Filters, scope: Scope): Page<CallListRow> {
 export function callsOrder(db: Db, f: Filters, scope: Scope): RowOrder {
   const x = matchKeys(db, f, resolveApps(db, f, scope), f.sort);
   return orderedPks(x, f.order, 0, x.count);
+}
+
+/**
+ * The list's order in two steps, from one snapshot: its first `n` pks at once (sorted
+ * out of the matches without reordering them), and the whole order when `all` is called
+ * — the matches are held in arrays of this order's own, so reports run in between (and
+ * the store catching up for them) change nothing. `all()` starts with the same `n` pks.
+ * What lets the calls CSV send its first rows before sorting 10M keys.
+ */
+export function callsOrderHead(db: Db, f: Filters, scope: Scope, n: number): { head: RowOrder; all: () => RowOrder } {
+  const x = matchKeys(db, f, resolveApps(db, f, scope), f.sort, true);
+  const { store, sel, keys, count } = x;
+  const asc = f.order === "asc";
+  const lo = asc ? 0 : Math.max(0, count - n);
+  const hi = asc ? Math.min(n, count) : count;
+  const w = windowCopy(keys, sel, count, lo, hi);
+  const pkCol = store.pk.a;
+  const head = pkCol instanceof Float64Array ? new Float64Array(hi - lo) : new Int32Array(hi - lo);
+  for (let k = 0; k < head.length; k++) head[asc ? k : head.length - 1 - k] = pkCol[w.slots[k]];
+  return { head, all: () => orderedPks(x, f.order, 0, count) };
 }
 
 /** Rows per SQLite read of the object rows. */

@@ -78,6 +78,12 @@ export class IntColumn {
 export class MinutesColumn {
   a: Int32Array | Float64Array;
   scale: 1000 | 1 = 1000;
+  /**
+   * An upper bound of |value| (thousandths) of every value ever held while `scale` is
+   * 1000: n × maxAbs ≤ 2^53 proves any sum of n of them exact in a double, in any order
+   * (what lets a report add pre-summed blocks instead of the values one by one).
+   */
+  maxAbs = 0;
 
   constructor(capacity: number) {
     this.a = new Int32Array(capacity);
@@ -88,6 +94,7 @@ export class MinutesColumn {
       const m = Math.round(v * 1000);
       if (m / 1000 === v && m === (m | 0)) {
         this.a[i] = m;
+        if (m > this.maxAbs || -m > this.maxAbs) this.maxAbs = Math.abs(m);
         return;
       }
       this.widen();
@@ -102,6 +109,7 @@ export class MinutesColumn {
       const sum = this.a[i] + m;
       if (m / 1000 === v && sum === (sum | 0)) {
         this.a[i] = sum;
+        if (sum > this.maxAbs || -sum > this.maxAbs) this.maxAbs = Math.abs(sum);
         return;
       }
       this.widen();

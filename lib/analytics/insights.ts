@@ -2,7 +2,7 @@ import type { Db } from "@/db/client";
 import { DIMENSIONS, DURATION_BUCKETS, RECORDING_WEIGHT, labelOf, type DimensionName } from "./dims";
 import type { Filters } from "./filters";
 import { resolveApps, round3, type Scope } from "./query";
-import { cubeOf, heatmapOf, peopleOf, select, type Selection } from "./scan";
+import { cellCountsOf, cubeOf, heatmapOf, peopleOf, select, type Selection } from "./scan";
 import type { AnalyticsStore } from "./store";
 import { WEEKDAYS, nextLocalHourStart, offsetFromSegments, offsetSegments, type OffsetSegment } from "./tz";
 
@@ -141,11 +141,11 @@ export interface DurationBucketRow {
 
 /** Calls by totalDuration in fixed buckets: <1m, 1–5, 5–15, 15–30, 30–60, ≥60 minutes. */
 export function getDurationDistribution(db: Db, f: Filters, scope: Scope): DurationBucketRow[] {
-  const c = cubeOf(db, f, resolveApps(db, f, scope));
+  const calls = cellCountsOf(db, f, resolveApps(db, f, scope));
   const byBucket = new Map<number, number>();
-  for (let cell = 0; cell < c.calls.length; cell++) {
+  for (let cell = 0; cell < calls.length; cell++) {
     const b = Math.floor(cell / 360);
-    byBucket.set(b, (byBucket.get(b) ?? 0) + c.calls[cell]);
+    byBucket.set(b, (byBucket.get(b) ?? 0) + calls[cell]);
   }
   return DURATION_BUCKETS.map((b, i) => ({
     bucket: b.key,

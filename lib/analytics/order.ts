@@ -162,3 +162,51 @@ function comparisonSort(K: Float64Array, S: Int32Array, a: number, b: number): v
   K.set(k, a);
   S.set(s, a);
 }
+
+/**
+ * Positions [lo, hi) of the ascending (key, slot) order of keys/slots[0..n), sorted, in
+ * arrays of their own — keys and slots are left as they are (read only), so the whole
+ * order can still be sorted from them afterwards (the calls CSV: its first rows go out
+ * before the full order is sorted). Candidates are the keys between bounds guessed from
+ * a sample (gathered in slot order, so ties stay in pk order); if the guess misses, a
+ * copy of everything is sorted instead.
+ */
+export function windowCopy(keys: Float64Array, slots: Int32Array, n: number, lo: number, hi: number): { keys: Float64Array; slots: Int32Array } {
+  lo = Math.max(0, lo);
+  hi = Math.min(n, hi);
+  if (hi <= lo) return { keys: new Float64Array(0), slots: new Int32Array(0) };
+  const sample = new Float64Array(Math.min(SAMPLES, n));
+  for (let j = 0; j < sample.length; j++) sample[j] = keys[Math.floor(((j + 0.5) * n) / sample.length)];
+  sample.sort();
+  const jLo = Math.floor((lo / n) * sample.length) - SLACK;
+  const jHi = Math.ceil((hi / n) * sample.length) + SLACK;
+  const kLo = jLo < 0 ? -Infinity : sample[jLo];
+  const kHi = jHi >= sample.length ? Infinity : sample[jHi];
+  let below = 0;
+  let c = 0;
+  for (let i = 0; i < n; i++) {
+    const k = keys[i];
+    if (k < kLo) below++;
+    else if (k <= kHi) c++;
+  }
+  let K: Float64Array, S: Int32Array, base: number;
+  if (below <= lo && below + c >= hi) {
+    K = new Float64Array(c);
+    S = new Int32Array(c);
+    for (let i = 0, p = 0; i < n; i++) {
+      const k = keys[i];
+      if (k >= kLo && k <= kHi) {
+        K[p] = k;
+        S[p++] = slots[i];
+      }
+    }
+    base = below;
+  } else {
+    K = keys.slice(0, n);
+    S = slots.slice(0, n);
+    base = 0;
+  }
+  scratch(K.length);
+  sortRange(K, S, 0, K.length, lo - base, hi - base, 0);
+  return { keys: K.slice(lo - base, hi - base), slots: S.slice(lo - base, hi - base) };
+}

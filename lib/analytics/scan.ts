@@ -1,7 +1,7 @@
 import type { Db } from "@/db/client";
 import { RECORDING_WEIGHT, codeOf } from "./dims";
 import type { Filters } from "./filters";
-import { CELLS, analyticsStore, type AnalyticsStore } from "./store";
+import { CELLS, analyticsStore, type AnalyticsStore, type PeopleBlock } from "./store";
 
 /**
  * The filter model compiled against the in-memory store (store.ts), and the scan
@@ -143,7 +143,7 @@ export function countMatching(db: Db, f: Filters, appPks: number[] | "all"): num
 /** Sort keys of the calls list (filters.ts SORT_KEYS). */
 export type SortKeyName = "start" | "duration" | "participants" | "minutes";
 
-/** Matching slots (ascending) and each one's sort key, in scratch arrays valid until the next call. */
+/** Matching slots (ascending) and each one's sort key, in scratch arrays valid until the next call (unless `own`). */
 export interface KeyedSelection {
   store: AnalyticsStore;
   sel: Int32Array;
@@ -160,13 +160,19 @@ let keyedKeys = new Float64Array(0);
  * `total_audio_minutes + total_video_minutes` (a stored thousandth m reads back as
  * m / 1000, the very double SQLite holds, so the sum rounds as SQLite's does).
  */
-export function matchKeys(db: Db, f: Filters, appPks: number[] | "all", sort: SortKeyName): KeyedSelection {
+export function matchKeys(db: Db, f: Filters, appPks: number[] | "all", sort: SortKeyName, own = false): KeyedSelection {
   const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks);
   if (keyedSel.length < s.n) {
     keyedSel = new Int32Array(Math.ceil(s.n * 1.25));
     keyedKeys = new Float64Array(keyedSel.length);
   }
   const sel = keyedSel, keys = keyedKeys;
+  // `own`: the caller keeps the arrays across reports (the calls CSV's order): they leave
+  // the scratch, the next call allocates its own.
+  if (own) {
+    keyedSel = new Int32Array(0);
+    keyedKeys = new Float64Array(0);
+  }
   let count = 0;
   if (none) return { store: s, sel, keys, count };
   const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a;
@@ -234,6 +240,33 @@ export function cubeOf(db: Db, f: Filters, appPks: number[] | "all"): Cube {
   return cubeMinutes(s, out);
 }
 
+/**
+ * Matching calls per cell only (the durations report): the cube's filter without its
+ * sums, so the pass reads 8 bytes a call (app, start, cell) rather than 22 — the scan
+ * is bound by memory bandwidth, not by arithmetic.
+ */
+export function cellCountsOf(db: Db, f: Filters, appPks: number[] | "all"): Float64Array {
+  const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks);
+  const calls = new Float64Array(CELLS);
+  if (none) return calls;
+  const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a;
+  const nApps = appOk.length;
+  for (let i = 0, n = s.n; i < n; i++) {
+    const ap = app[i];
+    if (ap >= nApps || appOk[ap] === 0) continue;
+    const t = start[i];
+    const c = cell[i];
+    if (t < from || t >= to || cellOk[c] === 0) continue;
+    if (pc >= 0 && pcs[i] !== pc) continue;
+    if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    calls[c]++;
+  }
+  return calls;
+}
+
+/** RECORDING_WEIGHT as a module constant: an imported binding is re-loaded on every use in a loop. */
+const REC_WEIGHT = RECORDING_WEIGHT;
+
 /** Per app pk (index): matching calls, audio and video minutes, calls with a recording, distinct uids listed. */
 export interface AppSums {
   calls: Float64Array;
@@ -255,6 +288,11 @@ export function perAppOf(db: Db, f: Filters, appPks: number[] | "all"): AppSums 
   const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a, audio = s.audio.a, video = s.video.a;
   const pOff = s.pOff.a, pLen = s.pLen.a, uid = s.uid.a;
   const seen = new Uint8Array(s.idUid.length);
+  // uid ids of each app not seen yet: once none is left, no later entry of that app can
+  // add a distinct uid and its entries are not read at all (with a few hundred uids per
+  // app that is nearly every call; the entries are most of the bytes a pass would read).
+  const unseen = new Float64Array(A);
+  for (const [appPk, m] of s.uidIds) if (appPk < A) unseen[appPk] = m.size;
   const { calls, audio: au, video: vi, rec, people: ppl } = out;
   const nApps = appOk.length;
   for (let i = 0, n = s.n; i < n; i++) {
@@ -268,13 +306,15 @@ export function perAppOf(db: Db, f: Filters, appPks: number[] | "all"): AppSums 
     calls[ap]++;
     au[ap] += audio[i];
     vi[ap] += video[i];
-    if (c % 360 >= RECORDING_WEIGHT) rec[ap]++;
+    if (c % 360 >= REC_WEIGHT) rec[ap]++;
+    if (unseen[ap] === 0) continue;
     // uid ids are per app: a uid first seen here is one more distinct participant of `ap`.
     for (let j = pOff[i], e = j + pLen[i]; j < e; j++) {
       const u = uid[j];
       if (seen[u] === 0) {
         seen[u] = 1;
         ppl[ap]++;
+        unseen[ap]--;
       }
     }
   }
@@ -300,30 +340,75 @@ export interface PeopleSums {
   last: Float64Array;
 }
 
+/**
+ * Doubles per uid in the participants' sums (a local constant, not store.ts's export: V8
+ * folds it into the index arithmetic; an imported binding is loaded on every use, which
+ * cost the entry loop ~1.7×).
+ */
 const ROW = 8;
 
 /**
- * Per uid id over the matching calls, in one pass (no selection): what the participants
- * report (`withMinutes`) and engagement (calls per uid only) aggregate. uid ids index
- * plain typed arrays — a few thousand entries, cache-resident.
+ * Per uid id over the matching calls (what the participants report, `withMinutes`, and
+ * engagement, calls per uid only, aggregate). uid ids index plain typed arrays — a few
+ * thousand entries, cache-resident.
+ *
+ * The pass over the entries is bound by memory bandwidth (17 bytes an entry, ~3 entries
+ * a call: reading them alone is most of the time), so where the filter keeps every call
+ * of a block of 65,536 slots — no categorical, participants-count or uid filter, the
+ * block's starts inside [from, to); the app filter applies per uid id, ids being per
+ * app — the block's per-uid sums (store.ts PeopleBlock, built by one unfiltered pass
+ * and kept until a slot of the block changes) are added instead of its entries. Exact:
+ * counts, minima and maxima do not depend on order, and minutes held as integer
+ * thousandths sum to the same integer in any order while n × maxAbs ≤ 2^53 (checked;
+ * otherwise, or for minutes held as plain doubles, every entry is added in slot order
+ * as before).
  */
 export function peopleOf(db: Db, f: Filters, appPks: number[] | "all", withMinutes = true): PeopleSums {
-  const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks);
+  const plan = compile(db, f, appPks);
+  const { s, cellOk, from, to, pc, uidIds, none } = plan;
   const U = s.idUid.length;
   const W = withMinutes ? U : 0;
   const listed = new Int32Array(U);
-  // One row of ROW doubles per uid (joined, unanswered, audio, video, total, first, last):
-  // an entry touches one cache line, not seven arrays.
-  const acc = new Float64Array(W * ROW);
+  // One row of ROW doubles per uid (listed unused, joined, unanswered, audio, video,
+  // total, first, last): an entry touches one cache line, not seven arrays.
+  const acc = newPeopleAcc(W);
+  if (none) return peopleSums(s, listed, acc, withMinutes);
+  if (uidIds === undefined && pc < 0 && cellOk.every((x) => x === 1) && (!withMinutes || blockSumsExact(s))) {
+    const bits = s.blockBits;
+    const full = s.n >> bits;
+    for (let b = 0; b < full; b++) {
+      const blk = peopleBlock(s, b);
+      if (blk.ids !== null && blk.minStart >= from && blk.maxStart < to) addPeopleBlock(s, plan.appOk, blk, listed, acc, withMinutes);
+      else scanPeople(plan, b << bits, (b + 1) << bits, listed, acc, withMinutes);
+    }
+    scanPeople(plan, full << bits, s.n, listed, acc, withMinutes);
+  } else scanPeople(plan, 0, s.n, listed, acc, withMinutes);
+  return peopleSums(s, listed, acc, withMinutes);
+}
+
+function newPeopleAcc(uids: number): Float64Array<ArrayBuffer> {
+  const acc = new Float64Array(uids * ROW);
   for (let k = 0; k < acc.length; k += ROW) {
-    acc[k + 5] = Infinity;
-    acc[k + 6] = -Infinity;
+    acc[k + 6] = Infinity;
+    acc[k + 7] = -Infinity;
   }
+  return acc;
+}
+
+/** Whether the participants' minutes are integer thousandths whose sums, in any order, are exact. */
+function blockSumsExact(s: AnalyticsStore): boolean {
+  const cols = [s.pAudio, s.pVideo, s.pTotal];
+  return cols.every((c) => c.scale === 1000 && s.m * c.maxAbs <= Number.MAX_SAFE_INTEGER);
+}
+
+/** Adds the entries of the matching calls among slots [lo, hi) (entry by entry, in slot order). */
+function scanPeople(plan: Plan, lo: number, hi: number, listed: Int32Array, acc: Float64Array, withMinutes: boolean): void {
+  const { s, appOk, cellOk, from, to, pc, uidIds } = plan;
   const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a;
   const pOff = s.pOff.a, pLen = s.pLen.a, uid = s.uid.a, flags = s.flags.a;
   const pa = s.pAudio.a, pv = s.pVideo.a, pt = s.pTotal.a;
   const nApps = appOk.length;
-  for (let i = 0, n = none ? 0 : s.n; i < n; i++) {
+  for (let i = lo; i < hi; i++) {
     const ap = app[i];
     if (ap >= nApps || appOk[ap] === 0) continue;
     const t = start[i];
@@ -341,15 +426,117 @@ export function peopleOf(db: Db, f: Filters, appPks: number[] | "all", withMinut
       const fl = flags[j];
       const k = u * ROW;
       listed[u]++;
-      acc[k] += fl & 1;
-      acc[k + 1] += fl >> 1;
-      acc[k + 2] += pa[j];
-      acc[k + 3] += pv[j];
-      acc[k + 4] += pt[j];
-      if (t < acc[k + 5]) acc[k + 5] = t;
-      if (t > acc[k + 6]) acc[k + 6] = t;
+      acc[k + 1] += fl & 1;
+      acc[k + 2] += fl >> 1;
+      acc[k + 3] += pa[j];
+      acc[k + 4] += pv[j];
+      acc[k + 5] += pt[j];
+      if (t < acc[k + 6]) acc[k + 6] = t;
+      if (t > acc[k + 7]) acc[k + 7] = t;
     }
   }
+}
+
+/** Scratch of the block builds: per uid id, zeroed again after each build. */
+let blockListed = new Int32Array(0);
+let blockAcc = new Float64Array(0);
+
+/** Block b's per-uid sums, built (one unfiltered pass over its slots) if missing or stale. */
+function peopleBlock(s: AnalyticsStore, b: number): PeopleBlock {
+  const stamp = s.blockStamp[b] ?? 0;
+  const cached = s.peopleBlocks[b];
+  if (cached && cached.stamp === stamp) return cached;
+  const U = s.idUid.length;
+  if (blockListed.length < U) {
+    blockListed = new Int32Array(Math.ceil(U * 1.25));
+    blockAcc = newPeopleAcc(blockListed.length);
+  }
+  const lo = b << s.blockBits, hi = lo + (1 << s.blockBits);
+  const start = s.start.a, pOff = s.pOff.a, pLen = s.pLen.a, uid = s.uid.a;
+  let minStart = Infinity, maxStart = -Infinity;
+  for (let i = lo; i < hi; i++) {
+    const t = start[i];
+    if (t < minStart) minStart = t;
+    if (t > maxStart) maxStart = t;
+  }
+  sumPeopleEntries(s, lo, hi, blockListed, blockAcc);
+  // The uids listed, each once (listed turned negative once taken), in the order met.
+  const ids: number[] = [];
+  let entries = 0;
+  for (let i = lo; i < hi; i++) {
+    for (let j = pOff[i], e = j + pLen[i]; j < e; j++) {
+      const u = uid[j];
+      entries++;
+      if (blockListed[u] > 0) {
+        ids.push(u);
+        blockListed[u] = -blockListed[u];
+      }
+    }
+  }
+  // Sums pay off only where uids repeat: a block of mostly one-off uids is scanned.
+  const keep = ids.length * 4 <= entries;
+  const sums = new Float64Array(keep ? ids.length * ROW : 0);
+  for (let q = 0; q < ids.length; q++) {
+    const u = ids[q], k = u * ROW, o = q * ROW;
+    if (keep) {
+      sums[o] = -blockListed[u];
+      for (let c = 1; c < ROW; c++) sums[o + c] = blockAcc[k + c];
+    }
+    blockListed[u] = 0;
+    for (let c = 1; c < 6; c++) blockAcc[k + c] = 0;
+    blockAcc[k + 6] = Infinity;
+    blockAcc[k + 7] = -Infinity;
+  }
+  const blk: PeopleBlock = { stamp, ids: keep ? Int32Array.from(ids) : null, sums, minStart, maxStart };
+  s.peopleBlocks[b] = blk;
+  return blk;
+}
+
+/**
+ * Every entry of slots [lo, hi), unfiltered: scanPeople's sums without its tests (its own
+ * function, so that scanPeople's loads and tests stay specialised to real filters).
+ */
+function sumPeopleEntries(s: AnalyticsStore, lo: number, hi: number, listed: Int32Array, acc: Float64Array): void {
+  const start = s.start.a, pOff = s.pOff.a, pLen = s.pLen.a, uid = s.uid.a, flags = s.flags.a;
+  const pa = s.pAudio.a, pv = s.pVideo.a, pt = s.pTotal.a;
+  for (let i = lo; i < hi; i++) {
+    const t = start[i];
+    for (let j = pOff[i], e = j + pLen[i]; j < e; j++) {
+      const u = uid[j];
+      const fl = flags[j];
+      const k = u * ROW;
+      listed[u]++;
+      acc[k + 1] += fl & 1;
+      acc[k + 2] += fl >> 1;
+      acc[k + 3] += pa[j];
+      acc[k + 4] += pv[j];
+      acc[k + 5] += pt[j];
+      if (t < acc[k + 6]) acc[k + 6] = t;
+      if (t > acc[k + 7]) acc[k + 7] = t;
+    }
+  }
+}
+
+/** Adds a block's sums of the uids of allowed apps. */
+function addPeopleBlock(s: AnalyticsStore, appOk: Uint8Array, blk: PeopleBlock, listed: Int32Array, acc: Float64Array, withMinutes: boolean): void {
+  const { ids, sums } = blk;
+  const idApp = s.idApp;
+  for (let q = 0, n = ids!.length; q < n; q++) {
+    const u = ids![q];
+    if (appOk[idApp[u]] !== 1) continue;
+    const o = q * ROW;
+    listed[u] += sums[o];
+    if (!withMinutes) continue;
+    const k = u * ROW;
+    for (let c = 1; c < 6; c++) acc[k + c] += sums[o + c];
+    if (sums[o + 6] < acc[k + 6]) acc[k + 6] = sums[o + 6];
+    if (sums[o + 7] > acc[k + 7]) acc[k + 7] = sums[o + 7];
+  }
+}
+
+function peopleSums(s: AnalyticsStore, listed: Int32Array, acc: Float64Array, withMinutes: boolean): PeopleSums {
+  const U = listed.length;
+  const W = withMinutes ? U : 0;
   let n = 0;
   for (let u = 0; u < U; u++) if (listed[u] > 0) n++;
   const ids = new Int32Array(n);
@@ -361,13 +548,13 @@ export function peopleOf(db: Db, f: Filters, appPks: number[] | "all", withMinut
   if (withMinutes) {
     for (const u of ids) {
       const k = u * ROW;
-      joined[u] = acc[k];
-      unanswered[u] = acc[k + 1];
-      audio[u] = acc[k + 2] / s.pAudio.scale;
-      video[u] = acc[k + 3] / s.pVideo.scale;
-      total[u] = acc[k + 4] / s.pTotal.scale;
-      first[u] = acc[k + 5];
-      last[u] = acc[k + 6];
+      joined[u] = acc[k + 1];
+      unanswered[u] = acc[k + 2];
+      audio[u] = acc[k + 3] / s.pAudio.scale;
+      video[u] = acc[k + 4] / s.pVideo.scale;
+      total[u] = acc[k + 5] / s.pTotal.scale;
+      first[u] = acc[k + 6];
+      last[u] = acc[k + 7];
     }
   }
   return { store: s, ids, listed, joined, unanswered, audio, video, total, first, last };

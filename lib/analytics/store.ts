@@ -55,10 +55,49 @@ export interface AnalyticsStore {
   idUid: string[];
   /** Largest app pk held (sizes the app lookup table of a filter). */
   maxApp: number;
+  /** log2 of the slots per block (BLOCK_BITS; smaller in tests). */
+  blockBits: number;
+  /**
+   * Per block of 2^blockBits slots (slot >> blockBits): a stamp bumped whenever a slot of the
+   * block changes, and the participants' per-uid sums of the block's calls (scan.ts
+   * peopleOf), valid while the stamp they were built at is the block's stamp.
+   */
+  blockStamp: number[];
+  peopleBlocks: Array<PeopleBlock | undefined>;
   /** Newest change-log seq applied. */
   seq: number;
   loadedAt: number;
   fullLoads: number;
+}
+
+/** Slots per block of the block sums: 65,536 calls (stores loaded after `setBlockBits` use its value: tests). */
+const BLOCK_BITS = 16;
+let blockBits = BLOCK_BITS;
+
+/** Block size (log2 slots) of the stores loaded from now on; tests use tiny blocks. */
+export function setBlockBits(bits = BLOCK_BITS): void {
+  blockBits = bits;
+}
+
+/**
+ * Sums of one block's participant entries per uid id (every call of the block, no
+ * filter): `ids` and, per id, 8 values — calls listed, joined, unanswered,
+ * audio, video and total minutes (thousandths: exact integers), first and last start;
+ * `ids` null when the block's uids hardly repeat (the sums would not be smaller than
+ * the entries). `minStart`/`maxStart` bound the block's starts.
+ */
+export interface PeopleBlock {
+  stamp: number;
+  ids: Int32Array | null;
+  sums: Float64Array;
+  minStart: number;
+  maxStart: number;
+}
+
+/** Marks the block of `slot` changed (its block sums are rebuilt on next use). */
+function touchBlock(s: AnalyticsStore, slot: number): void {
+  const b = slot >> s.blockBits;
+  s.blockStamp[b] = (s.blockStamp[b] ?? 0) + 1;
 }
 
 const stores = new WeakMap<Database.Database, AnalyticsStore>();
@@ -71,7 +110,7 @@ function emptyStore(callCap: number, entryCap: number): AnalyticsStore {
     pOff: new IntColumn("i32", callCap), pLen: new IntColumn("u16", callCap),
     m: 0, garbage: 0, uid: new IntColumn("i32", entryCap), flags: new IntColumn("u8", entryCap),
     pAudio: new MinutesColumn(entryCap), pVideo: new MinutesColumn(entryCap), pTotal: new MinutesColumn(entryCap),
-    uidIds: new Map(), idApp: [], idUid: [], maxApp: 0, seq: 0, loadedAt: 0, fullLoads: 0,
+    uidIds: new Map(), idApp: [], idUid: [], maxApp: 0, blockBits, blockStamp: [], peopleBlocks: [], seq: 0, loadedAt: 0, fullLoads: 0,
   };
 }
 
@@ -247,6 +286,7 @@ function catchUp(sqlite: Database.Database, s: AnalyticsStore, newest: number): 
       slot = s.n++;
     }
     s.garbage += s.pLen.a[slot];
+    touchBlock(s, slot);
     if (!row) {
       s.app.set(slot, 0);
       s.pLen.set(slot, 0);
