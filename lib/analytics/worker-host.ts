@@ -155,8 +155,16 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
   const enqueue = (job: WorkerJob, key: string, fallback: () => unknown, signal?: AbortSignal): Promise<unknown> =>
     new Promise<unknown>((resolve, reject) => {
       if (signal?.aborted) return reject(abortError());
-      const waiter: Waiter = { resolve, reject, signal };
-      signal?.addEventListener("abort", () => reject(abortError()), { once: true });
+      // The listener goes once the job settles: a CSV asks for one job per batch on the
+      // same request signal, and listeners left behind would pile up for the whole export.
+      const onAbort = () => reject(abortError());
+      const done = () => signal?.removeEventListener("abort", onAbort);
+      const waiter: Waiter = {
+        resolve: (v) => (done(), resolve(v)),
+        reject: (e) => (done(), reject(e)),
+        signal,
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
       // Share a run only with an identical job that has not started: its answer then
       // reflects every write committed before this request arrived.
       const same = queue.find((q) => q.key === key);
