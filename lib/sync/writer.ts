@@ -229,6 +229,8 @@ export class CallWriter {
   /** Returns true when the call was inserted, false when an existing row was updated. */
   private writeOne(r: WriteRow, now: number): boolean {
     const app = this.appPk;
+    // The statements' parameters in column order: W's positions 0–19, platform_has_recording
+    // and the recording probe (app, sessionId) around has_recording, then the two stamps.
     const params = [
       app, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[12], app, r[0],
       r[13], r[14], r[15], r[16], r[17], r[18], r[19], now, now,
