@@ -250,19 +250,26 @@ describe("calls CSV rows from the store and SQLite", () => {
   });
 });
 
+/** Ascending (key, slot) by a plain comparison sort. */
+const reference = (keys: number[]) => keys.map((k, s) => [k, s] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]));
+
+/** Key distributions the sorts must handle, drawn from `r`. */
+function keyShapes(r: () => number): Array<[string, (i: number) => number]> {
+  return [
+    ["few distinct", () => Math.floor(r() * 5)],
+    ["all equal", () => 42],
+    ["seconds over a year", () => 1_735_689_600 + Math.floor(r() * 31_536_000)],
+    ["decimals", () => Math.round(r() * 1e6) / 1000 + Math.round(r() * 1e6) / 1000],
+    ["skewed with huge outliers", () => (r() < 0.01 ? 1e300 * r() : r() < 0.5 ? 0 : r() * 1e-300)],
+    ["negative and zero", (i) => (i % 3 === 0 ? -0 + 0 : -Math.floor(r() * 50))],
+    ["nearly sorted", (i) => Math.floor(i / 3) + (r() < 0.1 ? 5 : 0)],
+  ];
+}
+
 describe("windowCopy", () => {
-  const reference = (keys: number[]) => keys.map((k, s) => [k, s] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]));
 
   it("copies out exactly the wanted positions, sorted, and leaves its input as it was", () => {
-    const r = rng(8);
-    const shapes: Array<[string, (i: number) => number]> = [
-      ["few distinct", () => Math.floor(r() * 5)],
-      ["all equal", () => 42],
-      ["seconds over a year", () => 1_735_689_600 + Math.floor(r() * 31_536_000)],
-      ["decimals", () => Math.round(r() * 1e6) / 1000 + Math.round(r() * 1e6) / 1000],
-      ["skewed with huge outliers", () => (r() < 0.01 ? 1e300 * r() : r() < 0.5 ? 0 : r() * 1e-300)],
-      ["nearly sorted", (i) => Math.floor(i / 3) + (r() < 0.1 ? 5 : 0)],
-    ];
+    const shapes = keyShapes(rng(8));
     for (const [name, gen] of shapes) {
       for (const n of [1, 33, 500, 20_000]) {
         const keys = Array.from({ length: n }, (_, i) => gen(i));
@@ -281,20 +288,9 @@ describe("windowCopy", () => {
 });
 
 describe("sortWindow", () => {
-  /** Ascending (key, slot) by a plain comparison sort. */
-  const reference = (keys: number[]) => keys.map((k, s) => [k, s] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]));
 
   it("puts exactly the wanted positions in order, for any key shape and window", () => {
-    const r = rng(7);
-    const shapes: Array<[string, (i: number) => number]> = [
-      ["few distinct", () => Math.floor(r() * 5)],
-      ["all equal", () => 42],
-      ["seconds over a year", () => 1_735_689_600 + Math.floor(r() * 31_536_000)],
-      ["decimals", () => Math.round(r() * 1e6) / 1000 + Math.round(r() * 1e6) / 1000],
-      ["skewed with huge outliers", () => (r() < 0.01 ? 1e300 * r() : r() < 0.5 ? 0 : r() * 1e-300)],
-      ["negative and zero", (i) => (i % 3 === 0 ? -0 + 0 : -Math.floor(r() * 50))],
-      ["nearly sorted", (i) => Math.floor(i / 3) + (r() < 0.1 ? 5 : 0)],
-    ];
+    const shapes = keyShapes(rng(7));
     for (const [name, gen] of shapes) {
       for (const n of [1, 2, 31, 33, 500, 20_000]) {
         const keys = Array.from({ length: n }, (_, i) => gen(i));

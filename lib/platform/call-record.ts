@@ -295,9 +295,10 @@ export function parseCallRecord(input: unknown): CallParseResult {
     }
     const pr = coerceFields(PARTICIPANT_FIELDS, PARTICIPANT_KEYS, p as Record<string, unknown>);
     if (!pr) {
+      // zod words the issue (the direct pass only knows that a field did not coerce).
       const result = participantSchema.safeParse(p);
-      const reason = result.success ? "rejected" : formatIssues(result.error, `participants.${i}.`);
-      return { ok: false, sessionId: r.sessionId, reason: result.success ? `participants.${i}: ${reason}` : reason };
+      const reason = result.success ? `participants.${i}: rejected` : formatIssues(result.error, `participants.${i}.`);
+      return { ok: false, sessionId: r.sessionId, reason };
     }
     parts.push(pr);
   }

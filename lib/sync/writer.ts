@@ -103,6 +103,18 @@ function isRecordLevelError(err: unknown): boolean {
   return code.startsWith("SQLITE_CONSTRAINT") || code === "SQLITE_ERROR" || code === "SQLITE_MISMATCH" || code === "SQLITE_TOOBIG";
 }
 
+/**
+ * A call row as the sync writes it; both statements below bind the same parameters
+ * (see writeOne). has_recording keeps a recording a webhook reported before the sync.
+ */
+const INSERT_CALL = `INSERT INTO calls (app_pk, session_id, mid, type, mode, status, initiator, receiver, receiver_type,
+    initiated_at, started_at, ended_at, start_at, platform_has_recording, has_recording,
+    total_audio_minutes, total_video_minutes, total_duration_minutes, duration_seconds, total_participants,
+    source, content_hash, raw, first_seen_ms, updated_ms)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+    ? OR EXISTS (SELECT 1 FROM recordings r WHERE r.app_pk = ? AND r.session_id = ?),
+    ?, ?, ?, ?, ?, 'sync', ?, ?, ?, ?)`;
+
 export class CallWriter {
   private readonly lookup: Statement<[number, string], { content_hash: string | null; source: string; status: string | null }>;
   private readonly upsert: Statement<unknown[], { pk: number }>;
@@ -124,36 +136,20 @@ export class CallWriter {
     this.ongoing = sqlite.prepare<[number], string>("SELECT session_id FROM calls WHERE app_pk = ? AND status = 'ongoing'").pluck();
     // The common case of a backfill, a call not stored yet: a plain insert (no RETURNING,
     // no update clause); a conflict changes nothing and falls through to the upsert.
-    this.insertNew = sqlite.prepare(
-      `INSERT INTO calls (app_pk, session_id, mid, type, mode, status, initiator, receiver, receiver_type,
-         initiated_at, started_at, ended_at, start_at, platform_has_recording, has_recording,
-         total_audio_minutes, total_video_minutes, total_duration_minutes, duration_seconds, total_participants,
-         source, content_hash, raw, first_seen_ms, updated_ms)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-         ? OR EXISTS (SELECT 1 FROM recordings r WHERE r.app_pk = ? AND r.session_id = ?),
-         ?, ?, ?, ?, ?, 'sync', ?, ?, ?, ?)
-       ON CONFLICT (app_pk, session_id) DO NOTHING`,
+    this.insertNew = sqlite.prepare(`${INSERT_CALL} ON CONFLICT (app_pk, session_id) DO NOTHING`);
+    this.upsert = sqlite.prepare<unknown[], { pk: number }>(
+      `${INSERT_CALL}
+       ON CONFLICT (app_pk, session_id) DO UPDATE SET
+         mid = excluded.mid, type = excluded.type, mode = excluded.mode, status = excluded.status,
+         initiator = excluded.initiator, receiver = excluded.receiver, receiver_type = excluded.receiver_type,
+         initiated_at = excluded.initiated_at, started_at = excluded.started_at, ended_at = excluded.ended_at,
+         start_at = excluded.start_at, platform_has_recording = excluded.platform_has_recording,
+         has_recording = excluded.has_recording, total_audio_minutes = excluded.total_audio_minutes,
+         total_video_minutes = excluded.total_video_minutes, total_duration_minutes = excluded.total_duration_minutes,
+         duration_seconds = excluded.duration_seconds, total_participants = excluded.total_participants,
+         source = 'sync', content_hash = excluded.content_hash, raw = excluded.raw, updated_ms = excluded.updated_ms
+       RETURNING pk`,
     );
-    this.upsert = sqlite
-      .prepare<unknown[], { pk: number }>(
-        `INSERT INTO calls (app_pk, session_id, mid, type, mode, status, initiator, receiver, receiver_type,
-           initiated_at, started_at, ended_at, start_at, platform_has_recording, has_recording,
-           total_audio_minutes, total_video_minutes, total_duration_minutes, duration_seconds, total_participants,
-           source, content_hash, raw, first_seen_ms, updated_ms)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-           ? OR EXISTS (SELECT 1 FROM recordings r WHERE r.app_pk = ? AND r.session_id = ?),
-           ?, ?, ?, ?, ?, 'sync', ?, ?, ?, ?)
-         ON CONFLICT (app_pk, session_id) DO UPDATE SET
-           mid = excluded.mid, type = excluded.type, mode = excluded.mode, status = excluded.status,
-           initiator = excluded.initiator, receiver = excluded.receiver, receiver_type = excluded.receiver_type,
-           initiated_at = excluded.initiated_at, started_at = excluded.started_at, ended_at = excluded.ended_at,
-           start_at = excluded.start_at, platform_has_recording = excluded.platform_has_recording,
-           has_recording = excluded.has_recording, total_audio_minutes = excluded.total_audio_minutes,
-           total_video_minutes = excluded.total_video_minutes, total_duration_minutes = excluded.total_duration_minutes,
-           duration_seconds = excluded.duration_seconds, total_participants = excluded.total_participants,
-           source = 'sync', content_hash = excluded.content_hash, raw = excluded.raw, updated_ms = excluded.updated_ms
-         RETURNING pk`,
-      );
     this.deleteParticipants = sqlite.prepare("DELETE FROM call_participants WHERE call_pk = ?");
     this.insertParticipant = sqlite.prepare(
       `INSERT INTO call_participants (call_pk, app_pk, seq, uid, state, is_joined, total_audio_minutes,
