@@ -5,7 +5,7 @@
  * transactions alone).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { BenchRow } from "./run";
@@ -26,6 +26,11 @@ export interface SyncBackfillResult {
   pages: number;
   emulatorStartMs: number;
   dbFileMb: number;
+  participantsPerCall: number;
+  /** CPU of this process (main thread and write worker) during the sync. */
+  syncCpuSeconds: number;
+  /** CPU of the emulator process during the sync (it shares the machine's cores). */
+  emulatorCpuSeconds?: number;
 }
 
 interface Spawned {
@@ -33,10 +38,17 @@ interface Spawned {
   apps: Array<{ appId: string; apiKey: string; region: "us" | "eu" | "in"; callsUrl: string }>;
 }
 
-async function spawnBenchEmulator(calls: number): Promise<Spawned> {
+/**
+ * The issue asks for calls with "about 3 participants each". The emulator's default mix
+ * (meetings of up to 12 members and 3 no-shows) averages 4.7 participant rows per call;
+ * meetings of at most 4 bring it to 2.9 (the run prints the measured figure).
+ */
+const BENCH_MAX_MEETING_SIZE = 4;
+
+async function spawnBenchEmulator(calls: number, maxMeetingSize: number): Promise<Spawned> {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", "scripts/emulator.ts", "--port", "0", "--seed", "1", "--apps", `bench:${calls}`, "--now", "1780000000"],
+    ["--import", "tsx", "scripts/emulator.ts", "--port", "0", "--seed", "1", "--apps", `bench:${calls}`, "--now", "1780000000", "--max-meeting-size", String(maxMeetingSize)],
     { cwd: process.cwd(), stdio: ["ignore", "pipe", "inherit"] },
   );
   return await new Promise<Spawned>((resolve, reject) => {
@@ -58,9 +70,11 @@ export interface SyncBackfillOptions {
   /** Where the write transactions run (default: the sync's own choice). */
   writer?: "auto" | "inline" | "worker";
   batchSize?: number;
+  /** Emulator meeting size cap (default BENCH_MAX_MEETING_SIZE; 12 is the emulator's own mix). */
+  maxMeetingSize?: number;
 }
 
-export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize }: SyncBackfillOptions = {}): Promise<SyncBackfillResult> {
+export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize, maxMeetingSize = BENCH_MAX_MEETING_SIZE }: SyncBackfillOptions = {}): Promise<SyncBackfillResult> {
   process.env.AUTH_SECRET ??= "bench-only-secret-bench-only-secret-000";
   process.env.LOG_LEVEL ??= "silent";
   const { openDatabase } = await import("@/db/client");
@@ -68,7 +82,7 @@ export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize
   const { syncApp } = await import("@/lib/sync/sync-app");
 
   const t0 = performance.now();
-  const emu = await spawnBenchEmulator(calls);
+  const emu = await spawnBenchEmulator(calls, maxMeetingSize);
   const emulatorStartMs = performance.now() - t0;
   const dir = mkdtempSync(path.join(tmpdir(), "callboard-bench-sync-"));
   const file = path.join(dir, "warehouse.db");
@@ -88,6 +102,8 @@ export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize
     };
     const sampler = setInterval(sample, 100);
     let summary;
+    const cpu0 = process.cpuUsage();
+    const emuCpu0 = childCpuSeconds(emu.child.pid);
     try {
       // The event loop is busy inside write transactions: sample after each page as well.
       summary = await syncApp(db, app, { trigger: "manual", perPage: 1000, onPage: sample, writer, batchSize });
@@ -95,8 +111,13 @@ export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize
       clearInterval(sampler);
       sample();
     }
+    const cpu = process.cpuUsage(cpu0);
+    const syncCpuSeconds = (cpu.user + cpu.system) / 1e6;
+    const emuCpu1 = childCpuSeconds(emu.child.pid);
+    const emulatorCpuSeconds = emuCpu0 === undefined || emuCpu1 === undefined ? undefined : emuCpu1 - emuCpu0;
     if (summary.status !== "succeeded") throw new Error(`bench sync failed: ${summary.error}`);
     db.$client.pragma("wal_checkpoint(TRUNCATE)");
+    const participantRows = db.$client.prepare("SELECT count(*) FROM call_participants").pluck().get() as number;
     const dbFileMb = (db.$client.prepare("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()").pluck().get() as number) / 1e6;
     db.$client.close();
     const wallMs = summary.timings.wallMs;
@@ -112,10 +133,24 @@ export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize
       pages: summary.pages,
       emulatorStartMs: Math.round(emulatorStartMs),
       dbFileMb: Math.round(dbFileMb),
+      participantsPerCall: participantRows / Math.max(1, summary.fetched),
+      syncCpuSeconds,
+      emulatorCpuSeconds,
     };
   } finally {
     emu.child.kill("SIGTERM");
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** CPU seconds (user + system) a child process has used so far; undefined off Linux. */
+function childCpuSeconds(pid: number | undefined): number | undefined {
+  try {
+    // /proc/PID/stat: fields 14 and 15 (utime, stime) in clock ticks, after the ")" of the name.
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
   }
 }
 
@@ -124,10 +159,11 @@ export async function runSyncBackfillBench(opts: { calls?: number } = {}): Promi
   const r = await measureSyncBackfill(opts);
   const n = r.calls.toLocaleString("en");
   return [
-    { area: "sync", metric: `backfill ${n} calls over HTTP, end to end`, target: ">= 30,000 calls/s", measured: `${r.callsPerSecond.toLocaleString("en")} calls/s (${(r.wallMs / 1000).toFixed(1)} s)`, ok: r.callsPerSecond >= 30_000 },
+    { area: "sync", metric: `backfill ${n} calls over HTTP (${r.participantsPerCall.toFixed(2)} participant rows per call), end to end`, target: ">= 30,000 calls/s", measured: `${r.callsPerSecond.toLocaleString("en")} calls/s (${(r.wallMs / 1000).toFixed(1)} s)`, ok: r.callsPerSecond >= 30_000 },
     { area: "sync", metric: "peak RSS of the syncing process", target: "< 600 MB", measured: `${r.peakRssMb} MB`, ok: r.peakRssMb < 600 },
     { area: "sync", metric: "write transactions alone", target: "", measured: `${(r.dbOnlyMs / 1000).toFixed(1)} s (${Math.round(r.calls / (r.dbOnlyMs / 1000)).toLocaleString("en")} calls/s)` },
     { area: "sync", metric: "parse + hash + classify", target: "", measured: `${(r.parseMs / 1000).toFixed(1)} s` },
+    { area: "sync", metric: "CPU during the sync: Callboard (both threads) / emulator", target: "", measured: `${r.syncCpuSeconds.toFixed(1)} s / ${r.emulatorCpuSeconds?.toFixed(1) ?? "?"} s (${((r.syncCpuSeconds * 1e6) / r.calls).toFixed(0)} / ${r.emulatorCpuSeconds === undefined ? "?" : ((r.emulatorCpuSeconds * 1e6) / r.calls).toFixed(0)} µs per call)` },
     { area: "sync", metric: "waiting for pages (not hidden by prefetch)", target: "", measured: `${(r.fetchWaitMs / 1000).toFixed(1)} s of ${r.pages} pages` },
   ];
 }

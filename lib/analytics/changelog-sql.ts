@@ -1,13 +1,24 @@
 /**
  * The write-path side of the analytics store: triggers that append the pk of every
  * changed call to `analytics_changes` (db/schema/analytics.ts). Migration
- * `0006_analytics_changes.sql` holds `changelogMigrationSql()`'s output, written once;
+ * `0006_analytics_changes.sql` holds the first version (written once; 0009 changes two
+ * triggers);
  * docs/decisions/0006-analytics-rollups.md says why a log and not rollups.
  *
- * Cost: one rowid append per written call. A participant row written right after its
+ * Cost: one rowid append per changed call. A participant row written right after its
  * call's own entry (the sync's "upsert the call, replace its participants") appends
  * nothing: the newest entry already names the call. That is safe because readers
  * always re-read the call of the newest entry they saw (lib/analytics/store.ts).
+ *
+ * A new call is not logged at all (migration 0009): pks are AUTOINCREMENT and writers
+ * are serialised, so a reader finds every call inserted since it last looked as
+ * `pk > ` the largest pk it holds. The participants of a new call, inserted right after
+ * it on the same connection (its pk is then that connection's `last_insert_rowid()`),
+ * are not logged either; they commit with the call. A participant inserted later for a
+ * call this connection inserted last (in an earlier transaction) would be missed by that
+ * test: the one writer of participants, the sync's CallWriter, logs its update path
+ * explicitly (lib/sync/writer.ts). Logging a backfill's million inserts cost the write
+ * path about a fifth of its time (docs/decisions/0007).
  */
 
 /** Entries kept; a reader further behind than this reloads in full. */
@@ -24,14 +35,16 @@ const WATCHED = [
 const notNewest = (pk: string) => `(SELECT call_pk FROM analytics_changes ORDER BY seq DESC LIMIT 1) IS NOT ${pk}`;
 const append = (pk: string) => `INSERT INTO analytics_changes (call_pk) VALUES (${pk});`;
 
+/** When a participant insert is logged: not for a call just inserted (see above). */
+export const NEW_PARTICIPANT_LOGGED = `new.call_pk IS NOT last_insert_rowid() AND ${notNewest("new.call_pk")}`;
+
+/** The change-log triggers as they stand (0006, changed by 0009). */
 export function changelogTriggerStatements(): string[] {
   const changed = WATCHED.map((c) => `old.${c} IS NOT new.${c}`).join(" OR ");
   const participantChanged = ["call_pk", "uid", "state", "is_joined", "total_audio_minutes", "total_video_minutes", "total_duration_minutes"]
     .map((c) => `old.${c} IS NOT new.${c}`)
     .join(" OR ");
   return [
-    `CREATE TRIGGER analytics_log_calls_ai AFTER INSERT ON calls FOR EACH ROW WHEN ${notNewest("new.pk")}
-BEGIN ${append("new.pk")} END`,
     `CREATE TRIGGER analytics_log_calls_au AFTER UPDATE ON calls FOR EACH ROW WHEN (${changed}) AND ${notNewest("new.pk")}
 BEGIN ${append("new.pk")} END`,
     // A pk change (never done by Callboard) also empties the old slot.
@@ -39,7 +52,7 @@ BEGIN ${append("new.pk")} END`,
 BEGIN ${append("old.pk")} END`,
     `CREATE TRIGGER analytics_log_calls_ad AFTER DELETE ON calls FOR EACH ROW WHEN ${notNewest("old.pk")}
 BEGIN ${append("old.pk")} END`,
-    `CREATE TRIGGER analytics_log_participants_ai AFTER INSERT ON call_participants FOR EACH ROW WHEN ${notNewest("new.call_pk")}
+    `CREATE TRIGGER analytics_log_participants_ai AFTER INSERT ON call_participants FOR EACH ROW WHEN ${NEW_PARTICIPANT_LOGGED}
 BEGIN ${append("new.call_pk")} END`,
     `CREATE TRIGGER analytics_log_participants_ad AFTER DELETE ON call_participants FOR EACH ROW WHEN ${notNewest("old.call_pk")}
 BEGIN ${append("old.call_pk")} END`,

@@ -254,14 +254,40 @@ function findSlot(s: AnalyticsStore, pk: number): number {
   return -1;
 }
 
+function maxPk(sqlite: Database.Database): number {
+  return (sqlite.prepare("SELECT coalesce(max(pk), 0) FROM calls").pluck().get() as number) ?? 0;
+}
+
+/** The largest pk the store holds (slots are in pk order). */
+function lastPkOf(s: AnalyticsStore): number {
+  return s.n > 0 ? s.pk.a[s.n - 1] : 0;
+}
+
+/** Ascending union of two ascending pk lists. */
+function mergePks(a: number[], b: number[]): number[] {
+  if (a.length === 0) return b;
+  if (b.length === 0) return a;
+  const out: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    const x = j >= b.length || (i < a.length && a[i] <= b[j]) ? a[i++] : b[j++];
+    if (out.length === 0 || out[out.length - 1] !== x) out.push(x);
+  }
+  return out;
+}
+
 /**
  * Applies the calls named by log entries seq >= s.seq (the newest applied entry is
- * re-read: a participant write right after it appends nothing). Returns false when a
- * full reload is needed instead.
+ * re-read: a participant write right after it appends nothing) and the calls inserted
+ * since (pk above the store's largest: new calls are not logged, changelog-sql.ts).
+ * Returns false when a full reload is needed instead.
  */
 function catchUp(sqlite: Database.Database, s: AnalyticsStore, newest: number): boolean {
-  const pks = sqlite.prepare("SELECT DISTINCT call_pk FROM analytics_changes WHERE seq >= ? ORDER BY call_pk").pluck().all(s.seq) as number[];
+  const logged = sqlite.prepare("SELECT DISTINCT call_pk FROM analytics_changes WHERE seq >= ? ORDER BY call_pk").pluck().all(s.seq) as number[];
   if (s.seq > 0 && !sqlite.prepare("SELECT 1 FROM analytics_changes WHERE seq = ?").get(s.seq)) return false; // pruned past us
+  const inserted = sqlite.prepare("SELECT pk FROM calls WHERE pk > ? ORDER BY pk").pluck().all(lastPkOf(s)) as number[];
+  const pks = mergePks(logged, inserted);
   const calls = new Map<number, CallRaw>();
   const parts = new Map<number, PartRaw[]>();
   const CHUNK = 500;
@@ -275,7 +301,7 @@ function catchUp(sqlite: Database.Database, s: AnalyticsStore, newest: number): 
       else parts.set(r[0], [r]);
     }
   }
-  const lastPk = s.n > 0 ? s.pk.a[s.n - 1] : 0;
+  const lastPk = lastPkOf(s);
   for (const pk of pks) {
     const row = calls.get(pk);
     let slot = findSlot(s, pk);
@@ -310,7 +336,7 @@ export function analyticsStore(db: Db): AnalyticsStore {
     let s = stores.get(sqlite);
     const newest = maxSeq(sqlite);
     if (s && newest >= s.seq) {
-      const behind = newest - s.seq;
+      const behind = newest - s.seq + Math.max(0, maxPk(sqlite) - lastPkOf(s));
       const tooFar = behind > Math.max(RELOAD_MIN_ENTRIES, s.n / 8) || s.garbage > Math.max(1_000_000, s.m / 2);
       if (!tooFar && catchUp(sqlite, s, newest)) return s;
     }

@@ -21,6 +21,9 @@ export interface AppGenParams {
   /** How far back (30-day months) the history reaches. */
   months: number;
   region?: Region;
+  /** Largest meeting (members who join, initiator included; default 12). The bench
+   * lowers it to get the issues' "about 3 participant rows per call". */
+  maxMeetingSize?: number;
 }
 
 export interface GenContext {
@@ -33,6 +36,7 @@ export interface GenContext {
   appSeed: number;
   tzOffsetHours: number;
   ongoingCount: number;
+  maxMeetingSize: number;
   pop: Population;
 }
 
@@ -50,6 +54,7 @@ export function makeContext(p: AppGenParams): GenContext {
     // Each tenant works in its own time zone so apps do not peak at the same UTC hour.
     tzOffsetHours: [-8, -5, 0, 1, 5, 9][appSeed % 6],
     ongoingCount: count >= 50 ? Math.min(4, 1 + Math.floor(count / 500)) : count >= 10 ? 1 : 0,
+    maxMeetingSize: Math.max(3, Math.floor(p.maxMeetingSize ?? 12)),
     pop: buildPopulation(p.seed, p.appId),
   };
 }
@@ -163,9 +168,10 @@ export function buildCall(rng: Rng, ctx: GenContext, spec: CallSpec): CallRecord
     const start = int(rng, 0, members.length - 1);
     const rot = members.slice(start).concat(members.slice(0, start));
     initiator = pop.users[rot[0]];
-    const want = Math.min(rot.length, int(rng, 3, 12));
-    // want members join (initiator included); up to 3 more are invited and never come.
-    invited = rot.slice(1, want + int(rng, 0, 3)).map((i) => pop.users[i]);
+    const want = Math.min(rot.length, int(rng, 3, ctx.maxMeetingSize));
+    // want members join (initiator included); up to 3 more (fewer in small meetings) are
+    // invited and never come.
+    invited = rot.slice(1, want + int(rng, 0, Math.min(3, ctx.maxMeetingSize - 3))).map((i) => pop.users[i]);
     joinCount = want - 1;
   }
 

@@ -19,6 +19,8 @@ export interface EmulatorOptions {
   quirks?: Partial<EmulatorQuirks>;
   faults?: FaultConfig;
   management?: { key?: string; secret?: string };
+  /** Largest meeting the generator makes (default 12). */
+  maxMeetingSize?: number;
 }
 
 export interface RunningEmulator {
@@ -116,6 +118,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     quirks: options.quirks,
     faults: options.faults,
     management: options.management,
+    maxMeetingSize: options.maxMeetingSize,
   });
   const sockets = new Set<Socket>();
   const hung = new Set<Socket>();

@@ -53,6 +53,8 @@ export interface StateOptions {
   quirks?: Partial<EmulatorQuirks>;
   faults?: FaultConfig;
   management?: { key?: string; secret?: string };
+  /** See AppGenParams.maxMeetingSize. */
+  maxMeetingSize?: number;
 }
 
 /** Deterministic API key: the same seed and app id always give the same key. */
@@ -96,6 +98,7 @@ export class EmulatorState {
       now: this.now,
       months: spec.months ?? this.months,
       name: spec.name,
+      maxMeetingSize: this.initial.maxMeetingSize,
     });
     this.apps.set(spec.appId, store);
     return store;

@@ -15,6 +15,7 @@ export interface AppOptions {
   now: number;
   months: number;
   name?: string;
+  maxMeetingSize?: number;
 }
 
 export interface CallFilters {
@@ -68,7 +69,7 @@ export class AppStore {
     this.apiKey = o.apiKey;
     this.region = o.region;
     this.name = o.name ?? o.appId;
-    this.ctx = makeContext({ appId: o.appId, seed: o.seed, count: o.count, now: o.now, months: o.months, region: o.region });
+    this.ctx = makeContext({ appId: o.appId, seed: o.seed, count: o.count, now: o.now, months: o.months, region: o.region, maxMeetingSize: o.maxMeetingSize });
     this.clock = this.ctx.now;
     this.createdAt = this.ctx.start;
     this.n = this.ctx.count;

@@ -168,11 +168,6 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
   }, Math.max(1_000, Math.floor(leaseMs / 4)));
   renewTimer.unref();
 
-  const progress = db.$client.prepare(
-    `UPDATE sync_runs SET pages = ?, fetched = ?, inserted = ?, updated = ?, unchanged = ?, skipped = ?, refreshed = ? WHERE pk = ?`,
-  );
-  const saveProgress = () =>
-    progress.run(summary.pages, summary.fetched, summary.inserted, summary.updated, summary.unchanged, summary.skipped, summary.refreshed, run.pk);
 
   let pagedEverything = false;
   let sink: WriteSink | undefined;
@@ -192,6 +187,9 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
     // the copy handed over: a smaller batch keeps peak memory in bounds (~470 MB measured
     // at 4,000 vs ~680 MB at 8,000) and is still ~16,000 rows per transaction.
     const batchSize = options.batchSize ?? (sink.kind === "worker" ? 4_000 : 8_000);
+    const progressSink = sink;
+    const saveProgress = () =>
+      progressSink.saveProgress(run.pk, [summary.pages, summary.fetched, summary.inserted, summary.updated, summary.unchanged, summary.skipped, summary.refreshed]);
     const state = new RunState(writer, sink, summary, batchSize, saveProgress);
 
     pagedEverything = await pageThrough(client, state, summary, { ...options, signal }, fullDue);

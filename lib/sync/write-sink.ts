@@ -3,7 +3,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { Db } from "@/db/client";
-import type { BatchResult, CallWriter, WriteRow } from "./writer";
+import type { BatchResult, CallWriter, SyncProgress, WriteRow } from "./writer";
 
 /**
  * Where batches are written: inline on this thread, or on a worker thread with its own
@@ -21,6 +21,12 @@ export interface WriteSink {
   stage(rows: WriteRow[]): void;
   /** Writes everything staged since the last commit, in one transaction. */
   commit(): Promise<BatchResult>;
+  /**
+   * Updates the run's progress row after the commits requested so far. With the worker
+   * it is written there, in turn: on this thread the UPDATE would wait for the worker's
+   * write lock and stall parsing for a whole transaction (or fail after the busy timeout).
+   */
+  saveProgress(runPk: number, counts: SyncProgress): void;
   close(): Promise<void>;
 }
 
@@ -36,6 +42,7 @@ export function inlineSink(writer: CallWriter): WriteSink {
       staged = [];
       return writer.writeTolerant(batch);
     },
+    saveProgress: (runPk, counts) => writer.saveProgress(runPk, counts),
     close: async () => undefined,
   };
 }
@@ -99,6 +106,9 @@ export function workerSink(db: Db, appPk: number): WriteSink | undefined {
         waiting.set(id, { resolve, reject });
         worker.postMessage({ id });
       }),
+    saveProgress: (runPk, counts) => {
+      if (!dead) worker.postMessage({ progress: { runPk, counts } });
+    },
     close: async () => {
       if (!dead) await worker.terminate();
     },

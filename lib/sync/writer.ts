@@ -85,6 +85,9 @@ export function extraParticipantJson(raw: unknown): string | null {
   return extra ? JSON.stringify(extra) : null;
 }
 
+/** pages, fetched, inserted, updated, unchanged, skipped, refreshed. */
+export type SyncProgress = [number, number, number, number, number, number, number];
+
 export interface WriteCounts {
   inserted: number;
   updated: number;
@@ -120,8 +123,10 @@ export class CallWriter {
   private readonly upsert: Statement<unknown[], { pk: number }>;
   private readonly insertNew: Statement<unknown[]>;
   private readonly deleteParticipants: Statement<[number]>;
+  private readonly logChange: Statement<[number, number]>;
   private readonly insertParticipant: Statement<unknown[]>;
   private readonly countCalls: Statement<[number], number>;
+  private readonly progress: Statement<unknown[]>;
   private readonly ongoing: Statement<[number], string>;
   private readonly writeBatch: (batch: Iterable<WriteRow>) => WriteCounts;
   private lastStamp = 0;
@@ -151,6 +156,12 @@ export class CallWriter {
        RETURNING pk`,
     );
     this.deleteParticipants = sqlite.prepare("DELETE FROM call_participants WHERE call_pk = ?");
+    this.logChange = sqlite.prepare(
+      "INSERT INTO analytics_changes (call_pk) SELECT ? WHERE (SELECT call_pk FROM analytics_changes ORDER BY seq DESC LIMIT 1) IS NOT ?",
+    );
+    this.progress = sqlite.prepare(
+      "UPDATE sync_runs SET pages = ?, fetched = ?, inserted = ?, updated = ?, unchanged = ?, skipped = ?, refreshed = ? WHERE pk = ?",
+    );
     this.insertParticipant = sqlite.prepare(
       `INSERT INTO call_participants (call_pk, app_pk, seq, uid, state, is_joined, total_audio_minutes,
          total_video_minutes, total_duration_minutes, device_id, joined_at, left_at, mid, raw)
@@ -190,6 +201,11 @@ export class CallWriter {
       for (const id of sessionIds) out.push(this.find(id));
     })();
     return out;
+  }
+
+  /** A running sync's counters, in SyncProgress order, on its sync_runs row. */
+  saveProgress(runPk: number, counts: SyncProgress): void {
+    this.progress.run(...counts, runPk);
   }
 
   write(batch: Iterable<WriteRow>): WriteCounts {
@@ -244,6 +260,9 @@ export class CallWriter {
       // An updated row (a webhook-made one included) may hold participants under this pk;
       // a row just inserted cannot (AUTOINCREMENT never reuses a pk).
       this.deleteParticipants.run(pk);
+      // The change-log triggers skip participants of the call this connection inserted
+      // last (lib/analytics/changelog-sql.ts); that may be this one, from an earlier batch.
+      this.logChange.run(pk, pk);
       inserted = false;
     }
     const n = r[W.participantCount] as number;
