@@ -48,7 +48,7 @@ const BENCH_MAX_MEETING_SIZE = 4;
 async function spawnBenchEmulator(calls: number, maxMeetingSize: number): Promise<Spawned> {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", "scripts/emulator.ts", "--port", "0", "--seed", "1", "--apps", `bench:${calls}`, "--now", "1780000000", "--max-meeting-size", String(maxMeetingSize)],
+    ["--import", "tsx", "scripts/emulator.ts", "--port", "0", "--seed", "1", "--apps", `bench:${calls}`, "--now", "1780000000", "--max-meeting-size", String(maxMeetingSize), "--prerender"],
     { cwd: process.cwd(), stdio: ["ignore", "pipe", "inherit"] },
   );
   return await new Promise<Spawned>((resolve, reject) => {

@@ -17,6 +17,7 @@ export const CLI_USAGE = `Usage: tsx scripts/emulator.ts [options]
   --invalid-records      serve a few unparseable records
   --order O              newest | oldest | shuffled (default newest)
   --max-meeting-size N   largest meeting, initiator included (default 12; min 3)
+  --prerender            render every record's JSON at start (less CPU per page; benchmarks)
   --fault SPEC           repeatable; kind:when[:route[:appId]]
                          kind: 429 500 502 503 truncate hang reset
                          when: 0.1 (rate) | every5 | first3
@@ -64,7 +65,7 @@ export function parseCli(argv: string[]): { help: true } | { help: false; option
       now: { type: "string" }, "management-key": { type: "string" }, "management-secret": { type: "string" },
       "ignore-per-page": { type: "string" }, "invalid-records": { type: "boolean" }, order: { type: "string" },
       fault: { type: "string", multiple: true }, "fault-seed": { type: "string" }, "rate-limit": { type: "string" },
-      help: { type: "boolean" }, "max-meeting-size": { type: "string" },
+      help: { type: "boolean" }, "max-meeting-size": { type: "string" }, prerender: { type: "boolean" },
     },
     strict: true,
   });
@@ -90,6 +91,7 @@ export function parseCli(argv: string[]): { help: true } | { help: false; option
       management: { key: values["management-key"], secret: values["management-secret"] },
       quirks: { ignorePerPage: intOpt("ignore-per-page", values["ignore-per-page"], 0), invalidRecords: values["invalid-records"] ?? false, order: order as ListOrder },
       faults,
+      prerender: values.prerender ?? false,
       maxMeetingSize: values["max-meeting-size"] === undefined ? undefined : Math.max(3, intOpt("max-meeting-size", values["max-meeting-size"], 12)),
     },
   };

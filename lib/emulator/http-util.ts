@@ -96,6 +96,15 @@ export class ByteWriter {
     this.used += this.buf.write(text, this.used, "utf8");
   }
 
+  writeBytes(bytes: Buffer): void {
+    if (this.used + bytes.length > this.buf.length) {
+      const next = Buffer.allocUnsafe(Math.max(this.used + bytes.length, this.buf.length * 2));
+      this.buf.copy(next, 0, 0, this.used);
+      this.buf = next;
+    }
+    this.used += bytes.copy(this.buf, this.used);
+  }
+
   bytes(): Buffer {
     return this.buf.subarray(0, this.used);
   }

@@ -46,7 +46,12 @@ export function listPage(state: EmulatorState, app: AppStore, url: URL, onBehalf
   if (state.quirks.order === "shuffled") picked = shuffled(mulberry32(mix(q.page, total, perPage)), picked);
   const out = new ByteWriter(picked.length * 1600 + 256);
   out.write('{"data":[');
-  for (let i = 0; i < picked.length; i++) out.write((i === 0 ? "" : ",") + app.text(picked[i], state.quirks.invalidRecords));
+  for (let i = 0; i < picked.length; i++) {
+    const rendered = app.renderedText(picked[i], state.quirks.invalidRecords);
+    if (i > 0) out.write(",");
+    if (rendered) out.writeBytes(rendered);
+    else out.write(app.text(picked[i], state.quirks.invalidRecords));
+  }
   const meta = { pagination: { total, count: picked.length, per_page: perPage, current_page: q.page, total_pages: Math.ceil(total / perPage) } };
   out.write(`],"meta":${JSON.stringify(meta)}}`);
   return { status: 200, body: out.bytes() };

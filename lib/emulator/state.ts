@@ -55,6 +55,8 @@ export interface StateOptions {
   management?: { key?: string; secret?: string };
   /** See AppGenParams.maxMeetingSize. */
   maxMeetingSize?: number;
+  /** Render every record's served text at start (AppStore.prerender). */
+  prerender?: boolean;
 }
 
 /** Deterministic API key: the same seed and app id always give the same key. */
@@ -100,6 +102,7 @@ export class EmulatorState {
       name: spec.name,
       maxMeetingSize: this.initial.maxMeetingSize,
     });
+    if (this.initial.prerender) store.prerender();
     this.apps.set(spec.appId, store);
     return store;
   }
