@@ -6,7 +6,7 @@ import { MODES, RECEIVER_TYPES, RECORDING_WEIGHT, STATUSES, TYPES } from "./dims
 import type { Filters } from "./filters";
 import { callsOrder, callsOrderHead, rawRowsByPk } from "./calls";
 import { visibleApps, resolveApps, type Scope } from "./query";
-import type { RowOrder, StoreValuesOf } from "./report-route";
+import type { CsvOrder, OrderHead, RowOrder, StoreValuesOf } from "./report-route";
 import { currentStore, slotOfPk } from "./store";
 
 /**
@@ -234,14 +234,25 @@ const PK_INDEX = 18;
 const CSV_FIRST_BATCH = 256;
 const CSV_BATCH = 2048;
 
-function* batchRanges(n: number): Generator<[number, number]> {
-  for (let i = 0; i < n; ) {
+/** Batches of positions [from, n): the first batch of the order is the small one. */
+function* batchRanges(n: number, from = 0): Generator<[number, number]> {
+  for (let i = from; i < n; ) {
     const end = Math.min(n, i + (i === 0 ? CSV_FIRST_BATCH : CSV_BATCH));
     yield [i, end];
     i = end;
   }
 }
 
+/**
+ * The calls CSV's order where the store lives (the worker's `order` job): the first
+ * batch's pks with their store values, then — `all`, called right after in the same job —
+ * the whole order. The matches stay in the shared scratch (nothing runs in between), and
+ * the head's values travel with it: the first rows need no second trip to the worker.
+ */
+export function callsCsvOrder(db: Db, f: Filters, scope: Scope): OrderHead {
+  const { head, all } = callsOrderHead(db, f, scope, CSV_FIRST_BATCH, false);
+  return { head, values: storeRows(db, head), all };
+}
 
 /**
  * Every call matching the filters (no paging), in the list's order, as batches of CSV
@@ -251,10 +262,13 @@ function* batchRanges(n: number): Generator<[number, number]> {
  * deleted one is left out.
  *
  * In-process (no `order`): the order and the store values from this thread's store.
- * With an `order` from the worker: store values from `values` (the worker too), fetched
- * one batch ahead; without `values`, rows are read whole (this thread loads no store).
+ * With an `order` from the worker (head first: `callsCsvOrder` there): the head's rows
+ * are written with the values that came with it as soon as it is there, the rest once
+ * the whole order follows, with store values from `values` (the worker too), fetched one
+ * batch ahead; without `values`, rows are read whole (this thread loads no store). A
+ * whole order (tests, scripts) is taken as its own head.
  */
-export function callsCsvBatches(db: Db, f: Filters, scope: Scope, order?: RowOrder, values?: StoreValuesOf): RowBatches {
+export function callsCsvBatches(db: Db, f: Filters, scope: Scope, order?: CsvOrder, values?: StoreValuesOf): RowBatches {
   const appIds = new Map(visibleApps(db, scope).map((a) => [a.pk, a.appId]));
   if (order) resolveApps(db, f, scope); // 404 before the first byte, as in-process
   const reader = new CallsCsvReader(db, appIds);
@@ -264,27 +278,27 @@ export function callsCsvBatches(db: Db, f: Filters, scope: Scope, order?: RowOrd
     const { head, all } = callsOrderHead(db, f, scope, CSV_FIRST_BATCH);
     return (function* () {
       if (head.length > 0) yield reader.batch(head, storeRows(db, head), true);
-      const pks = all();
-      for (const [a, b] of batchRanges(pks.length)) {
-        if (a === 0) continue; // the head
+      const pks = all(); // starts with the head
+      for (const [a, b] of batchRanges(pks.length, head.length)) {
         const chunk = pks.subarray(a, b);
         yield reader.batch(chunk, storeRows(db, chunk), true);
       }
     })();
   }
-  const pks = order;
-  if (!values) {
-    return (function* () {
-      for (const [a, b] of batchRanges(pks.length)) yield reader.batch(pks.subarray(a, b), undefined, true);
-    })();
-  }
+  const whole = ArrayBuffer.isView(order);
+  // The head: the first batch's pks (or none: the order came all at once).
+  const head = whole ? order.subarray(0, 0) : order.head;
+  const headValues = whole ? undefined : order.headValues;
+  const all = whole ? Promise.resolve(order) : order.all;
+  // A copy, not a view: posting a view would clone its whole buffer (the full order).
+  const ask = (pks: RowOrder, [a, b]: [number, number]) => (values ? values(pks.slice(a, b)).catch(() => undefined) : Promise.resolve(undefined));
   return (async function* () {
-    const ranges = [...batchRanges(pks.length)];
-    // A copy, not a view: posting a view would clone its whole buffer (the full order).
-    const ask = (k: number) => values(pks.slice(ranges[k][0], ranges[k][1])).catch(() => undefined);
-    let pending = ranges.length > 0 ? ask(0) : undefined;
+    if (head.length > 0) yield reader.batch(head, headValues ?? (await ask(head, [0, head.length])), true);
+    const pks = await all; // starts with the head
+    const ranges = [...batchRanges(pks.length, head.length)];
+    let pending = ranges.length > 0 ? ask(pks, ranges[0]) : undefined;
     for (let k = 0; k < ranges.length; k++) {
-      const next = k + 1 < ranges.length ? ask(k + 1) : undefined; // the worker answers while this batch is read and written
+      const next = k + 1 < ranges.length ? ask(pks, ranges[k + 1]) : undefined; // the worker answers while this batch is read and written
       yield reader.batch(pks.subarray(ranges[k][0], ranges[k][1]), await pending, true);
       pending = next;
     }

@@ -4,10 +4,11 @@ import { openDatabase } from "@/db/client";
 import { CALL_RAW_COLUMNS } from "@/lib/export/columns";
 import { csvRawStream } from "@/lib/export/csv";
 import { callsOrder } from "./calls";
-import { callsCsvBatches, storeRows } from "./calls-csv";
+import { callsCsvBatches, callsCsvOrder, storeRows } from "./calls-csv";
 import { handleReport } from "./http";
 import * as A from "./index";
 import { sortWindow, windowCopy } from "./order";
+import type { HeadFirstOrder } from "./report-route";
 import { REPORTS } from "./reports";
 import { openFixtureDb, randomCall, rng, writeCalls, type FixtureCall } from "./test-fixtures";
 
@@ -159,6 +160,34 @@ async function csvOfPks(db: Db, pks: ArrayLike<number>): Promise<string> {
 
 const csvText = (batches: ReturnType<typeof callsCsvBatches>) => new Response(csvRawStream(batches, CALL_RAW_COLUMNS)).text();
 
+/**
+ * What the worker's `order` job computes (`callsCsvOrder`: the head with its store
+ * values, then the whole order, right after) as the request's thread gets it — except
+ * that the whole order is held back until `release()`: the test decides when it "arrives".
+ */
+function gatedOrder(db: Db, f: A.Filters) {
+  const o = callsCsvOrder(db, f, ALL);
+  const head = o.head.slice();
+  const whole = o.all();
+  let release!: () => void;
+  const state = { released: false };
+  const gate = new Promise<void>((r) => (release = r));
+  const order: HeadFirstOrder = { head, headValues: o.values, all: gate.then(() => ((state.released = true), whole)) };
+  return { order, head, whole, release, state };
+}
+
+async function readAll(reader: ReadableStreamDefaultReader<Uint8Array>, chunks: Uint8Array[]): Promise<string> {
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks));
+}
+
+/** Data lines in a chunk that starts with the header. */
+const rowsInFirst = (chunk: Uint8Array) => new TextDecoder().decode(chunk).split("\r\n").length - 2;
+
 describe("calls CSV rows from the store and SQLite", () => {
   const db = openFixtureDb("calls-csv");
   const writer = openDatabase(db.$client.name);
@@ -239,6 +268,57 @@ describe("calls CSV rows from the store and SQLite", () => {
       expect(got.slice(0, firstRows + 1), JSON.stringify(f)).toEqual(before.slice(0, firstRows + 1));
       expect(got.slice(firstRows + 1), JSON.stringify(f)).toEqual((await csvOfPks(db, pks)).split("\r\n").slice(firstRows + 1));
     }
+  });
+
+  it("head first from the store's thread: the head's rows go out before the whole order is there, in the in-process bytes (every sort, both directions, filters)", async () => {
+    const cases = [
+      A.filters(), A.filters({ order: "asc" }), A.filters({ sort: "duration" }), A.filters({ sort: "duration", order: "asc", type: "video" }),
+      A.filters({ sort: "participants", order: "asc" }), A.filters({ sort: "participants", status: "ended" }),
+      A.filters({ sort: "minutes", order: "asc", uid: "alice" }), A.filters({ sort: "minutes", mode: "meet", hasRecording: true }),
+      A.filters({ sort: "start", order: "asc", apps: ["app-two"], from: base + 1800 }), A.filters({ from: base + 1800, to: base + 1860 }), // fewer rows than a head
+      A.filters({ participantsCount: 99 }), // none
+    ];
+    let heads = 0;
+    for (const f of cases) {
+      const tag = JSON.stringify(f);
+      const inProcess = await csvText(callsCsvBatches(db, f, ALL));
+      const { order, head, whole, release, state } = gatedOrder(db, f);
+      // The head is the order's first batch, and the whole order starts with it.
+      expect(Array.from(whole), tag).toEqual(Array.from(callsOrder(db, f, ALL)));
+      expect(head.length, tag).toBe(Math.min(256, whole.length));
+      expect(Array.from(whole.subarray(0, head.length)), tag).toEqual(Array.from(head));
+      const reader = csvRawStream(callsCsvBatches(db, f, ALL, order, worker(whole)), CALL_RAW_COLUMNS).getReader();
+      const chunks: Uint8Array[] = [];
+      if (head.length > 0) {
+        // The header and the head's rows, while the whole order is still held back (a
+        // source that waited for it would never answer this read).
+        chunks.push((await reader.read()).value!);
+        expect(state.released, tag).toBe(false);
+        expect(rowsInFirst(chunks[0]), tag).toBe(head.length);
+        heads++;
+      }
+      release();
+      expect(await readAll(reader, chunks), tag).toBe(inProcess);
+      expect(inProcess.split("\r\n").length - 2, tag).toBe(whole.length);
+    }
+    expect(heads).toBeGreaterThan(5);
+  });
+
+  it("head first, with writes between the head and the rest: the rest shows the calls' current values", async () => {
+    const f = A.filters({ sort: "minutes", order: "asc" });
+    const { order, whole, release } = gatedOrder(db, f);
+    expect(whole.length).toBeGreaterThan(600);
+    const before = (await csvOfPks(db, whole)).split("\r\n");
+    const reader = csvRawStream(callsCsvBatches(db, f, ALL, order, worker(whole)), CALL_RAW_COLUMNS).getReader();
+    const chunks: Uint8Array[] = [(await reader.read()).value!];
+    const firstRows = rowsInFirst(chunks[0]);
+    w.exec("UPDATE calls SET status = 'ended', type = NULL, total_video_minutes = 4.5, initiator = 'after the head' WHERE pk % 4 = 0; DELETE FROM calls WHERE pk % 31 = 0");
+    release();
+    const got = (await readAll(reader, chunks)).split("\r\n");
+    expect(firstRows).toBe(256);
+    expect(got.slice(0, firstRows + 1)).toEqual(before.slice(0, firstRows + 1));
+    // The rest: the calls after the head, as SQLite holds them now (the deleted ones left out).
+    expect(got.slice(firstRows + 1)).toEqual((await csvOfPks(db, whole.subarray(firstRows))).split("\r\n").slice(1));
   });
 
   it("reads rows whole when the change log was pruned past the store's snapshot", async () => {

@@ -174,13 +174,17 @@ export function callsOrder(db: Db, f: Filters, scope: Scope): RowOrder {
 
 /**
  * The list's order in two steps, from one snapshot: its first `n` pks at once (sorted
- * out of the matches without reordering them), and the whole order when `all` is called
- * — the matches are held in arrays of this order's own, so reports run in between (and
- * the store catching up for them) change nothing. `all()` starts with the same `n` pks.
- * What lets the calls CSV send its first rows before sorting 10M keys.
+ * out of the matches without reordering them), and the whole order when `all` is called.
+ * `all()` starts with the same `n` pks. What lets the calls CSV send its first rows
+ * before sorting 10M keys.
+ *
+ * `own` (in-process): the matches are held in arrays of this order's own, so reports run
+ * in between (and the store catching up for them) change nothing. Without it (the
+ * worker, which calls `all` right after, in the same job) they stay in the shared
+ * scratch: no 12 B per match allocated per export, and nothing may run in between.
  */
-export function callsOrderHead(db: Db, f: Filters, scope: Scope, n: number): { head: RowOrder; all: () => RowOrder } {
-  const x = matchKeys(db, f, resolveApps(db, f, scope), f.sort, true);
+export function callsOrderHead(db: Db, f: Filters, scope: Scope, n: number, own = true): { head: RowOrder; all: () => RowOrder } {
+  const x = matchKeys(db, f, resolveApps(db, f, scope), f.sort, own);
   const { store, sel, keys, count } = x;
   const asc = f.order === "asc";
   const lo = asc ? 0 : Math.max(0, count - n);

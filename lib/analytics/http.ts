@@ -6,7 +6,7 @@ import { toErrorResponse } from "@/lib/http/errors";
 import { logger } from "@/lib/log/logger";
 import { parseFilters, type Filters } from "./filters";
 import type { Scope } from "./query";
-import type { ReportRoute, RowOrder, StoreValuesOf } from "./report-route";
+import type { HeadFirstOrder, ReportRoute, StoreValuesOf } from "./report-route";
 import { runOffThread, storeValuesOffThread } from "./worker-host";
 
 export { listOf, type ReportRoute } from "./report-route";
@@ -38,11 +38,12 @@ export async function handleReport<Json, Row>(request: Request, report: ReportRo
       // Resolve (and 404) before the first byte; rows are then pulled as the client reads.
       const raw = report.csv.raw;
       if (raw) {
-        // The order comes from the store's thread (the worker) when there is one; the rows
-        // are then read here, batch by batch, as the client reads, with the store's values
-        // of each batch from the worker too.
+        // The order comes from the store's thread (the worker) when there is one, head
+        // first: the response starts with the head's rows while the worker sorts the rest.
+        // The rows are read here, batch by batch, as the client reads, with the store's
+        // values of each batch from the worker too.
         const pendingOrder = raw.order ? deps.offThread?.(report, "order", f, caller, request.signal) : undefined;
-        const order = pendingOrder ? ((await pendingOrder) as RowOrder) : undefined;
+        const order = pendingOrder ? ((await pendingOrder) as HeadFirstOrder) : undefined;
         const values = order ? deps.storeValues?.(request.signal) : undefined;
         return csvRawResponse(report.name, raw.rows(db, f, caller, order, values), raw.columns, request.signal);
       }

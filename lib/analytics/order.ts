@@ -182,24 +182,24 @@ export function windowCopy(keys: Float64Array, slots: Int32Array, n: number, lo:
   const jHi = Math.ceil((hi / n) * sample.length) + SLACK;
   const kLo = jLo < 0 ? -Infinity : sample[jLo];
   const kHi = jHi >= sample.length ? Infinity : sample[jHi];
+  // One pass: count the keys below the bounds, gather those within into the scratch
+  // (sized for the full sort that follows anyway), then copy the run out of it.
+  scratch(n);
+  const tK = tmpK, tS = tmpS;
   let below = 0;
   let c = 0;
   for (let i = 0; i < n; i++) {
     const k = keys[i];
     if (k < kLo) below++;
-    else if (k <= kHi) c++;
+    else if (k <= kHi) {
+      tK[c] = k;
+      tS[c++] = slots[i];
+    }
   }
   let K: Float64Array, S: Int32Array, base: number;
   if (below <= lo && below + c >= hi) {
-    K = new Float64Array(c);
-    S = new Int32Array(c);
-    for (let i = 0, p = 0; i < n; i++) {
-      const k = keys[i];
-      if (k >= kLo && k <= kHi) {
-        K[p] = k;
-        S[p++] = slots[i];
-      }
-    }
+    K = tK.slice(0, c);
+    S = tS.slice(0, c);
     base = below;
   } else {
     K = keys.slice(0, n);

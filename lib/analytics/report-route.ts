@@ -11,6 +11,32 @@ export type RowOrder = Int32Array | Float64Array;
 export type StoreValuesOf = (pks: RowOrder) => Promise<StoreRows | undefined>;
 
 /**
+ * A raw CSV's order where the store lives, head first: the pks of its first batch and
+ * their store values at once, the whole order (starting with that head) when `all` is
+ * called — one snapshot, so nothing may use the store's thread in between.
+ */
+export interface OrderHead {
+  head: RowOrder;
+  values: StoreRows;
+  all: () => RowOrder;
+}
+
+/**
+ * The same order as the request's thread gets it from the worker: the head as soon as
+ * the worker has it, the whole order (starting with the head) when it follows. An
+ * empty head with a non-empty order: it came all at once.
+ */
+export interface HeadFirstOrder {
+  head: RowOrder;
+  /** The head's store values; absent: the head's rows are read like any other batch. */
+  headValues?: StoreRows;
+  all: Promise<RowOrder>;
+}
+
+/** An order handed to a raw CSV's rows: whole (tests, scripts) or head first (the worker). */
+export type CsvOrder = RowOrder | HeadFirstOrder;
+
+/**
  * One analytics report as a route serves it: its JSON answer and its CSV rows. Kept
  * free of server-only imports (auth, the process's connection) so that the analytics
  * worker thread (report-worker.ts) can load the same table of reports.
@@ -25,14 +51,15 @@ export interface ReportRoute<Json, Row> {
     columns: ReadonlyArray<CsvColumn<Row>>;
     /**
      * The same rows as arrays in column order, in batches (large exports: no object per
-     * row), streamed on the request's thread. `order`, if given, is computed first where
-     * the store lives (the worker: `offThread.order`) and handed to `rows` (which computes
-     * it in-process when it gets none), with `values`: the store's values of a batch of
-     * pks, also from the worker (`AnalyticsWorker.values`).
+     * row), streamed on the request's thread. `order`, if given, is computed where the
+     * store lives (the worker: `offThread.order`), head first, and handed to `rows` (which
+     * computes it in-process when it gets none) as soon as the head is there, with
+     * `values`: the store's values of a batch of pks, also from the worker
+     * (`AnalyticsWorker.values`).
      */
     raw?: {
-      order?: (db: Db, f: Filters, scope: Scope) => RowOrder;
-      rows: (db: Db, f: Filters, scope: Scope, order?: RowOrder, values?: StoreValuesOf) => RowBatches;
+      order?: (db: Db, f: Filters, scope: Scope) => OrderHead;
+      rows: (db: Db, f: Filters, scope: Scope, order?: CsvOrder, values?: StoreValuesOf) => RowBatches;
       columns: ReadonlyArray<RawCsvColumn>;
     };
   };
@@ -40,7 +67,7 @@ export interface ReportRoute<Json, Row> {
    * What the analytics worker may compute (lib/analytics/worker-host.ts): `json`, and
    * `csv` = the whole `csv.rows` array (only for reports that scan the store and return
    * a bounded list; streamed SQLite exports stay on the request's thread), `order` =
-   * `csv.raw.order` (a typed array, transferred back).
+   * `csv.raw.order` (its head, then the whole order: typed arrays, transferred back).
    */
   offThread?: { json?: boolean; csv?: boolean; order?: boolean };
 }

@@ -21,8 +21,13 @@ export type WorkerJob =
 
 export interface WorkerReply {
   id: number;
-  /** Milliseconds the job took in the worker. */
+  /** Milliseconds the job took in the worker (so far, for a part). */
   ms: number;
+  /**
+   * A first answer; the job goes on and sends its last answer later (the `order` job:
+   * the calls CSV's head, then the whole order).
+   */
+  part?: boolean;
   result?: unknown;
   error?: { name: string; message: string; status?: number; code?: string; details?: Record<string, unknown> };
 }
@@ -30,7 +35,12 @@ export interface WorkerReply {
 const { file } = workerData as { file: string };
 const db = openDatabase(file, { readonly: true, migrate: false });
 
-function run(job: WorkerJob): unknown {
+/** Typed arrays are moved to the host, not copied (the calls CSV's order, store values). */
+function transferable(...arrays: ArrayBufferView[]): ArrayBuffer[] {
+  return arrays.flatMap((a) => (a.buffer instanceof ArrayBuffer ? [a.buffer] : []));
+}
+
+function run(job: WorkerJob, t0: number): unknown {
   if (job.kind === "warm") return { calls: analyticsStore(db).n };
   if (job.kind === "values") return storeRows(db, job.pks);
   const report = REPORTS[job.name];
@@ -38,7 +48,11 @@ function run(job: WorkerJob): unknown {
   if (job.kind === "order") {
     const order = "raw" in report.csv ? report.csv.raw?.order : undefined;
     if (!order) throw new Error(`report ${job.name} has no CSV order`);
-    return order(db, job.filters, job.scope);
+    // Head first: the first batch's pks and store values go at once (the request's thread
+    // writes those rows while this one sorts the rest), the whole order when it is sorted.
+    const { head, values, all } = order(db, job.filters, job.scope);
+    parentPort?.postMessage({ id: job.id, ms: performance.now() - t0, part: true, result: { head, values } } satisfies WorkerReply, transferable(head, values.v));
+    return all();
   }
   return Array.from(report.csv.rows(db, job.filters, job.scope) as Iterable<unknown>);
 }
@@ -46,11 +60,9 @@ function run(job: WorkerJob): unknown {
 parentPort?.on("message", (job: WorkerJob) => {
   const t0 = performance.now();
   try {
-    const result = run(job);
-    // A typed array (the calls CSV's order, store values) is moved, not copied.
+    const result = run(job, t0);
     const array = ArrayBuffer.isView(result) ? result : job.kind === "values" ? (result as ReturnType<typeof storeRows>).v : undefined;
-    const transfer = array && array.buffer instanceof ArrayBuffer ? [array.buffer] : [];
-    parentPort?.postMessage({ id: job.id, ms: performance.now() - t0, result } satisfies WorkerReply, transfer);
+    parentPort?.postMessage({ id: job.id, ms: performance.now() - t0, result } satisfies WorkerReply, array ? transferable(array) : []);
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));
     const http = e as Error & { status?: number; code?: string; details?: Record<string, unknown> };

@@ -1,6 +1,6 @@
 import { APP_COLUMNS, BREAKDOWN_COLUMNS, CALL_COLUMNS, CALL_RAW_COLUMNS, DAILY_COLUMNS, DURATION_COLUMNS, ENGAGEMENT_COLUMNS, HEATMAP_COLUMNS, PARTICIPANT_COLUMNS, RECORDING_COLUMNS } from "@/lib/export/columns";
-import { callsOrder, getCalls, iterateCalls } from "./calls";
-import { callsCsvBatches } from "./calls-csv";
+import { getCalls, iterateCalls } from "./calls";
+import { callsCsvBatches, callsCsvOrder } from "./calls-csv";
 import { listOf, type ReportRoute } from "./report-route";
 import { getBreakdowns, getConcurrencyHeatmap, getDurationDistribution, getEngagement, getTotals } from "./insights";
 import { getRecordings, iterateRecordings } from "./recordings";
@@ -33,14 +33,14 @@ const report = <Json, Row>(r: ReportRoute<Json, Row>): ReportRoute<Json, Row> =>
 /* `offThread`: what the analytics worker computes (worker-host.ts). Every report that
  * scans the in-memory store runs there; recordings (indexed SQLite) and the calls list's
  * CSV rows are read on the request's thread (a worker would have to buffer them) — the
- * calls CSV's order is the worker's (`order`: the pks, sorted from the store). */
+ * calls CSV's order is the worker's (`order`: the pks, sorted from the store, head first). */
 
 export const REPORTS = {
   calls: report({
     name: "calls",
     offThread: { json: true, order: true },
     json: getCalls,
-    csv: { rows: iterateCalls, columns: CALL_COLUMNS, raw: { order: callsOrder, rows: callsCsvBatches, columns: CALL_RAW_COLUMNS } },
+    csv: { rows: iterateCalls, columns: CALL_COLUMNS, raw: { order: callsCsvOrder, rows: callsCsvBatches, columns: CALL_RAW_COLUMNS } },
   }),
   participants: report({ name: "participants", offThread: { json: true, csv: true }, json: participantsPage, csv: { rows: sortedParticipants, columns: PARTICIPANT_COLUMNS } }),
   apps: report({ name: "apps", offThread: { json: true, csv: true }, json: listOf(getAppUsage), csv: { rows: getAppUsage, columns: APP_COLUMNS } }),

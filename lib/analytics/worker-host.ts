@@ -9,7 +9,7 @@ import { logger } from "@/lib/log/logger";
 import type { Filters } from "./filters";
 import type { Scope } from "./query";
 import type { StoreRows } from "./calls-csv";
-import type { ReportRoute, RowOrder } from "./report-route";
+import type { HeadFirstOrder, ReportRoute, RowOrder } from "./report-route";
 import type { WorkerJob, WorkerReply } from "./report-worker";
 import { REPORTS, type ReportName } from "./reports";
 
@@ -24,7 +24,9 @@ import { REPORTS, type ReportName } from "./reports";
  * registered (tests, scripts, the bench, a server on an in-memory database, bundled code
  * that cannot start a TypeScript worker) every report runs in-process, synchronously, as
  * before. Jobs run one at a time in arrival order; identical jobs waiting in the queue
- * share one run; a job whose request went away before it started is dropped.
+ * share one run; a job whose request went away before it started is dropped. The calls
+ * CSV's `order` job answers twice: its head (the first rows' pks and store values), then
+ * the whole order, so the CSV's first rows are written while the worker still sorts.
  */
 
 type Job = "json" | "rows" | "order";
@@ -33,6 +35,8 @@ interface Waiter {
   resolve: (v: unknown) => void;
   reject: (e: Error) => void;
   signal?: AbortSignal;
+  /** A job's first answer, ahead of its last (the `order` job's head). */
+  part?: (v: unknown) => void;
 }
 
 interface Queued {
@@ -42,11 +46,18 @@ interface Queued {
   waiters: Waiter[];
   /** The report's in-process equivalent, if the worker dies before answering. */
   fallback: () => unknown;
+  /** A part of the answer went out: the rest can only come from the same run (no fallback). */
+  parted?: boolean;
 }
 
 export interface AnalyticsWorker {
   /** Settles when the worker's store is loaded (or the worker failed: in-process from then on). */
   readonly warm: Promise<{ calls: number; ms: number } | undefined>;
+  /**
+   * A report's JSON (`json`), CSV rows (`rows`), or the calls CSV's order (`order`): a
+   * HeadFirstOrder, resolved as soon as the worker has the head; its `all` settles with
+   * the job (the whole order), and rejects if the request goes away first.
+   */
   run(name: ReportName, job: Job, f: Filters, scope: Scope, signal?: AbortSignal): Promise<unknown>;
   /** The calls CSV's store values of a batch of pks (calls-csv.ts); undefined if the worker cannot give them (the rows are then read whole). */
   values(pks: RowOrder, signal?: AbortSignal): Promise<StoreRows | undefined>;
@@ -131,6 +142,11 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
     inFlight = undefined;
     queue.length = 0;
     for (const q of pending) {
+      if (q.parted) {
+        // Its head is out: an order taken here now (another snapshot) would not continue it.
+        for (const w of q.waiters) w.reject(err);
+        continue;
+      }
       try {
         const result = q.fallback();
         for (const w of q.waiters) w.resolve(result);
@@ -143,6 +159,12 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
   worker.on("message", (reply: WorkerReply) => {
     const q = inFlight;
     if (!q || q.id !== reply.id) return;
+    if (reply.part) {
+      // The job goes on (it stays in flight): its askers get this much now.
+      q.parted = true;
+      for (const w of q.waiters) w.part?.(reply.result);
+      return;
+    }
     inFlight = undefined;
     lastMs = reply.ms;
     busyMs += reply.ms;
@@ -152,7 +174,7 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
   worker.on("error", (e) => die(e instanceof Error ? e : new Error(String(e))));
   worker.on("exit", (code) => die(new Error(`analytics worker exited (${code})`)));
 
-  const enqueue = (job: WorkerJob, key: string, fallback: () => unknown, signal?: AbortSignal): Promise<unknown> =>
+  const enqueue = (job: WorkerJob, key: string, fallback: () => unknown, signal?: AbortSignal, part?: (v: unknown) => void): Promise<unknown> =>
     new Promise<unknown>((resolve, reject) => {
       if (signal?.aborted) return reject(abortError());
       // The listener goes once the job settles: a CSV asks for one job per batch on the
@@ -163,6 +185,7 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
         resolve: (v) => (done(), resolve(v)),
         reject: (e) => (done(), reject(e)),
         signal,
+        part,
       };
       signal?.addEventListener("abort", onAbort, { once: true });
       // Share a run only with an identical job that has not started: its answer then
@@ -196,9 +219,20 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
       const report = REPORTS[name] as ReportRoute<unknown, unknown>;
       const fallback = () =>
         kind === "json" ? report.json(warehouse(), f, plainScope)
-        : kind === "order" ? report.csv.raw?.order?.(warehouse(), f, plainScope)
+        : kind === "order" ? report.csv.raw?.order?.(warehouse(), f, plainScope).all()
         : Array.from(report.csv.rows(warehouse(), f, plainScope));
-      return enqueue(job, key, fallback, signal);
+      if (kind !== "order") return enqueue(job, key, fallback, signal);
+      return new Promise<HeadFirstOrder>((resolve, reject) => {
+        const onHead = (v: unknown) => {
+          const { head, values } = v as { head: RowOrder; values: StoreRows };
+          resolve({ head, headValues: values, all });
+        };
+        const all = enqueue(job, key, fallback, signal, onHead) as Promise<RowOrder>;
+        // No head first (answered in-process after the worker died): the whole order at
+        // once. After the head this only marks a late rejection as handled: the CSV
+        // awaits `all` after its first rows, or never if the client went away.
+        all.then((order) => resolve({ head: order.subarray(0, 0), all }), reject);
+      });
     },
     values(pks, signal) {
       if (dead) return Promise.resolve(undefined);

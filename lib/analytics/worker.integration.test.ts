@@ -7,9 +7,11 @@ import { buildSqlite } from "@/bench/analytics";
 import type { Db } from "@/db/client";
 import { HttpError } from "@/lib/http/errors";
 import type { Caller } from "@/lib/auth/authorize";
+import { callsOrder } from "./calls";
 import { storeRows } from "./calls-csv";
 import { filters } from "./filters";
 import { handleReport } from "./http";
+import type { HeadFirstOrder } from "./report-route";
 import { REPORTS } from "./reports";
 import { analyticsWorker, runOffThread, runReport, startAnalyticsWorker, storeValuesOffThread, type AnalyticsWorker } from "./worker-host";
 
@@ -95,12 +97,13 @@ describe("analytics worker", () => {
     expect(csv.status).toBe(200);
     expect((await csv.text()).split("\n")[0]).toContain("period");
     expect(worker.busyMs).toBeGreaterThan(busy0);
-    // The calls CSV: its order (sorted pks, a transferred typed array) from the worker, rows read here.
-    const order = await worker.run("calls", "order", filters({ sort: "minutes", order: "asc" }), ALL);
+    // The calls CSV: its order (sorted pks, transferred typed arrays) from the worker, head first; rows read here.
+    const { all } = (await worker.run("calls", "order", filters({ sort: "minutes", order: "asc" }), ALL)) as HeadFirstOrder;
+    const order = await all;
     expect(order).toBeInstanceOf(Int32Array);
-    expect(order).toEqual(REPORTS.calls.csv.raw!.order!(db, filters({ sort: "minutes", order: "asc" }), ALL));
+    expect(order).toEqual(callsOrder(db, filters({ sort: "minutes", order: "asc" }), ALL));
     // Its store values, batch by batch (transferred back): the worker's store says what this thread's does.
-    const some = (order as Int32Array).slice(0, 300);
+    const some = order.slice(0, 300);
     const values = await worker.values(some);
     expect(values?.v).toBeInstanceOf(Float64Array);
     expect(Array.from(values!.v)).toEqual(Array.from(storeRows(db, some).v));
@@ -115,6 +118,106 @@ describe("analytics worker", () => {
     const inProcess = await (await handleReport(new Request(`http://localhost/api/v1/calls${q}`), REPORTS.calls, { db: () => db, authorize: async () => caller })).text();
     expect(viaWorker).toBe(inProcess);
     expect(viaWorker.split("\r\n").length).toBeGreaterThan(10);
+  });
+
+  it("answers the calls CSV's order head first: the first batch's pks and store values, then the whole order", async () => {
+    const day = 86_400;
+    const t0 = Date.UTC(2025, 3, 1) / 1000;
+    const cases = [
+      filters(), filters({ order: "asc" }), filters({ sort: "duration" }), filters({ sort: "participants", order: "asc", mode: "meet" }),
+      filters({ sort: "minutes", type: "video", status: "ended" }), filters({ sort: "minutes", order: "asc", uid: "user-7", apps: ["bench-b"], from: t0, to: t0 + 30 * day }),
+      filters({ from: t0, to: t0 + 600 }), // fewer calls than a head
+      filters({ participantsCount: 99 }), // none
+    ];
+    for (const f of cases) {
+      const tag = JSON.stringify(f);
+      const want = callsOrder(db, f, ALL);
+      const o = (await worker.run("calls", "order", f, ALL)) as HeadFirstOrder;
+      // The head is the order's first batch only, not the order: 256 pks (fewer if fewer match)...
+      expect(o.head, tag).toBeInstanceOf(Int32Array);
+      expect(o.head.length, tag).toBe(Math.min(256, want.length));
+      expect(Array.from(o.head), tag).toEqual(Array.from(want.subarray(0, o.head.length)));
+      // ...with its store values, so the first rows need no other job.
+      expect(Array.from(o.headValues!.v), tag).toEqual(Array.from(storeRows(db, o.head).v));
+      // The whole order follows, starting with the head.
+      expect(Array.from(await o.all), tag).toEqual(Array.from(want));
+    }
+  });
+
+  it("writes the calls CSV through the worker, head first, in the in-process bytes (every sort, both directions, filters)", async () => {
+    const caller = { appPks: "all" } as unknown as Caller;
+    const day = 86_400;
+    const t0 = Date.UTC(2025, 5, 3) / 1000;
+    const range = `from=${t0}&to=${t0 + 4 * day}`; // ~6,500 calls: the head and a few batches
+    const queries = [
+      range, `${range}&order=asc`, `sort=duration&${range}`, `sort=duration&order=asc&type=video&${range}`,
+      `sort=participants&${range}&mode=meet`, `sort=participants&order=asc&${range}`, `sort=minutes&${range}&status=ended`,
+      `sort=minutes&order=asc&uid=user-3&${range}`, `sort=minutes&app=bench-a&hasRecording=true&from=${t0}&to=${t0 + 30 * day}`,
+      `from=${t0}&to=${t0 + 600}`, `participantsCount=99`,
+    ];
+    // The worker's order is held back until the first chunk is read: the response must not wait for it.
+    let held = 0;
+    const gated = { released: false, release: () => {} };
+    const offThread: typeof runOffThread = (report, job, f, scope, signal) => {
+      const pending = runOffThread(report, job, f, scope, signal);
+      if (job !== "order" || !pending) return pending;
+      return pending.then((o) => {
+        const { head, headValues, all } = o as HeadFirstOrder;
+        const gate = new Promise<void>((r) => (gated.release = r));
+        held++;
+        return { head, headValues, all: gate.then(() => ((gated.released = true), all)) } satisfies HeadFirstOrder;
+      });
+    };
+    const deps = { db: () => db, authorize: async () => caller, offThread, storeValues: storeValuesOffThread };
+    let heads = 0;
+    for (const q of queries) {
+      gated.released = false;
+      const ctl = new AbortController();
+      const res = await handleReport(new Request(`http://localhost/api/v1/calls?${q}&format=csv`, { signal: ctl.signal }), REPORTS.calls, deps);
+      expect(res.status, q).toBe(200);
+      const inProcess = await (await handleReport(new Request(`http://localhost/api/v1/calls?${q}&format=csv`), REPORTS.calls, { db: () => db, authorize: async () => caller })).text();
+      const lines = inProcess.split("\r\n").length - 2;
+      const reader = res.body!.getReader();
+      const chunks: Uint8Array[] = [];
+      if (lines > 0) {
+        chunks.push((await reader.read()).value!);
+        expect(gated.released, q).toBe(false); // the head's rows came without the whole order
+        expect(new TextDecoder().decode(chunks[0]).split("\r\n").length - 2, q).toBe(Math.min(256, lines));
+        heads++;
+      }
+      gated.release();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        chunks.push(value);
+      }
+      expect(new TextDecoder().decode(Buffer.concat(chunks)), q).toBe(inProcess);
+      expect(getEventListeners(ctl.signal, "abort").length, q).toBeLessThanOrEqual(2);
+    }
+    expect(held).toBe(queries.length);
+    expect(heads).toBeGreaterThan(8);
+  });
+
+  it("stops waiting for the rest of the order when the request goes away after the head, and leaves no listener", async () => {
+    const ctl = new AbortController();
+    const o = (await worker.run("calls", "order", filters({ sort: "minutes" }), ALL, ctl.signal)) as HeadFirstOrder;
+    expect(o.head.length).toBe(256);
+    ctl.abort();
+    await expect(o.all).rejects.toMatchObject({ name: "AbortError" });
+    // Jobs run in order: once a later job answered, the order job has settled too.
+    await worker.run("totals", "json", filters(), ALL);
+    expect(getEventListeners(ctl.signal, "abort").length).toBe(0);
+    // An export the client left after its first chunk: the stream stops, nothing is left on its signal.
+    const caller = { appPks: "all" } as unknown as Caller;
+    const deps = { db: () => db, authorize: async () => caller, offThread: runOffThread, storeValues: storeValuesOffThread };
+    const ctl2 = new AbortController();
+    const res = await handleReport(new Request("http://localhost/api/v1/calls?format=csv&sort=duration", { signal: ctl2.signal }), REPORTS.calls, deps);
+    const reader = res.body!.getReader();
+    expect((await reader.read()).value!.length).toBeGreaterThan(0);
+    ctl2.abort();
+    await reader.cancel();
+    await worker.run("totals", "json", filters(), ALL);
+    expect(getEventListeners(ctl2.signal, "abort").length).toBe(0);
   });
 
   it("catches up with writes committed by other connections", async () => {
