@@ -27,6 +27,9 @@ export interface SyncBackfillResult {
   emulatorStartMs: number;
   dbFileMb: number;
   participantsPerCall: number;
+  /** Busy share of the sync's thread and of its write worker (event-loop utilisation). */
+  mainBusy?: number;
+  writerBusy?: number;
   /** CPU of this process (main thread and write worker) during the sync. */
   syncCpuSeconds: number;
   /** CPU of the emulator process during the sync (it shares the machine's cores). */
@@ -136,12 +139,16 @@ export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize
       participantsPerCall: participantRows / Math.max(1, summary.fetched),
       syncCpuSeconds,
       emulatorCpuSeconds,
+      mainBusy: summary.timings.mainBusy,
+      writerBusy: summary.timings.writerBusy,
     };
   } finally {
     emu.child.kill("SIGTERM");
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+const pct = (x: number | undefined) => (x === undefined ? "?" : `${Math.round(x * 100)}%`);
 
 /** CPU seconds (user + system) a child process has used so far; undefined off Linux. */
 function childCpuSeconds(pid: number | undefined): number | undefined {
@@ -164,6 +171,7 @@ export async function runSyncBackfillBench(opts: { calls?: number } = {}): Promi
     { area: "sync", metric: "write transactions alone", target: "", measured: `${(r.dbOnlyMs / 1000).toFixed(1)} s (${Math.round(r.calls / (r.dbOnlyMs / 1000)).toLocaleString("en")} calls/s)` },
     { area: "sync", metric: "parse + hash + classify", target: "", measured: `${(r.parseMs / 1000).toFixed(1)} s` },
     { area: "sync", metric: "CPU during the sync: Callboard (both threads) / emulator", target: "", measured: `${r.syncCpuSeconds.toFixed(1)} s / ${r.emulatorCpuSeconds?.toFixed(1) ?? "?"} s (${((r.syncCpuSeconds * 1e6) / r.calls).toFixed(0)} / ${r.emulatorCpuSeconds === undefined ? "?" : ((r.emulatorCpuSeconds * 1e6) / r.calls).toFixed(0)} µs per call)` },
+    { area: "sync", metric: "busy: sync thread / write worker", target: "", measured: `${pct(r.mainBusy)} / ${pct(r.writerBusy)}` },
     { area: "sync", metric: "waiting for pages (not hidden by prefetch)", target: "", measured: `${(r.fetchWaitMs / 1000).toFixed(1)} s of ${r.pages} pages` },
   ];
 }

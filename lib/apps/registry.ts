@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { Db } from "@/db/client";
 import { apps, type AppRow } from "@/db/schema";
 import { decryptSecret, encryptSecret, lastFour } from "@/lib/crypto/secrets";
+import { acquireLock, newOwnerId } from "@/lib/sync/lock";
 
 /**
  * Tenant apps: the registry every other part reads. Secrets go in encrypted and come
@@ -131,11 +132,27 @@ export function updateApp(db: Db, input: UpdateAppInput): AppRow {
   return db.update(apps).set(patch).where(eq(apps.pk, existing.pk)).returning().get();
 }
 
-/** Removes the app and, by cascade, its calls, participants, recordings and runs. */
+/**
+ * Removes the app and, by cascade, its calls, participants, recordings and runs. Not
+ * while a sync of the app runs (its lock is taken first, in the same transaction): the
+ * sync's write worker does not check foreign keys (lib/sync/write-worker.ts), so it
+ * would go on writing calls of an app that is gone.
+ */
 export function removeApp(db: Db, appId: string): void {
   const existing = getAppById(db, appId);
   if (!existing) throw new AppRegistryError(`app "${appId}" is not registered`, "not_found");
-  db.delete(apps).where(eq(apps.pk, existing.pk)).run();
+  db.$client
+    .transaction(() => {
+      const lock = acquireLock(db, existing.pk, newOwnerId());
+      if (!lock.acquired) {
+        throw new AppRegistryError(
+          `app "${appId}" is being synced (since ${new Date(lock.acquiredMs).toISOString()}); remove it when the sync has finished`,
+          "conflict",
+        );
+      }
+      db.delete(apps).where(eq(apps.pk, existing.pk)).run(); // the lock row goes with it (cascade)
+    })
+    .immediate();
 }
 
 export interface AppConnection {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { generateAppCalls } from "@/lib/emulator/generator";
-import { callSchema, parseCallRecord, parseDurationSeconds, participantSchema, type ParsedCall } from "./call-record";
+import { callSchema, coerceFields, coercionForTests, parseCallRecord, parseDurationSeconds, participantSchema, type ParsedCall } from "./call-record";
 
 const base = () => ({
   sessionId: "v1.us.app1.1700000000.abc",
@@ -188,5 +188,37 @@ describe("parseCallRecord", () => {
       expect(r.ok, JSON.stringify(input).slice(0, 120)).toBe(zodCall.success && zodParts && startKnown);
       if (!r.ok && !zodCall.success) expect(r.reason).toContain(String(zodCall.error.issues[0]!.path[0]));
     }
+  });
+
+  it("coerces field by field exactly as the coercer table does", () => {
+    // parseCallRecord's written-out coercion (coerceCall / coerceParticipant) against the
+    // table-driven coerceFields, for every field set to every kind of value.
+    const { coerceCall, coerceParticipant, CALL_FIELDS, CALL_KEYS, PARTICIPANT_FIELDS, PARTICIPANT_KEYS } = coercionForTests;
+    const probes: unknown[] = [
+      undefined, null, "", "  ", " x ", "x", "video", "12", " 12 ", "1700000000.0", "-3", "0", "1e3", "NaN", "Infinity", "true", "no",
+      "25:00:01", "01:75", "1:2:3:4", "12.5", 0, 1, -1, 2.5, 1700000000, Number.NaN, Infinity, true, false, [], [{}], {}, { a: 1 }, "\u00a0x\u00a0",
+    ];
+    const record = base() as Record<string, unknown>;
+    const participant = (record.participants as Array<Record<string, unknown>>)[0]!;
+    let compared = 0;
+    for (const k of CALL_KEYS()) {
+      for (const v of probes) {
+        const o = { ...record, [k]: v };
+        expect(coerceCall(o), `${k} = ${JSON.stringify(v)}`).toEqual(coerceFields(CALL_FIELDS, CALL_KEYS(), o));
+        compared++;
+      }
+    }
+    for (const k of PARTICIPANT_KEYS()) {
+      for (const v of probes) {
+        const o = { ...participant, [k]: v };
+        expect(coerceParticipant(o), `participant ${k} = ${JSON.stringify(v)}`).toEqual(coerceFields(PARTICIPANT_FIELDS, PARTICIPANT_KEYS(), o));
+        compared++;
+      }
+    }
+    for (const c of generateAppCalls({ appId: "q", seed: 4, count: 300, now: 1780000000, months: 1 }) as Array<Record<string, unknown>>) {
+      expect(coerceCall(c)).toEqual(coerceFields(CALL_FIELDS, CALL_KEYS(), c));
+      compared++;
+    }
+    expect(compared).toBeGreaterThan(900);
   });
 });

@@ -208,7 +208,7 @@ const PARTICIPANT_KEYS = Object.keys(PARTICIPANT_FIELDS) as Array<keyof typeof P
 const CALL_KEYS = Object.keys(CALL_FIELDS) as Array<keyof typeof CALL_FIELDS>;
 
 /** Every field coerced, or undefined at the first one that does not coerce. */
-function coerceFields<F extends Record<string, Coercer>>(fields: F, keys: Array<keyof F>, input: Record<string, unknown>): Coerced<F> | undefined {
+export function coerceFields<F extends Record<string, Coercer>>(fields: F, keys: Array<keyof F>, input: Record<string, unknown>): Coerced<F> | undefined {
   const out = {} as Coerced<F>;
   for (const k of keys) {
     const v = fields[k]!(input[k as string]);
@@ -217,6 +217,86 @@ function coerceFields<F extends Record<string, Coercer>>(fields: F, keys: Array<
   }
   return out;
 }
+
+type CoercedCall = Coerced<typeof CALL_FIELDS>;
+type CoercedParticipant = Coerced<typeof PARTICIPANT_FIELDS>;
+
+/**
+ * `coerceFields(CALL_FIELDS, …)` written out field by field: a backfill runs it a million
+ * times, and named property reads on the parsed objects (which share one shape) are
+ * several times cheaper than the table's keyed reads and writes. The same coercers,
+ * in the same order; a test checks both give the same answer for every quirk.
+ */
+function coerceCall(o: Record<string, unknown>): CoercedCall | undefined {
+  const sessionId = toId(o.sessionId);
+  if (sessionId instanceof Bad) return undefined;
+  const mid = toStr(o.mid);
+  if (mid instanceof Bad) return undefined;
+  const type = toLabel(o.type);
+  if (type instanceof Bad) return undefined;
+  const mode = toLabel(o.mode);
+  if (mode instanceof Bad) return undefined;
+  const status = toLabel(o.status);
+  if (status instanceof Bad) return undefined;
+  const initiator = toStr(o.initiator);
+  if (initiator instanceof Bad) return undefined;
+  const receiver = toStr(o.receiver);
+  if (receiver instanceof Bad) return undefined;
+  const receiverType = toLabel(o.receiverType);
+  if (receiverType instanceof Bad) return undefined;
+  const initiatedAt = toEpoch(o.initiatedAt);
+  if (initiatedAt instanceof Bad) return undefined;
+  const startedAt = toEpoch(o.startedAt);
+  if (startedAt instanceof Bad) return undefined;
+  const endedAt = toEpoch(o.endedAt);
+  if (endedAt instanceof Bad) return undefined;
+  const hasRecording = toBool(o.hasRecording);
+  if (hasRecording instanceof Bad) return undefined;
+  const totalAudioMinutes = toNum(o.totalAudioMinutes);
+  if (totalAudioMinutes instanceof Bad) return undefined;
+  const totalVideoMinutes = toNum(o.totalVideoMinutes);
+  if (totalVideoMinutes instanceof Bad) return undefined;
+  const totalDurationInMinutes = toNum(o.totalDurationInMinutes);
+  if (totalDurationInMinutes instanceof Bad) return undefined;
+  const totalDuration = toHms(o.totalDuration);
+  if (totalDuration instanceof Bad) return undefined;
+  const totalParticipants = toInt(o.totalParticipants);
+  if (totalParticipants instanceof Bad) return undefined;
+  const participants = toArray(o.participants);
+  if (participants instanceof Bad) return undefined;
+  return {
+    sessionId, mid, type, mode, status, initiator, receiver, receiverType, initiatedAt, startedAt, endedAt, hasRecording,
+    totalAudioMinutes, totalVideoMinutes, totalDurationInMinutes, totalDuration, totalParticipants, participants,
+  };
+}
+
+/** `coerceFields(PARTICIPANT_FIELDS, …)` written out (see coerceCall). */
+function coerceParticipant(o: Record<string, unknown>): CoercedParticipant | undefined {
+  const uid = toId(o.uid);
+  if (uid instanceof Bad) return undefined;
+  const state = toLabel(o.state);
+  if (state instanceof Bad) return undefined;
+  const isJoined = toBool(o.isJoined);
+  if (isJoined instanceof Bad) return undefined;
+  const totalAudioMinutes = toNum(o.totalAudioMinutes);
+  if (totalAudioMinutes instanceof Bad) return undefined;
+  const totalVideoMinutes = toNum(o.totalVideoMinutes);
+  if (totalVideoMinutes instanceof Bad) return undefined;
+  const totalDuration = toMinutes(o.totalDuration);
+  if (totalDuration instanceof Bad) return undefined;
+  const deviceId = toStr(o.deviceId);
+  if (deviceId instanceof Bad) return undefined;
+  const joinedAt = toEpoch(o.joinedAt);
+  if (joinedAt instanceof Bad) return undefined;
+  const leftAt = toEpoch(o.leftAt);
+  if (leftAt instanceof Bad) return undefined;
+  const mid = toStr(o.mid);
+  if (mid instanceof Bad) return undefined;
+  return { uid, state, isJoined, totalAudioMinutes, totalVideoMinutes, totalDuration, deviceId, joinedAt, leftAt, mid };
+}
+
+/** For tests: the written-out coercion and the table's, side by side. */
+export const coercionForTests = { coerceCall, coerceParticipant, CALL_FIELDS, CALL_KEYS: (): Array<keyof typeof CALL_FIELDS> => CALL_KEYS, PARTICIPANT_FIELDS, PARTICIPANT_KEYS: (): Array<keyof typeof PARTICIPANT_FIELDS> => PARTICIPANT_KEYS };
 
 export interface ParsedParticipant {
   /** Position in the platform's list: the same uid may appear twice. */
@@ -281,19 +361,19 @@ export function parseCallRecord(input: unknown): CallParseResult {
   if (!input || typeof input !== "object" || Array.isArray(input)) {
     return { ok: false, sessionId: null, reason: `record: expected an object, got ${describe(input)}` };
   }
-  const r = coerceFields(CALL_FIELDS, CALL_KEYS, input as Record<string, unknown>);
+  const r = coerceCall(input as Record<string, unknown>);
   if (!r) {
     const result = callSchema.safeParse(input);
     const reason = result.success ? "record: rejected" : formatIssues(result.error);
     return { ok: false, sessionId: rawSessionId(input), reason };
   }
-  const parts: Array<Coerced<typeof PARTICIPANT_FIELDS>> = [];
+  const parts: CoercedParticipant[] = [];
   for (let i = 0; i < r.participants.length; i++) {
     const p = r.participants[i];
     if (!p || typeof p !== "object" || Array.isArray(p)) {
       return { ok: false, sessionId: r.sessionId, reason: `participants.${i}: expected an object, got ${describe(p)}` };
     }
-    const pr = coerceFields(PARTICIPANT_FIELDS, PARTICIPANT_KEYS, p as Record<string, unknown>);
+    const pr = coerceParticipant(p as Record<string, unknown>);
     if (!pr) {
       // zod words the issue (the direct pass only knows that a field did not coerce).
       const result = participantSchema.safeParse(p);

@@ -1,3 +1,4 @@
+import { performance } from "node:perf_hooks";
 import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { apps, syncRuns, type AppRow } from "@/db/schema";
@@ -69,6 +70,13 @@ export interface SyncTimings {
   /** The write transactions alone. */
   dbMs: number;
   refreshMs: number;
+  /**
+   * Share of the run's time each thread was busy (event-loop utilisation, 0–1): this
+   * thread (fetch, parse, hash) and the write worker, when there is one. The narrowest
+   * stage is the one near 1.
+   */
+  mainBusy?: number;
+  writerBusy?: number;
 }
 
 export interface SyncSummary {
@@ -169,6 +177,7 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
   renewTimer.unref();
 
 
+  const elu0 = performance.eventLoopUtilization();
   let pagedEverything = false;
   let sink: WriteSink | undefined;
   try {
@@ -216,6 +225,8 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
     log.error({ err: summary.error }, "sync failed");
   } finally {
     clearInterval(renewTimer);
+    summary.timings.mainBusy = performance.eventLoopUtilization(elu0).utilization;
+    summary.timings.writerBusy = sink?.utilization?.();
     await sink?.close().catch(() => undefined);
     summary.timings.wallMs = summary.durationMs = performance.now() - wallStart;
     try {

@@ -9,7 +9,7 @@ process.env.AUTH_SECRET ??= "unit-test-secret-at-least-32-characters-long";
 process.env.LOG_LEVEL ??= "silent";
 
 const { openDatabase } = await import("@/db/client");
-const { addApp, getAppById } = await import("@/lib/apps/registry");
+const { addApp, getAppById, removeApp, AppRegistryError } = await import("@/lib/apps/registry");
 const { syncApp } = await import("./sync-app");
 type Db = ReturnType<typeof openDatabase>;
 
@@ -172,6 +172,26 @@ describe("syncApp rules", () => {
     const runs = s.prepare("SELECT status, error FROM sync_runs ORDER BY pk").all() as Array<{ status: string; error: string | null }>;
     expect(runs[0]).toMatchObject({ status: "failed", error: expect.stringMatching(/interrupted/) });
     expect(s.prepare("SELECT count(*) FROM sync_locks").pluck().get()).toBe(0);
+  });
+
+  it("does not remove an app while a sync of it holds the lock", async () => {
+    records = newestFirst(3);
+    expect(await sync()).toMatchObject({ status: "succeeded", inserted: 3 });
+    const s = db.$client;
+    s.prepare("INSERT INTO sync_locks (app_pk, owner, acquired_ms, expires_ms) VALUES (?, 'elsewhere:1:ab', 1, ?)").run(app().pk, Date.now() + 60_000);
+    let refused: unknown;
+    try {
+      removeApp(db, "unit");
+    } catch (err) {
+      refused = err;
+    }
+    expect(refused).toBeInstanceOf(AppRegistryError);
+    expect(refused).toMatchObject({ code: "conflict", message: expect.stringMatching(/"unit" is being synced/) });
+    expect(s.prepare("SELECT count(*) FROM calls").pluck().get()).toBe(3);
+    s.prepare("UPDATE sync_locks SET expires_ms = ? WHERE app_pk = ?").run(Date.now() - 1, app().pk); // the sync went away
+    removeApp(db, "unit");
+    expect(getAppById(db, "unit")).toBeUndefined();
+    expect(s.prepare("SELECT (SELECT count(*) FROM calls) + (SELECT count(*) FROM sync_locks)").pluck().get()).toBe(0);
   });
 
   it("skips bad records and still syncs the rest", async () => {

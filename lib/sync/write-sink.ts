@@ -27,6 +27,8 @@ export interface WriteSink {
    * write lock and stall parsing for a whole transaction (or fail after the busy timeout).
    */
   saveProgress(runPk: number, counts: SyncProgress): void;
+  /** The worker's event-loop utilisation since it started (diagnostics). */
+  utilization?(): number;
   close(): Promise<void>;
 }
 
@@ -109,6 +111,7 @@ export function workerSink(db: Db, appPk: number): WriteSink | undefined {
     saveProgress: (runPk, counts) => {
       if (!dead) worker.postMessage({ progress: { runPk, counts } });
     },
+    utilization: () => worker.performance.eventLoopUtilization().utilization,
     close: async () => {
       if (!dead) await worker.terminate();
     },

@@ -59,9 +59,17 @@ export function toWriteRow(p: PendingCall): WriteRow {
 }
 
 /** Participant keys the typed columns hold; anything else goes to the participant's `raw`. */
-const KNOWN_PARTICIPANT_KEYS = new Set([
-  "uid", "state", "isJoined", "totalAudioMinutes", "totalVideoMinutes", "totalDuration", "deviceId", "joinedAt", "leftAt", "mid",
-]);
+function isKnownParticipantKey(k: string): boolean {
+  // A switch on property names (internalized strings) is several times cheaper than a
+  // Set lookup, and this runs for every key of every participant of a backfill.
+  switch (k) {
+    case "uid": case "state": case "isJoined": case "totalAudioMinutes": case "totalVideoMinutes":
+    case "totalDuration": case "deviceId": case "joinedAt": case "leftAt": case "mid":
+      return true;
+    default:
+      return false;
+  }
+}
 
 export function contentHash(rawJson: string): string {
   return hash("sha1", rawJson, "base64url");
@@ -77,8 +85,10 @@ const b = (v: boolean) => (v ? 1 : 0);
 export function extraParticipantJson(raw: unknown): string | null {
   if (!raw || typeof raw !== "object") return null;
   let extra: Record<string, unknown> | null = null;
-  for (const k of Object.keys(raw)) {
-    if (KNOWN_PARTICIPANT_KEYS.has(k)) continue;
+  // for-in walks the object's own keys here (a parsed JSON object inherits none) without
+  // allocating a key array.
+  for (const k in raw) {
+    if (isKnownParticipantKey(k)) continue;
     extra ??= {};
     extra[k] = (raw as Record<string, unknown>)[k];
   }
@@ -107,21 +117,27 @@ function isRecordLevelError(err: unknown): boolean {
 }
 
 /**
- * A call row as the sync writes it; both statements below bind the same parameters
- * (see writeOne). has_recording keeps a recording a webhook reported before the sync.
+ * A call row as the sync writes it (parameters: see writeOne). has_recording keeps a
+ * recording a webhook reported before the sync; the probe for one is left out when the
+ * app has no recordings at all (checked in each write transaction, so no webhook can
+ * add one between the check and the insert).
  */
-const INSERT_CALL = `INSERT INTO calls (app_pk, session_id, mid, type, mode, status, initiator, receiver, receiver_type,
+const insertCall = (probe: boolean) => `INSERT INTO calls (app_pk, session_id, mid, type, mode, status, initiator, receiver, receiver_type,
     initiated_at, started_at, ended_at, start_at, platform_has_recording, has_recording,
     total_audio_minutes, total_video_minutes, total_duration_minutes, duration_seconds, total_participants,
     source, content_hash, raw, first_seen_ms, updated_ms)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-    ? OR EXISTS (SELECT 1 FROM recordings r WHERE r.app_pk = ? AND r.session_id = ?),
+    ${probe ? "? OR EXISTS (SELECT 1 FROM recordings r WHERE r.app_pk = ? AND r.session_id = ?)" : "?"},
     ?, ?, ?, ?, ?, 'sync', ?, ?, ?, ?)`;
 
 export class CallWriter {
   private readonly lookup: Statement<[number, string], { content_hash: string | null; source: string; status: string | null }>;
   private readonly upsert: Statement<unknown[], { pk: number }>;
   private readonly insertNew: Statement<unknown[]>;
+  private readonly insertNewNoProbe: Statement<unknown[]>;
+  private readonly appHasRecordings: Statement<[number], number>;
+  /** Whether the app had recordings when the current write transaction began. */
+  private probeRecordings = true;
   private readonly deleteParticipants: Statement<[number]>;
   private readonly logChange: Statement<[number, number]>;
   private readonly insertParticipant: Statement<unknown[]>;
@@ -141,9 +157,11 @@ export class CallWriter {
     this.ongoing = sqlite.prepare<[number], string>("SELECT session_id FROM calls WHERE app_pk = ? AND status = 'ongoing'").pluck();
     // The common case of a backfill, a call not stored yet: a plain insert (no RETURNING,
     // no update clause); a conflict changes nothing and falls through to the upsert.
-    this.insertNew = sqlite.prepare(`${INSERT_CALL} ON CONFLICT (app_pk, session_id) DO NOTHING`);
+    this.insertNew = sqlite.prepare(`${insertCall(true)} ON CONFLICT (app_pk, session_id) DO NOTHING`);
+    this.insertNewNoProbe = sqlite.prepare(`${insertCall(false)} ON CONFLICT (app_pk, session_id) DO NOTHING`);
+    this.appHasRecordings = sqlite.prepare<[number], number>("SELECT EXISTS (SELECT 1 FROM recordings WHERE app_pk = ?)").pluck();
     this.upsert = sqlite.prepare<unknown[], { pk: number }>(
-      `${INSERT_CALL}
+      `${insertCall(true)}
        ON CONFLICT (app_pk, session_id) DO UPDATE SET
          mid = excluded.mid, type = excluded.type, mode = excluded.mode, status = excluded.status,
          initiator = excluded.initiator, receiver = excluded.receiver, receiver_type = excluded.receiver_type,
@@ -171,6 +189,7 @@ export class CallWriter {
       // One stamp per batch (first_seen_ms / updated_ms), strictly increasing.
       const now = Math.max(Date.now(), this.lastStamp + 1);
       this.lastStamp = now;
+      this.probeRecordings = this.appHasRecordings.get(this.appPk) === 1;
       const counts: WriteCounts = { inserted: 0, updated: 0 };
       for (const p of batch) {
         if (this.writeOne(p, now)) counts.inserted++;
@@ -243,20 +262,25 @@ export class CallWriter {
     const app = this.appPk;
     // The statements' parameters in column order: W's positions 0–19, platform_has_recording
     // and the recording probe (app, sessionId) around has_recording, then the two stamps.
-    const params = [
+    const params = () => [
       app, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[12], app, r[0],
       r[13], r[14], r[15], r[16], r[17], r[18], r[19], now, now,
     ];
     let pk: number;
     let inserted: boolean;
-    const fresh = this.insertNew.run(params);
+    const fresh = this.probeRecordings
+      ? this.insertNew.run(params())
+      : this.insertNewNoProbe.run(
+          app, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[12],
+          r[13], r[14], r[15], r[16], r[17], r[18], r[19], now, now,
+        );
     if (fresh.changes === 1) {
       pk = Number(fresh.lastInsertRowid);
       inserted = true;
     } else {
       // Stored already, possibly earlier in this very batch (a call staged twice because it
       // changed between two pages): an update either way.
-      pk = this.upsert.get(params)!.pk;
+      pk = this.upsert.get(params())!.pk;
       // An updated row (a webhook-made one included) may hold participants under this pk;
       // a row just inserted cannot (AUTOINCREMENT never reuses a pk).
       this.deleteParticipants.run(pk);
