@@ -156,12 +156,12 @@ export function createCallsClient(options: CallsClientOptions): CallsClient {
     q.set("page", String(page));
     q.set("perPage", String(Math.min(MAX_PER_PAGE, Math.max(1, Math.trunc(perPage)))));
     const t0 = performance.now();
-    const { body, text } = await getJson(`${base}/calls?${q.toString()}`, http, signal);
+    const { body, bytes } = await getJson(`${base}/calls?${q.toString()}`, http, signal);
     if (!body || typeof body !== "object" || !Array.isArray((body as { data?: unknown }).data)) {
       throw new PlatformProtocolError(`${label}: page ${page} is not {data: [...], meta}`, options.appId);
     }
     const b = body as { data: unknown[]; meta?: unknown };
-    const sliced = arrayMemberElements(text, "data");
+    const sliced = arrayMemberElements(bytes, "data");
     // Slices only when they provably match the parsed records (same count, no repeated key).
     const rawTexts = sliced && sliced.length === b.data.length ? sliced : undefined;
     const fetchMs = performance.now() - t0;

@@ -102,8 +102,8 @@ export interface JsonResponse {
   status: number;
   body: unknown;
   headers: Headers;
-  /** The body's text as received (the sync slices raw records out of it). */
-  text: string;
+  /** The body's bytes as received (the sync slices raw records out of them). */
+  bytes: Buffer;
 }
 
 function causeText(err: unknown): string {
@@ -178,7 +178,7 @@ async function attemptOnce(
     if (status >= 200 && status < 300) {
       const text = buf.toString("utf8");
       try {
-        return { status, body: JSON.parse(text), headers: res.headers, text };
+        return { status, body: JSON.parse(text), headers: res.headers, bytes: buf };
       } catch (err) {
         throw new Retryable(`HTTP ${status} with invalid or truncated JSON (${buf.length} bytes)`, undefined, { cause: err });
       }

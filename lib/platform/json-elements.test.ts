@@ -34,4 +34,11 @@ describe("arrayMemberElements", () => {
     expect(arrayMemberElements(`{"data": [1, 2`, "data")).toBeUndefined();
     expect(arrayMemberElements(`{"data": [1], "meta": {}, "data": [2]}`, "data")).toBeUndefined();
   });
+
+  it("slices the bytes of a buffer view, multi-byte characters included", () => {
+    const data = [{ uid: "Zoë", n: 1 }, { uid: "李雷", q: "\u00e9" }, { uid: "plain" }];
+    const page = Buffer.from(`xxxx${JSON.stringify({ data, meta: { n: 3 } })}`, "utf8");
+    const view = page.subarray(4); // not at the start of its ArrayBuffer
+    expect(arrayMemberElements(view, "data")).toEqual(data.map((d) => JSON.stringify(d)));
+  });
 });

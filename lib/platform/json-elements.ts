@@ -7,6 +7,14 @@
  * no string building) and more faithful (the bytes the platform sent). The document is
  * valid JSON (the caller parsed it first), so the scan only tracks strings and nesting;
  * anything unexpected returns undefined and the caller falls back to `JSON.stringify`.
+ *
+ * The scan runs over the UTF-8 bytes, read as latin1 (one character per byte, so
+ * positions are byte offsets; String#indexOf finds closing quotes far faster than a
+ * loop over a byte array): structural characters are ASCII and never occur inside a
+ * multi-byte sequence. Each element is then decoded from its own bytes, a one-byte
+ * string whenever it is ASCII. Sliced from the decoded page (a two-byte string as soon
+ * as one uid on the page is not ASCII) every element would be two-byte: twice the bytes
+ * to hash, to hand to the write worker and to bind.
  */
 
 const QUOTE = 34;
@@ -18,15 +26,15 @@ const CLOSE_BRACKET = 93;
 const COMMA = 44;
 const COLON = 58;
 
-/** Index just past the string that opens at `start` (text[start] is a quote). */
-function skipString(text: string, start: number): number {
+/** Index just past the string that opens at `start` (t[start] is a quote). */
+function skipString(t: string, start: number): number {
   let i = start + 1;
   for (;;) {
-    const q = text.indexOf('"', i);
+    const q = t.indexOf('"', i);
     if (q < 0) return -1;
     // A quote is escaped when an odd number of backslashes precede it.
     let b = q - 1;
-    while (b > start && text.charCodeAt(b) === BACKSLASH) b--;
+    while (b > start && t.charCodeAt(b) === BACKSLASH) b--;
     if ((q - 1 - b) % 2 === 0) return q + 1;
     i = q + 1;
   }
@@ -35,51 +43,52 @@ function skipString(text: string, start: number): number {
 const isSpace = (c: number) => c === 32 || c === 10 || c === 13 || c === 9;
 
 /**
- * Element texts of the array held by `member` at the top level of the object in `text`,
- * or undefined when the document is not such an object or the member is not an array.
+ * Ranges [start, end, start, end, …] of the elements of the array held by `member` at
+ * the top level of the object in `t`, or undefined when the document is not such an
+ * object, the member is not an array, or the member appears twice.
  */
-export function arrayMemberElements(text: string, member: string): string[] | undefined {
-  const n = text.length;
+function memberElementRanges(t: string, member: string): number[] | undefined {
+  const n = t.length;
   let i = 0;
-  while (i < n && isSpace(text.charCodeAt(i))) i++;
-  if (text.charCodeAt(i) !== OPEN_BRACE) return undefined;
+  while (i < n && isSpace(t.charCodeAt(i))) i++;
+  if (t.charCodeAt(i) !== OPEN_BRACE) return undefined;
   i++;
-  let found: string[] | undefined;
+  let found: number[] | undefined;
   // Walk every top-level member: key, colon, value. The whole object is walked so that a
   // repeated key (JSON.parse keeps the last one) makes the answer undefined, not wrong.
   for (;;) {
-    while (i < n && (isSpace(text.charCodeAt(i)) || text.charCodeAt(i) === COMMA)) i++;
+    while (i < n && (isSpace(t.charCodeAt(i)) || t.charCodeAt(i) === COMMA)) i++;
     if (i >= n) return undefined;
-    if (text.charCodeAt(i) === CLOSE_BRACE) return found;
-    if (text.charCodeAt(i) !== QUOTE) return undefined;
-    const keyEnd = skipString(text, i);
+    if (t.charCodeAt(i) === CLOSE_BRACE) return found;
+    if (t.charCodeAt(i) !== QUOTE) return undefined;
+    const keyEnd = skipString(t, i);
     if (keyEnd < 0) return undefined;
-    const key = text.slice(i + 1, keyEnd - 1);
-    i = keyEnd;
-    while (i < n && isSpace(text.charCodeAt(i))) i++;
-    if (text.charCodeAt(i) !== COLON) return undefined;
-    i++;
-    while (i < n && isSpace(text.charCodeAt(i))) i++;
     // Keys with escapes are compared as written; "data" never needs one.
-    if (key === member) {
-      if (found || text.charCodeAt(i) !== OPEN_BRACKET) return undefined;
-      found = elements(text, i);
+    const isMember = keyEnd - i - 2 === member.length && t.startsWith(member, i + 1);
+    i = keyEnd;
+    while (i < n && isSpace(t.charCodeAt(i))) i++;
+    if (t.charCodeAt(i) !== COLON) return undefined;
+    i++;
+    while (i < n && isSpace(t.charCodeAt(i))) i++;
+    if (isMember) {
+      if (found || t.charCodeAt(i) !== OPEN_BRACKET) return undefined;
+      found = elements(t, i);
       if (!found) return undefined;
     }
-    i = skipValue(text, i);
+    i = skipValue(t, i);
     if (i < 0) return undefined;
   }
 }
 
 /** Index just past the value that starts at `start`. */
-function skipValue(text: string, start: number): number {
-  const n = text.length;
+function skipValue(t: string, start: number): number {
+  const n = t.length;
   let depth = 0;
   let i = start;
   while (i < n) {
-    const c = text.charCodeAt(i);
+    const c = t.charCodeAt(i);
     if (c === QUOTE) {
-      i = skipString(text, i);
+      i = skipString(t, i);
       if (i < 0) return -1;
       if (depth === 0) return i;
       continue;
@@ -95,18 +104,34 @@ function skipValue(text: string, start: number): number {
   return depth === 0 ? i : -1;
 }
 
-/** The element texts of the array whose `[` is at `open`. */
-function elements(text: string, open: number): string[] | undefined {
-  const n = text.length;
-  const out: string[] = [];
+/** The element ranges of the array whose `[` is at `open`. */
+function elements(t: string, open: number): number[] | undefined {
+  const n = t.length;
+  const out: number[] = [];
   let i = open + 1;
   for (;;) {
-    while (i < n && (isSpace(text.charCodeAt(i)) || text.charCodeAt(i) === COMMA)) i++;
+    while (i < n && (isSpace(t.charCodeAt(i)) || t.charCodeAt(i) === COMMA)) i++;
     if (i >= n) return undefined;
-    if (text.charCodeAt(i) === CLOSE_BRACKET) return out;
-    const end = skipValue(text, i);
+    if (t.charCodeAt(i) === CLOSE_BRACKET) return out;
+    const end = skipValue(t, i);
     if (end < 0 || end === i) return undefined;
-    out.push(text.slice(i, end));
+    out.push(i, end);
     i = end;
   }
+}
+
+/** Byte ranges of the member's elements in UTF-8 `bytes` (see memberElementRanges). */
+export function arrayMemberElementRanges(bytes: Uint8Array, member: string): number[] | undefined {
+  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return memberElementRanges(b.toString("latin1"), member);
+}
+
+/** The element texts (see arrayMemberElementRanges), each decoded from its own bytes. */
+export function arrayMemberElements(doc: string | Uint8Array, member: string): string[] | undefined {
+  const b = typeof doc === "string" ? Buffer.from(doc, "utf8") : Buffer.from(doc.buffer, doc.byteOffset, doc.byteLength);
+  const ranges = memberElementRanges(b.toString("latin1"), member);
+  if (!ranges) return undefined;
+  const out: string[] = new Array(ranges.length / 2);
+  for (let k = 0; k < ranges.length; k += 2) out[k / 2] = b.toString("utf8", ranges[k], ranges[k + 1]);
+  return out;
 }

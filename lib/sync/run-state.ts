@@ -5,11 +5,6 @@ import { contentHash, extraParticipantJson, isFinalStatus, toWriteRow, type Call
 
 const MAX_REASONS = 100;
 
-function hashKey(hash: string): number {
-  // 48 bits of the hash are plenty to tell repeats apart within a few pages.
-  return Buffer.from(hash.slice(0, 8), "base64url").readUIntBE(0, 6);
-}
-
 /** Pages of sessionIds remembered for dedupe: repeats come from pages shifting by a few. */
 const DEDUPE_WINDOW_PAGES = 4;
 
@@ -20,8 +15,8 @@ const DEDUPE_WINDOW_PAGES = 4;
  * further back is harmless — the upsert makes it a no-op rewrite.
  */
 export class RunState {
-  /** sessionId → 48 bits of the content hash, for the last few pages. */
-  private window: Array<Map<string, number>> = [];
+  /** sessionId → content hash, for the last few pages. */
+  private window: Array<Map<string, string>> = [];
   /** Calls seen as ongoing in this run: fresh, no need to refresh them one by one. */
   readonly seenOngoing = new Set<string>();
   /** Calls staged for the next commit (their stored state is stale: no lookups for them). */
@@ -52,7 +47,7 @@ export class RunState {
     if (this.summary.skippedRecords.length < MAX_REASONS) this.summary.skippedRecords.push({ sessionId, reason });
   }
 
-  private recent(sessionId: string): number | undefined {
+  private recent(sessionId: string): string | undefined {
     for (const m of this.window) {
       const k = m.get(sessionId);
       if (k !== undefined) return k;
@@ -66,7 +61,7 @@ export class RunState {
    */
   async handle(records: unknown[], rawTexts?: string[]): Promise<{ allKnown: boolean; initiated: Array<number | null> }> {
     const t0 = performance.now();
-    const page = new Map<string, number>();
+    const page = new Map<string, string>();
     this.window.push(page);
     if (this.window.length > DEDUPE_WINDOW_PAGES) this.window.shift();
     const fresh: PendingCall[] = [];
@@ -83,10 +78,9 @@ export class RunState {
       // The record's text as sent when the page could be sliced (cheaper, and exact).
       const rawJson = rawTexts?.[i] ?? JSON.stringify(r.raw);
       const hash = contentHash(rawJson);
-      const key = hashKey(hash);
       const prev = this.recent(id);
-      page.set(id, key);
-      if (prev === key) continue; // the same record again (pages shifted under us)
+      page.set(id, hash);
+      if (prev === hash) continue; // the same record again (pages shifted under us)
       initiated.push(prev === undefined ? r.call.initiatedAt : null);
       if (r.call.status === "ongoing") this.seenOngoing.add(id);
       else this.seenOngoing.delete(id);

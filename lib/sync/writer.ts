@@ -49,6 +49,8 @@ export function toWriteRow(p: PendingCall): WriteRow {
     c.initiatedAt, c.startedAt, c.endedAt, c.startAt, b(c.hasRecording), c.totalAudioMinutes, c.totalVideoMinutes,
     c.totalDurationMinutes, c.durationSeconds, c.totalParticipants, p.hash, p.rawJson, c.participants.length,
   ];
+  // Pushed, not preallocated: `new Array(n)` is holey, and postMessage writes a holey
+  // array key by key instead of densely.
   for (const part of c.participants) {
     row.push(
       part.seq, part.uid, part.state, b(part.isJoined), part.totalAudioMinutes, part.totalVideoMinutes,
