@@ -6,9 +6,11 @@ import { openFixtureDb, randomCall, rng, writeCalls, type FixtureCall } from "./
 
 /**
  * The participants and engagement reports add a block's per-uid sums where the filter
- * keeps every call of the block (scan.ts peopleOf). With small blocks (128 and 256 slots),
- * their answers must equal those of a store that never uses block sums (blocks larger
- * than the warehouse: every entry added one by one), while another connection writes.
+ * keeps every call of the block (scan.ts peopleOf), and totals skip blocks whose starts
+ * lie outside the window (scan.ts cubeOf). With small blocks (128 and 256 slots), their
+ * answers must equal those of a store with one block (every entry added one by one, no
+ * block skipped), while another connection writes. Calls are written in time order, as
+ * a backfill does, so that blocks cover narrow spans of time and windows skip some.
  */
 
 type Db = ReturnType<typeof openDatabase>;
@@ -24,7 +26,12 @@ function reports(db: Db) {
     A.filters({ type: "video" }),
     A.filters({ uid: "alice" }),
   ];
-  return sets.map((f) => ({ participants: A.getParticipantUsage(db, f, ALL), engagement: A.getEngagement(db, f, ALL) }));
+  return sets.map((f) => ({
+    participants: A.getParticipantUsage(db, f, ALL),
+    engagement: A.getEngagement(db, f, ALL),
+    totals: A.getTotals(db, f, ALL),
+    breakdowns: A.getBreakdowns(db, f, ALL),
+  }));
 }
 
 describe.each([7, 8])("participants' block sums (blocks of 2^%i slots)", (bits) => {
@@ -52,7 +59,7 @@ describe.each([7, 8])("participants' block sums (blocks of 2^%i slots)", (bits) 
   }
 
   const r = rng(29 + bits);
-  const calls: FixtureCall[] = Array.from({ length: 1200 }, (_, i) => randomCall(r, i, base, 90 * 86_400));
+  const calls: FixtureCall[] = Array.from({ length: 1200 }, (_, i) => randomCall(r, i, base, 90 * 86_400)).sort((a, b) => a.initiatedAt - b.initiatedAt);
 
   it("equals entry-by-entry sums, and follows writes to blocks already summed", () => {
     setBlockBits(bits);

@@ -222,20 +222,24 @@ export function cubeOf(db: Db, f: Filters, appPks: number[] | "all"): Cube {
   const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a, audio = s.audio.a, video = s.video.a, dur = s.dur.a;
   const { calls, audio: au, video: vi, durS, parts } = out;
   const nApps = appOk.length;
-  for (let i = 0, n = s.n; i < n; i++) {
-    const ap = app[i];
-    if (ap >= nApps || appOk[ap] === 0) continue;
-    const t = start[i];
-    const c = cell[i];
-    if (t < from || t >= to || cellOk[c] === 0) continue;
-    const p = pcs[i];
-    if (pc >= 0 && p !== pc) continue;
-    if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
-    calls[c]++;
-    au[c] += audio[i];
-    vi[c] += video[i];
-    durS[c] += dur[i];
-    parts[c] += p;
+  const size = 1 << s.blockBits;
+  for (let lo = 0, b = 0; lo < s.n; lo += size, b++) {
+    if (!(s.blockMaxStart[b]! >= from && s.blockMinStart[b]! < to)) continue; // no start of the block in the window
+    for (let i = lo, hi = Math.min(s.n, lo + size); i < hi; i++) {
+      const ap = app[i];
+      if (ap >= nApps || appOk[ap] === 0) continue;
+      const t = start[i];
+      const c = cell[i];
+      if (t < from || t >= to || cellOk[c] === 0) continue;
+      const p = pcs[i];
+      if (pc >= 0 && p !== pc) continue;
+      if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+      calls[c]++;
+      au[c] += audio[i];
+      vi[c] += video[i];
+      durS[c] += dur[i];
+      parts[c] += p;
+    }
   }
   return cubeMinutes(s, out);
 }

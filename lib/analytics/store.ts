@@ -64,6 +64,14 @@ export interface AnalyticsStore {
    */
   blockStamp: number[];
   peopleBlocks: Array<PeopleBlock | undefined>;
+  /**
+   * Per block: bounds of the starts its slots have held (widened, never narrowed, as
+   * slots change: a bound may be loose, never wrong). A scan filtered by time skips a
+   * block that lies outside the window (the previous period of totals; a recent window
+   * over months of calls written roughly in time order).
+   */
+  blockMinStart: number[];
+  blockMaxStart: number[];
   /** Newest change-log seq applied. */
   seq: number;
   loadedAt: number;
@@ -110,7 +118,7 @@ function emptyStore(callCap: number, entryCap: number): AnalyticsStore {
     pOff: new IntColumn("i32", callCap), pLen: new IntColumn("u16", callCap),
     m: 0, garbage: 0, uid: new IntColumn("i32", entryCap), flags: new IntColumn("u8", entryCap),
     pAudio: new MinutesColumn(entryCap), pVideo: new MinutesColumn(entryCap), pTotal: new MinutesColumn(entryCap),
-    uidIds: new Map(), idApp: [], idUid: [], maxApp: 0, blockBits, blockStamp: [], peopleBlocks: [], seq: 0, loadedAt: 0, fullLoads: 0,
+    uidIds: new Map(), idApp: [], idUid: [], maxApp: 0, blockBits, blockStamp: [], peopleBlocks: [], blockMinStart: [], blockMaxStart: [], seq: 0, loadedAt: 0, fullLoads: 0,
   };
 }
 
@@ -140,6 +148,9 @@ function setCall(s: AnalyticsStore, i: number, r: CallRaw): void {
   s.app.set(i, r[1]);
   if (r[1] > s.maxApp) s.maxApp = r[1];
   s.start.set(i, r[2]);
+  const b = i >> s.blockBits;
+  if (!(s.blockMinStart[b]! <= r[2])) s.blockMinStart[b] = r[2];
+  if (!(s.blockMaxStart[b]! >= r[2])) s.blockMaxStart[b] = r[2];
   s.span.set(i, r[3]);
   s.cell.set(i, r[4]);
   s.pc.set(i, r[5]);
