@@ -620,7 +620,7 @@ export function dailyOf(db: Db, f: Filters, appPks: number[] | "all", firstDay: 
       while (seg < nb && t >= bounds[seg]) seg++;
       off = offsets[seg];
     }
-    const d = Math.floor((t + off) / 86_400) - firstDay;
+    const d = (((t + off) / 86_400) | 0) - firstDay; // positive: truncation is floor (see heatmapOf)
     if (d < 0 || d >= days) continue;
     calls[d]++;
     au[d] += audio[i];
@@ -654,9 +654,11 @@ export function heatmapOf(
     if (ap >= nApps || appOk[ap] === 0 || cellOk[cell[i]] === 0) continue;
     if (pc >= 0 && pcs[i] !== pc) continue;
     const t = start[i];
-    const q0 = Math.floor(t / 900);
+    // Starts are positive epoch seconds (a call has one, store.ts) and spans ≥ 0: an int32
+    // division truncates like floor here, and by a constant it compiles to a multiply.
+    const q0 = (t / 900) | 0;
     if (q0 >= qHi) continue;
-    const end = Math.max(q0, Math.min(Math.floor((t + span[i] - 1) / 900), q0 + maxCrossings));
+    const end = Math.max(q0, Math.min(((t + span[i] - 1) / 900) | 0, q0 + maxCrossings));
     if (end < qLo) continue;
     if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
     const last = end < qHi ? end : qHi - 1;
