@@ -48,10 +48,10 @@ interface Spawned {
  */
 const BENCH_MAX_MEETING_SIZE = 4;
 
-async function spawnBenchEmulator(calls: number, maxMeetingSize: number): Promise<Spawned> {
+async function spawnBenchEmulator(calls: number, maxMeetingSize: number, prerender: boolean): Promise<Spawned> {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", "scripts/emulator.ts", "--port", "0", "--seed", "1", "--apps", `bench:${calls}`, "--now", "1780000000", "--max-meeting-size", String(maxMeetingSize), "--prerender"],
+    ["--import", "tsx", "scripts/emulator.ts", "--port", "0", "--seed", "1", "--apps", `bench:${calls}`, "--now", "1780000000", "--max-meeting-size", String(maxMeetingSize), ...(prerender ? ["--prerender"] : [])],
     { cwd: process.cwd(), stdio: ["ignore", "pipe", "inherit"] },
   );
   return await new Promise<Spawned>((resolve, reject) => {
@@ -75,9 +75,11 @@ export interface SyncBackfillOptions {
   batchSize?: number;
   /** Emulator meeting size cap (default BENCH_MAX_MEETING_SIZE; 12 is the emulator's own mix). */
   maxMeetingSize?: number;
+  /** Emulator serves pre-rendered records (default true: its CPU stays off the measured cores). */
+  prerender?: boolean;
 }
 
-export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize, maxMeetingSize = BENCH_MAX_MEETING_SIZE }: SyncBackfillOptions = {}): Promise<SyncBackfillResult> {
+export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize, maxMeetingSize = BENCH_MAX_MEETING_SIZE, prerender = true }: SyncBackfillOptions = {}): Promise<SyncBackfillResult> {
   process.env.AUTH_SECRET ??= "bench-only-secret-bench-only-secret-000";
   process.env.LOG_LEVEL ??= "silent";
   const { openDatabase } = await import("@/db/client");
@@ -85,7 +87,7 @@ export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize
   const { syncApp } = await import("@/lib/sync/sync-app");
 
   const t0 = performance.now();
-  const emu = await spawnBenchEmulator(calls, maxMeetingSize);
+  const emu = await spawnBenchEmulator(calls, maxMeetingSize, prerender);
   const emulatorStartMs = performance.now() - t0;
   const dir = mkdtempSync(path.join(tmpdir(), "callboard-bench-sync-"));
   const file = path.join(dir, "warehouse.db");
