@@ -6,7 +6,7 @@ import type { Filters } from "./filters";
 import { sortWindow, windowCopy } from "./order";
 import type { RowOrder } from "./report-route";
 import { resolveApps, round3, visibleApps, type Scope } from "./query";
-import { countMatching, matchKeys, type KeyedSelection } from "./scan";
+import { countMatching, matchKeys, startHead, type KeyedSelection } from "./scan";
 
 /** One call of the list (and of the CSV), as Callboard stores it. */
 export interface CallListRow {
@@ -184,6 +184,22 @@ export function callsOrder(db: Db, f: Filters, scope: Scope): RowOrder {
  * scratch: no 12 B per match allocated per export, and nothing may run in between.
  */
 export function callsOrderHead(db: Db, f: Filters, scope: Scope, n: number, own = true): { head: RowOrder; all: () => RowOrder } {
+  if (!own && f.sort === "start") {
+    // The worker: the head from the blocks that can hold it (scan.ts startHead: one or
+    // two blocks for calls written in time order), then the whole order from the same
+    // store, not caught up in between (nothing runs between the two in the job).
+    const h = startHead(db, f, resolveApps(db, f, scope), n, f.order !== "asc");
+    const pkCol = h.store.pk.a;
+    const head = pkCol instanceof Float64Array ? new Float64Array(h.slots.length) : new Int32Array(h.slots.length);
+    for (let k = 0; k < head.length; k++) head[k] = pkCol[h.slots[k]];
+    return {
+      head,
+      all: () => {
+        const x = matchKeys(db, f, resolveApps(db, f, scope), f.sort, false, { asIs: true });
+        return orderedPks(x, f.order, 0, x.count);
+      },
+    };
+  }
   const x = matchKeys(db, f, resolveApps(db, f, scope), f.sort, own);
   const { store, sel, keys, count } = x;
   const asc = f.order === "asc";

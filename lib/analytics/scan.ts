@@ -1,7 +1,7 @@
 import type { Db } from "@/db/client";
 import { RECORDING_WEIGHT, codeOf } from "./dims";
 import type { Filters } from "./filters";
-import { CELLS, analyticsStore, type AnalyticsStore, type PeopleBlock } from "./store";
+import { CELLS, analyticsStore, currentStore, type AnalyticsStore, type PeopleBlock } from "./store";
 
 /**
  * The filter model compiled against the in-memory store (store.ts), and the scan
@@ -58,6 +58,11 @@ function uidIdsOf(s: AnalyticsStore, uid: string, appOk: Uint8Array): Set<number
 export interface SelectOptions {
   /** Ignore from/to (the heatmap's window is not a start filter). */
   ignoreTime?: boolean;
+  /**
+   * Use the store as it stands, without catching up with the warehouse: a second pass
+   * of the same job must see what the first one saw (the calls CSV's head, then order).
+   */
+  asIs?: boolean;
 }
 
 /** A filter compiled against one store: lookup tables and bounds (`uidIds` undefined: no uid filter). */
@@ -74,7 +79,7 @@ interface Plan {
 }
 
 function compile(db: Db, f: Filters, appPks: number[] | "all", opts: SelectOptions = {}): Plan {
-  const s = analyticsStore(db);
+  const s = opts.asIs ? currentStore(db) : analyticsStore(db);
   const appOk = appTable(s, appPks);
   const uidIds = f.uid === undefined ? undefined : uidIdsOf(s, f.uid, appOk);
   return {
@@ -160,8 +165,8 @@ let keyedKeys = new Float64Array(0);
  * `total_audio_minutes + total_video_minutes` (a stored thousandth m reads back as
  * m / 1000, the very double SQLite holds, so the sum rounds as SQLite's does).
  */
-export function matchKeys(db: Db, f: Filters, appPks: number[] | "all", sort: SortKeyName, own = false): KeyedSelection {
-  const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks);
+export function matchKeys(db: Db, f: Filters, appPks: number[] | "all", sort: SortKeyName, own = false, opts: SelectOptions = {}): KeyedSelection {
+  const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks, opts);
   if (keyedSel.length < s.n) {
     keyedSel = new Int32Array(Math.ceil(s.n * 1.25));
     keyedKeys = new Float64Array(keyedSel.length);
@@ -191,6 +196,48 @@ export function matchKeys(db: Db, f: Filters, appPks: number[] | "all", sort: So
     keys[count++] = key !== undefined ? key[i] : audio[i] / aScale + video[i] / vScale + 0;
   }
   return { store: s, sel, keys, count };
+}
+
+/**
+ * The first `n` matches of the calls list sorted by start: slots in output order —
+ * (start, slot) ascending, or the reverse for `desc` — as `matchKeys` plus a sort would
+ * give them, without a pass over every call. Blocks are visited in the order of their
+ * start bounds (store.ts blockMinStart / blockMaxStart) and the walk stops once no block
+ * left can hold a start that sorts before the n-th found (a bound equal to it may still
+ * hold a tie with a better slot: that block is read). Calls written roughly in time
+ * order (a backfill) make this one or two blocks however large the store.
+ */
+export function startHead(db: Db, f: Filters, appPks: number[] | "all", n: number, desc: boolean): { store: AnalyticsStore; slots: Int32Array } {
+  const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks);
+  const size = 1 << s.blockBits;
+  const blocks = none ? 0 : Math.ceil(s.n / size);
+  const lo = s.blockMinStart, hi = s.blockMaxStart;
+  const visit = Array.from({ length: blocks }, (_, b) => b)
+    .filter((b) => hi[b]! >= from && lo[b]! < to)
+    .sort(desc ? (a, b) => hi[b]! - hi[a]! : (a, b) => lo[a]! - lo[b]!);
+  const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a;
+  const nApps = appOk.length;
+  let slots: number[] = [];
+  const better = (a: number, b: number) => (desc ? start[b] - start[a] || b - a : start[a] - start[b] || a - b);
+  for (const b of visit) {
+    if (slots.length >= n) {
+      const nth = start[slots[n - 1]!]!;
+      if (desc ? hi[b]! < nth : lo[b]! > nth) break;
+    }
+    for (let i = b * size, e = Math.min(s.n, i + size); i < e; i++) {
+      const ap = app[i];
+      if (ap >= nApps || appOk[ap] === 0) continue;
+      const t = start[i];
+      if (t < from || t >= to || cellOk[cell[i]] === 0) continue;
+      if (pc >= 0 && pcs[i] !== pc) continue;
+      if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+      slots.push(i);
+    }
+    // The best n so far, in output order (a block holds at most 65,536 slots).
+    slots.sort(better);
+    if (slots.length > n) slots = slots.slice(0, n);
+  }
+  return { store: s, slots: Int32Array.from(slots) };
 }
 
 /** Per cell sums of a selection: calls, audio, video (minutes), duration seconds, participants. */
