@@ -187,15 +187,18 @@ export function callsOrderHead(db: Db, f: Filters, scope: Scope, n: number, own 
   if (!own && f.sort === "start") {
     // The worker: the head from the blocks that can hold it (scan.ts startHead: one or
     // two blocks for calls written in time order), then the whole order from the same
-    // store, not caught up in between (nothing runs between the two in the job).
-    const h = startHead(db, f, resolveApps(db, f, scope), n, f.order !== "asc");
+    // store state, not caught up in between (nothing runs between the two in the job).
+    // In-process (`own`) the matches are taken first, as below: reports run between the
+    // head and the rest may catch the store up, and the export keeps its first order.
+    const appPks = resolveApps(db, f, scope);
+    const h = startHead(db, f, appPks, n, f.order !== "asc");
     const pkCol = h.store.pk.a;
     const head = pkCol instanceof Float64Array ? new Float64Array(h.slots.length) : new Int32Array(h.slots.length);
     for (let k = 0; k < head.length; k++) head[k] = pkCol[h.slots[k]];
     return {
       head,
       all: () => {
-        const x = matchKeys(db, f, resolveApps(db, f, scope), f.sort, false, { asIs: true });
+        const x = matchKeys(db, f, appPks, f.sort, false, { asIs: true });
         return orderedPks(x, f.order, 0, x.count);
       },
     };
