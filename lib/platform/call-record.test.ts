@@ -201,22 +201,22 @@ describe("parseCallRecord", () => {
     const record = base() as Record<string, unknown>;
     const participant = (record.participants as Array<Record<string, unknown>>)[0]!;
     let compared = 0;
-    for (const k of CALL_KEYS()) {
+    for (const k of CALL_KEYS) {
       for (const v of probes) {
         const o = { ...record, [k]: v };
-        expect(coerceCall(o), `${k} = ${JSON.stringify(v)}`).toEqual(coerceFields(CALL_FIELDS, CALL_KEYS(), o));
+        expect(coerceCall(o), `${k} = ${JSON.stringify(v)}`).toEqual(coerceFields(CALL_FIELDS, CALL_KEYS, o));
         compared++;
       }
     }
-    for (const k of PARTICIPANT_KEYS()) {
+    for (const k of PARTICIPANT_KEYS) {
       for (const v of probes) {
         const o = { ...participant, [k]: v };
-        expect(coerceParticipant(o), `participant ${k} = ${JSON.stringify(v)}`).toEqual(coerceFields(PARTICIPANT_FIELDS, PARTICIPANT_KEYS(), o));
+        expect(coerceParticipant(o), `participant ${k} = ${JSON.stringify(v)}`).toEqual(coerceFields(PARTICIPANT_FIELDS, PARTICIPANT_KEYS, o));
         compared++;
       }
     }
     for (const c of generateAppCalls({ appId: "q", seed: 4, count: 300, now: 1780000000, months: 1 }) as Array<Record<string, unknown>>) {
-      expect(coerceCall(c)).toEqual(coerceFields(CALL_FIELDS, CALL_KEYS(), c));
+      expect(coerceCall(c)).toEqual(coerceFields(CALL_FIELDS, CALL_KEYS, c));
       compared++;
     }
     expect(compared).toBeGreaterThan(900);

@@ -296,7 +296,7 @@ function coerceParticipant(o: Record<string, unknown>): CoercedParticipant | und
 }
 
 /** For tests: the written-out coercion and the table's, side by side. */
-export const coercionForTests = { coerceCall, coerceParticipant, CALL_FIELDS, CALL_KEYS: (): Array<keyof typeof CALL_FIELDS> => CALL_KEYS, PARTICIPANT_FIELDS, PARTICIPANT_KEYS: (): Array<keyof typeof PARTICIPANT_FIELDS> => PARTICIPANT_KEYS };
+export const coercionForTests = { coerceCall, coerceParticipant, CALL_FIELDS, CALL_KEYS, PARTICIPANT_FIELDS, PARTICIPANT_KEYS };
 
 export interface ParsedParticipant {
   /** Position in the platform's list: the same uid may appear twice. */

@@ -120,13 +120,7 @@ function elements(t: string, open: number): number[] | undefined {
   }
 }
 
-/** Byte ranges of the member's elements in UTF-8 `bytes` (see memberElementRanges). */
-export function arrayMemberElementRanges(bytes: Uint8Array, member: string): number[] | undefined {
-  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  return memberElementRanges(b.toString("latin1"), member);
-}
-
-/** The element texts (see arrayMemberElementRanges), each decoded from its own bytes. */
+/** The element texts (see memberElementRanges), each decoded from its own bytes. */
 export function arrayMemberElements(doc: string | Uint8Array, member: string): string[] | undefined {
   const b = typeof doc === "string" ? Buffer.from(doc, "utf8") : Buffer.from(doc.buffer, doc.byteOffset, doc.byteLength);
   const ranges = memberElementRanges(b.toString("latin1"), member);

@@ -191,15 +191,15 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
     });
     const writer = new CallWriter(db, app.pk);
     const useWorker = options.writer === "worker" || ((options.writer ?? "auto") === "auto" && writer.storedCount() === 0);
-    sink = (useWorker ? workerSink(db, app.pk) : undefined) ?? inlineSink(writer);
+    const active = (useWorker ? workerSink(db, app.pk) : undefined) ?? inlineSink(writer);
+    sink = active;
     // Two batches can be alive at once with a worker (one being written, one filling) plus
     // the copy handed over: a smaller batch keeps peak memory in bounds (~470 MB measured
     // at 4,000 vs ~680 MB at 8,000) and is still ~16,000 rows per transaction.
-    const batchSize = options.batchSize ?? (sink.kind === "worker" ? 4_000 : 8_000);
-    const progressSink = sink;
+    const batchSize = options.batchSize ?? (active.kind === "worker" ? 4_000 : 8_000);
     const saveProgress = () =>
-      progressSink.saveProgress(run.pk, [summary.pages, summary.fetched, summary.inserted, summary.updated, summary.unchanged, summary.skipped, summary.refreshed]);
-    const state = new RunState(writer, sink, summary, batchSize, saveProgress);
+      active.saveProgress(run.pk, [summary.pages, summary.fetched, summary.inserted, summary.updated, summary.unchanged, summary.skipped, summary.refreshed]);
+    const state = new RunState(writer, active, summary, batchSize, saveProgress);
 
     pagedEverything = await pageThrough(client, state, summary, { ...options, signal }, fullDue);
     await state.drain();

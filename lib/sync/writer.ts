@@ -260,29 +260,32 @@ export class CallWriter {
   }
 
   /** Returns true when the call was inserted, false when an existing row was updated. */
+  /**
+   * The call statements' parameters in column order: W's positions 0–19,
+   * platform_has_recording, then (`probe`) the recording probe's app and sessionId, then
+   * the two stamps.
+   */
+  private callParams(r: WriteRow, now: number, probe: boolean): unknown[] {
+    const app = this.appPk;
+    // Two literals, not one array grown by push: this runs for every call written.
+    return probe
+      ? [app, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[12], app, r[0], r[13], r[14], r[15], r[16], r[17], r[18], r[19], now, now]
+      : [app, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[12], r[13], r[14], r[15], r[16], r[17], r[18], r[19], now, now];
+  }
+
   private writeOne(r: WriteRow, now: number): boolean {
     const app = this.appPk;
-    // The statements' parameters in column order: W's positions 0–19, platform_has_recording
-    // and the recording probe (app, sessionId) around has_recording, then the two stamps.
-    const params = () => [
-      app, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[12], app, r[0],
-      r[13], r[14], r[15], r[16], r[17], r[18], r[19], now, now,
-    ];
     let pk: number;
     let inserted: boolean;
-    const fresh = this.probeRecordings
-      ? this.insertNew.run(params())
-      : this.insertNewNoProbe.run(
-          app, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[12],
-          r[13], r[14], r[15], r[16], r[17], r[18], r[19], now, now,
-        );
+    const probe = this.probeRecordings;
+    const fresh = (probe ? this.insertNew : this.insertNewNoProbe).run(this.callParams(r, now, probe));
     if (fresh.changes === 1) {
       pk = Number(fresh.lastInsertRowid);
       inserted = true;
     } else {
       // Stored already, possibly earlier in this very batch (a call staged twice because it
       // changed between two pages): an update either way.
-      pk = this.upsert.get(params())!.pk;
+      pk = this.upsert.get(this.callParams(r, now, true))!.pk;
       // An updated row (a webhook-made one included) may hold participants under this pk;
       // a row just inserted cannot (AUTOINCREMENT never reuses a pk).
       this.deleteParticipants.run(pk);
