@@ -76,7 +76,7 @@ export function buildSqlite(file: string, n: number): Db {
   return db;
 }
 
-async function buildDuck(n: number) {
+export async function buildDuck(n: number) {
   const { DuckDBInstance } = await import("@duckdb/node-api");
   const inst = await DuckDBInstance.create(":memory:");
   const con = await inst.connect();

@@ -1,16 +1,20 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "@/db/client";
 import * as A from "./index";
+import { setDimsKeepRatio } from "./scan";
 import { setBlockBits } from "./store";
 import { openFixtureDb, randomCall, rng, writeCalls, type FixtureCall } from "./test-fixtures";
 
 /**
- * The participants and engagement reports add a block's per-uid sums where the filter
- * keeps every call of the block (scan.ts peopleOf), and totals skip blocks whose starts
- * lie outside the window (scan.ts cubeOf). With small blocks (128 and 256 slots), their
- * answers must equal those of a store with one block (every entry added one by one, no
- * block skipped), while another connection writes. Calls are written in time order, as
- * a backfill does, so that blocks cover narrow spans of time and windows skip some.
+ * Block sums: the participants and engagement reports add a block's per-uid sums where
+ * the filter keeps every call of the block, and a superblock's per-(dims code, uid) sums
+ * where it filters on categories only (scan.ts peopleOf); the daily report adds a block's
+ * per-(app, quarter hour) sums where it filters on apps and time only (dailyOf); totals
+ * skip blocks whose starts lie outside the window (cubeOf). With small blocks (32, 128
+ * and 256 slots), their answers must equal those of a store with one block (every call
+ * and entry added one by one, no block skipped), while another connection writes. Calls
+ * are written in time order, as a backfill does, so that blocks cover narrow spans of
+ * time and windows skip some.
  */
 
 type Db = ReturnType<typeof openDatabase>;
@@ -24,9 +28,14 @@ function reports(db: Db) {
     A.filters({ apps: ["app-one", "app-three"] }),
     A.filters({ from: base, to: base + 45 * 86_400, apps: ["app-two"] }),
     A.filters({ type: "video" }),
+    A.filters({ type: "video", status: "ended" }),
+    A.filters({ mode: "meet", hasRecording: false, apps: ["app-one", "app-two"] }),
+    A.filters({ receiverType: "group", from: base + 20 * 86_400, to: base + 80 * 86_400 }),
+    A.filters({ status: "ended", participantsCount: 2 }),
     A.filters({ uid: "alice" }),
   ];
   return sets.map((f) => ({
+    daily: ["UTC", "Asia/Kolkata", "Asia/Kathmandu", "Europe/Berlin"].map((tz) => A.getDailyUsage(db, { ...f, tz }, ALL)),
     participants: A.getParticipantUsage(db, f, ALL),
     engagement: A.getEngagement(db, f, ALL),
     totals: A.getTotals(db, f, ALL),
@@ -34,11 +43,15 @@ function reports(db: Db) {
   }));
 }
 
-describe.each([7, 8])("participants' block sums (blocks of 2^%i slots)", (bits) => {
+describe.each([5, 7, 8])("block sums (blocks of 2^%i slots)", (bits) => {
   const reader = openFixtureDb(`people-blocks-${bits}`);
   const file = reader.$client.name;
   const writer = openDatabase(file);
+  // Superblocks (16 blocks) summed per (dims code, uid) whatever the key count: the few
+  // uids and dims codes of the fixtures repeat less than a real warehouse's.
+  setDimsKeepRatio(1);
   afterAll(() => {
+    setDimsKeepRatio();
     setBlockBits();
     reader.$client.close();
     writer.$client.close();
@@ -59,15 +72,25 @@ describe.each([7, 8])("participants' block sums (blocks of 2^%i slots)", (bits) 
   }
 
   const r = rng(29 + bits);
-  const calls: FixtureCall[] = Array.from({ length: 1200 }, (_, i) => randomCall(r, i, base, 90 * 86_400)).sort((a, b) => a.initiatedAt - b.initiatedAt);
+  // 1,200 calls over 90 days, and 600 more in the 4 days from the one before Berlin's
+  // change to summer time (2025-03-30 01:00 UTC): blocks of quarter sums on both sides.
+  const dst = Date.UTC(2025, 2, 29) / 1000;
+  const calls: FixtureCall[] = [
+    ...Array.from({ length: 1200 }, (_, i) => randomCall(r, i, base, 90 * 86_400)),
+    ...Array.from({ length: 600 }, (_, i) => randomCall(r, 5000 + i, dst, 4 * 86_400)),
+  ].sort((a, b) => a.initiatedAt - b.initiatedAt);
 
   it("equals entry-by-entry sums, and follows writes to blocks already summed", () => {
     setBlockBits(bits);
     A.resetAnalyticsStore(reader);
-    writeCalls(writer, calls.slice(0, 900));
+    writeCalls(writer, calls.slice(0, 1500));
     expectSame("initial");
-    expect(A.analyticsStore(reader).peopleBlocks.filter((b) => b?.ids).length).toBeGreaterThan(0);
-    writeCalls(writer, calls.slice(900));
+    // Blocks of 32 slots hold too few repeats of a uid to be summed; superblocks of 512
+    // (1,500 calls fill two) are, per dims code.
+    if (bits === 5) expect(A.analyticsStore(reader).dimsPeople.filter((b) => b?.dOff).length).toBeGreaterThan(0);
+    else expect(A.analyticsStore(reader).peopleBlocks.filter((b) => b?.ids).length).toBeGreaterThan(0);
+    expect(A.analyticsStore(reader).quarterBlocks.filter((b) => b?.sums).length).toBeGreaterThan(0);
+    writeCalls(writer, calls.slice(1500));
     const changed = calls.filter(() => r() < 0.1).map((c, i) => ({ ...randomCall(r, 100_000 + i, base, 90 * 86_400), appPk: c.appPk, sessionId: c.sessionId }));
     writeCalls(writer, changed);
     expectSame("after re-sync");

@@ -1,7 +1,7 @@
 import type { Db } from "@/db/client";
 import { RECORDING_WEIGHT, codeOf } from "./dims";
 import type { Filters } from "./filters";
-import { CELLS, analyticsStore, currentStore, type AnalyticsStore, type PeopleBlock } from "./store";
+import { CELLS, SUPER_SHIFT, analyticsStore, currentStore, type AnalyticsStore, type DimsPeople, type PeopleBlock, type QuarterBlock } from "./store";
 
 /**
  * The filter model compiled against the in-memory store (store.ts), and the scan
@@ -424,13 +424,25 @@ export function peopleOf(db: Db, f: Filters, appPks: number[] | "all", withMinut
   // total, first, last): an entry touches one cache line, not seven arrays.
   const acc = newPeopleAcc(W);
   if (none) return peopleSums(s, listed, acc, withMinutes);
-  if (uidIds === undefined && pc < 0 && cellOk.every((x) => x === 1) && (!withMinutes || blockSumsExact(s))) {
+  const sumsApply = uidIds === undefined && pc < 0 && (!withMinutes || blockSumsExact(s));
+  if (sumsApply && cellOk.every((x) => x === 1)) {
     const bits = s.blockBits;
     const full = s.n >> bits;
     for (let b = 0; b < full; b++) {
       const blk = peopleBlock(s, b);
       if (blk.ids !== null && blk.minStart >= from && blk.maxStart < to) addPeopleBlock(s, plan.appOk, blk, listed, acc, withMinutes);
       else scanPeople(plan, b << bits, (b + 1) << bits, listed, acc, withMinutes);
+    }
+    scanPeople(plan, full << bits, s.n, listed, acc, withMinutes);
+  } else if (sumsApply) {
+    // Categorical filters only: a superblock's sums per (dims code, uid) hold the answer
+    // for any of them (a filter keeps or drops whole dims codes).
+    const bits = s.blockBits + SUPER_SHIFT;
+    const full = s.n >> bits;
+    for (let g = 0; g < full; g++) {
+      const sb = dimsPeople(s, g);
+      if (sb.dOff !== null && sb.minStart >= from && sb.maxStart < to) addDimsPeople(s, plan.appOk, cellOk, sb, listed, acc, withMinutes);
+      else scanPeople(plan, g << bits, (g + 1) << bits, listed, acc, withMinutes);
     }
     scanPeople(plan, full << bits, s.n, listed, acc, withMinutes);
   } else scanPeople(plan, 0, s.n, listed, acc, withMinutes);
@@ -454,6 +466,18 @@ function blockSumsExact(s: AnalyticsStore): boolean {
 
 /** Adds the entries of the matching calls among slots [lo, hi) (entry by entry, in slot order). */
 function scanPeople(plan: Plan, lo: number, hi: number, listed: Int32Array, acc: Float64Array, withMinutes: boolean): void {
+  const { s, from, to } = plan;
+  // Block by block, leaving out those whose starts all lie outside the window.
+  const size = 1 << s.blockBits;
+  for (let a = lo; a < hi; ) {
+    const b = a >> s.blockBits;
+    const e = Math.min(hi, (b + 1) * size);
+    if (s.blockMaxStart[b]! >= from && s.blockMinStart[b]! < to) scanPeopleSlots(plan, a, e, listed, acc, withMinutes);
+    a = e;
+  }
+}
+
+function scanPeopleSlots(plan: Plan, lo: number, hi: number, listed: Int32Array, acc: Float64Array, withMinutes: boolean): void {
   const { s, appOk, cellOk, from, to, pc, uidIds } = plan;
   const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a;
   const pOff = s.pOff.a, pLen = s.pLen.a, uid = s.uid.a, flags = s.flags.a;
@@ -568,6 +592,130 @@ function sumPeopleEntries(s: AnalyticsStore, lo: number, hi: number, listed: Int
   }
 }
 
+/** Scratch of the superblock builds: slots grouped by dims code. */
+let dimsSlots = new Int32Array(0);
+
+/**
+ * Entries a superblock's keys must stand for, on average, for its sums to be kept: 8
+ * bounds their memory (68 bytes a key) to about a third of the entries' own (17 bytes
+ * an entry), whatever the data. Tests lower it.
+ */
+let dimsKeepRatio = 8;
+
+/** Entries per key below which a superblock is scanned rather than summed (tests: 1). */
+export function setDimsKeepRatio(entriesPerKey = 8): void {
+  dimsKeepRatio = entriesPerKey;
+}
+
+/**
+ * Superblock g's sums per (dims code, uid id), built if missing or stale: its slots
+ * grouped by dims code (a counting sort), then per code one pass over those calls'
+ * entries into the per-uid scratch, whose touched rows become the code's rows. Kept only
+ * where a key stands for `dimsKeepRatio` or more entries on average; else `dOff` is null.
+ */
+function dimsPeople(s: AnalyticsStore, g: number): DimsPeople {
+  const stamp = s.superStamp[g] ?? 0;
+  const cached = s.dimsPeople[g];
+  if (cached && cached.stamp === stamp) return cached;
+  const U = s.idUid.length;
+  if (blockListed.length < U) {
+    blockListed = new Int32Array(Math.ceil(U * 1.25));
+    blockAcc = newPeopleAcc(blockListed.length);
+  }
+  const lo = g << (s.blockBits + SUPER_SHIFT), hi = lo + (1 << (s.blockBits + SUPER_SHIFT));
+  const app = s.app.a, start = s.start.a, cell = s.cell.a, pOff = s.pOff.a, pLen = s.pLen.a, uid = s.uid.a, flags = s.flags.a;
+  const pa = s.pAudio.a, pv = s.pVideo.a, pt = s.pTotal.a;
+  const dOff = new Int32Array(361);
+  let entries = 0, minStart = Infinity, maxStart = -Infinity;
+  for (let i = lo; i < hi; i++) {
+    const t = start[i];
+    if (t < minStart) minStart = t;
+    if (t > maxStart) maxStart = t;
+    if (app[i] === 0) continue; // empty slot
+    dOff[(cell[i] % 360) + 1]++;
+    entries += pLen[i];
+  }
+  for (let d = 0; d < 360; d++) dOff[d + 1] += dOff[d];
+  if (dimsSlots.length < hi - lo) dimsSlots = new Int32Array(hi - lo);
+  const fill = dOff.slice(0, 360);
+  for (let i = lo; i < hi; i++) if (app[i] !== 0) dimsSlots[fill[cell[i] % 360]++] = i;
+  const maxKeys = Math.floor(entries / dimsKeepRatio);
+  const ids = new Int32Array(maxKeys);
+  const sums = new Float64Array(maxKeys * ROW);
+  const rowOff = new Int32Array(361);
+  const touched: number[] = [];
+  let keys = 0;
+  let kept = true;
+  for (let d = 0; d < 360 && kept; d++) {
+    for (let k = dOff[d]; k < dOff[d + 1]; k++) {
+      const i = dimsSlots[k];
+      const t = start[i];
+      for (let j = pOff[i], e = j + pLen[i]; j < e; j++) {
+        const u = uid[j];
+        const fl = flags[j];
+        const r = u * ROW;
+        if (blockListed[u] === 0) touched.push(u);
+        blockListed[u]++;
+        blockAcc[r + 1] += fl & 1;
+        blockAcc[r + 2] += fl >> 1;
+        blockAcc[r + 3] += pa[j];
+        blockAcc[r + 4] += pv[j];
+        blockAcc[r + 5] += pt[j];
+        if (t < blockAcc[r + 6]) blockAcc[r + 6] = t;
+        if (t > blockAcc[r + 7]) blockAcc[r + 7] = t;
+      }
+    }
+    if (keys + touched.length > maxKeys) kept = false;
+    for (const u of touched) {
+      const r = u * ROW;
+      if (kept) {
+        const o = keys * ROW;
+        ids[keys++] = u;
+        sums[o] = blockListed[u];
+        for (let c = 1; c < ROW; c++) sums[o + c] = blockAcc[r + c];
+      }
+      blockListed[u] = 0;
+      for (let c = 1; c < 6; c++) blockAcc[r + c] = 0;
+      blockAcc[r + 6] = Infinity;
+      blockAcc[r + 7] = -Infinity;
+    }
+    touched.length = 0;
+    rowOff[d + 1] = keys;
+  }
+  const sb: DimsPeople = kept
+    ? { stamp, dOff: rowOff, ids: ids.slice(0, keys), sums: sums.slice(0, keys * ROW), minStart, maxStart }
+    : { stamp, dOff: null, ids: new Int32Array(0), sums: new Float64Array(0), minStart, maxStart };
+  s.dimsPeople[g] = sb;
+  return sb;
+}
+
+/**
+ * Adds a superblock's rows of the dims codes the filter keeps (`cellOk` of a code: a
+ * filter's table depends on the dims code only, cell % 360), for uids of allowed apps.
+ */
+function addDimsPeople(s: AnalyticsStore, appOk: Uint8Array, cellOk: Uint8Array, sb: DimsPeople, listed: Int32Array, acc: Float64Array, withMinutes: boolean): void {
+  const { dOff, ids, sums } = sb;
+  const idApp = s.idApp;
+  for (let d = 0; d < 360; d++) {
+    if (cellOk[d] === 0) continue;
+    for (let q = dOff![d], n = dOff![d + 1]; q < n; q++) {
+      const u = ids[q];
+      if (appOk[idApp[u]] !== 1) continue;
+      const o = q * ROW;
+      listed[u] += sums[o];
+      if (!withMinutes) continue;
+      const k = u * ROW;
+      acc[k + 1] += sums[o + 1];
+      acc[k + 2] += sums[o + 2];
+      acc[k + 3] += sums[o + 3];
+      acc[k + 4] += sums[o + 4];
+      acc[k + 5] += sums[o + 5];
+      if (sums[o + 6] < acc[k + 6]) acc[k + 6] = sums[o + 6];
+      if (sums[o + 7] > acc[k + 7]) acc[k + 7] = sums[o + 7];
+    }
+  }
+}
+
 /** Adds a block's sums of the uids of allowed apps. */
 function addPeopleBlock(s: AnalyticsStore, appOk: Uint8Array, blk: PeopleBlock, listed: Int32Array, acc: Float64Array, withMinutes: boolean): void {
   const { ids, sums } = blk;
@@ -646,14 +794,54 @@ export interface DaySums {
  * segment holding t (`bounds[k]` starts segment k + 1). Calls outside [0, days) are left out.
  */
 export function dailyOf(db: Db, f: Filters, appPks: number[] | "all", firstDay: number, days: number, bounds: number[], offsets: number[]): DaySums {
-  const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks);
+  const plan = compile(db, f, appPks);
+  const { s, cellOk, from, to, pc, uidIds, none } = plan;
   const out: DaySums = { calls: new Float64Array(days), audio: new Float64Array(days), video: new Float64Array(days), durS: new Float64Array(days), parts: new Float64Array(days) };
+  if (none) return out;
+  // Unfiltered but for apps and time, in a zone whose offsets and changes fall on quarter
+  // hours (a quarter's calls share a local day), with minutes summed exactly in any
+  // order: a block inside the window adds its per-quarter sums.
+  const quarterly =
+    uidIds === undefined && pc < 0 && cellOk.every((x) => x === 1) && offsets.every((o) => o % 900 === 0) && bounds.every((b) => b % 900 === 0) &&
+    sumsExact(s.audio, s.n) && sumsExact(s.video, s.n);
+  const bits = s.blockBits;
+  const full = s.n >> bits;
+  for (let b = 0; b < full; b++) {
+    if (!(s.blockMaxStart[b]! >= from && s.blockMinStart[b]! < to)) continue; // no start of the block in the window
+    if (quarterly) {
+      const qb = quarterBlock(s, b);
+      if (qb.sums !== null && qb.minStart >= from && qb.maxStart < to) {
+        addQuarterBlock(plan.appOk, qb, out, firstDay, days, bounds, offsets);
+        continue;
+      }
+    }
+    const lo = b << bits;
+    dailySlots(plan, lo, lo + (1 << bits), out, firstDay, days, bounds, offsets);
+  }
+  const tail = full << bits;
+  dailySlots(plan, tail, s.n, out, firstDay, days, bounds, offsets);
+  const { audio: au, video: vi } = out;
+  for (let d = 0; d < days; d++) {
+    au[d] /= s.audio.scale;
+    vi[d] /= s.video.scale;
+  }
+  return out;
+}
+
+/** Whether sums of any n values of a minutes column, in any order, are exact (integer thousandths). */
+function sumsExact(c: { scale: number; maxAbs: number }, n: number): boolean {
+  return c.scale === 1000 && n * c.maxAbs <= Number.MAX_SAFE_INTEGER;
+}
+
+/** dailyOf's sums of the matching calls among slots [lo, hi), slot by slot (minutes in the columns' units). */
+function dailySlots(plan: Plan, lo: number, hi: number, out: DaySums, firstDay: number, days: number, bounds: number[], offsets: number[]): void {
+  const { s, appOk, cellOk, from, to, pc, uidIds } = plan;
   const { calls, audio: au, video: vi, durS, parts } = out;
   const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a, audio = s.audio.a, video = s.video.a, dur = s.dur.a;
   const nApps = appOk.length;
   const nb = bounds.length;
   const off0 = offsets[0];
-  for (let i = 0, n = none ? 0 : s.n; i < n; i++) {
+  for (let i = lo; i < hi; i++) {
     const ap = app[i];
     if (ap >= nApps || appOk[ap] === 0) continue;
     const t = start[i];
@@ -675,11 +863,79 @@ export function dailyOf(db: Db, f: Filters, appPks: number[] | "all", firstDay: 
     durS[d] += dur[i];
     parts[d] += p;
   }
-  for (let d = 0; d < days; d++) {
-    au[d] /= s.audio.scale;
-    vi[d] /= s.video.scale;
+}
+
+/**
+ * (app, quarter) pairs a block's sums may hold: 8,192 (40 bytes a pair: ~5% of a
+ * 65,536-slot block's own bytes at most). Sparser blocks are scanned.
+ */
+const MAX_QUARTER_PAIRS = 8192;
+
+/** Block b's sums per (app, quarter hour of start), built (one pass over its slots) if missing or stale. */
+function quarterBlock(s: AnalyticsStore, b: number): QuarterBlock {
+  const stamp = s.blockStamp[b] ?? 0;
+  const cached = s.quarterBlocks[b];
+  if (cached && cached.stamp === stamp) return cached;
+  const lo = b << s.blockBits, hi = lo + (1 << s.blockBits);
+  const app = s.app.a, start = s.start.a, pcs = s.pc.a, audio = s.audio.a, video = s.video.a, dur = s.dur.a;
+  let minStart = Infinity, maxStart = -Infinity;
+  const appIndex = new Int32Array(s.maxApp + 1).fill(-1);
+  const apps: number[] = [];
+  for (let i = lo; i < hi; i++) {
+    const t = start[i];
+    if (t < minStart) minStart = t;
+    if (t > maxStart) maxStart = t;
+    const ap = app[i];
+    if (ap !== 0 && appIndex[ap] < 0) {
+      appIndex[ap] = apps.length;
+      apps.push(ap);
+    }
   }
-  return out;
+  // Starts are positive epoch seconds (store.ts): int32 division by 900 is floor.
+  const q0 = (minStart / 900) | 0;
+  const nq = ((maxStart / 900) | 0) - q0 + 1;
+  let sums: Float64Array | null = null;
+  if (apps.length * nq <= MAX_QUARTER_PAIRS) {
+    sums = new Float64Array(apps.length * nq * 5);
+    for (let i = lo; i < hi; i++) {
+      const ap = app[i];
+      if (ap === 0) continue;
+      const o = (appIndex[ap] * nq + ((start[i] / 900) | 0) - q0) * 5;
+      sums[o]++;
+      sums[o + 1] += audio[i];
+      sums[o + 2] += video[i];
+      sums[o + 3] += dur[i];
+      sums[o + 4] += pcs[i];
+    }
+  }
+  const qb: QuarterBlock = { stamp, q0, nq, apps: Int32Array.from(apps), sums, minStart, maxStart };
+  s.quarterBlocks[b] = qb;
+  return qb;
+}
+
+/** Adds a block's per-quarter sums of the allowed apps to the days (the offset of a quarter is that at its start). */
+function addQuarterBlock(appOk: Uint8Array, qb: QuarterBlock, out: DaySums, firstDay: number, days: number, bounds: number[], offsets: number[]): void {
+  const { calls, audio: au, video: vi, durS, parts } = out;
+  const sums = qb.sums!;
+  const nb = bounds.length;
+  for (let a = 0; a < qb.apps.length; a++) {
+    const ap = qb.apps[a];
+    if (ap >= appOk.length || appOk[ap] === 0) continue;
+    let seg = 0;
+    for (let q = 0; q < qb.nq; q++) {
+      const o = (a * qb.nq + q) * 5;
+      if (sums[o] === 0) continue;
+      const t = (qb.q0 + q) * 900;
+      while (seg < nb && t >= bounds[seg]) seg++;
+      const d = Math.floor((t + offsets[seg]) / 86_400) - firstDay;
+      if (d < 0 || d >= days) continue;
+      calls[d] += sums[o];
+      au[d] += sums[o + 1];
+      vi[d] += sums[o + 2];
+      durS[d] += sums[o + 3];
+      parts[d] += sums[o + 4];
+    }
+  }
 }
 
 /**

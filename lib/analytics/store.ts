@@ -65,6 +65,15 @@ export interface AnalyticsStore {
   blockStamp: number[];
   peopleBlocks: Array<PeopleBlock | undefined>;
   /**
+   * Per superblock of 2^(blockBits + SUPER_SHIFT) slots: a stamp bumped whenever a slot of
+   * it changes, and its participants' sums per (dims code, uid id) (scan.ts dimsPeopleOf),
+   * which serve the participants and engagement reports under categorical filters.
+   */
+  superStamp: number[];
+  dimsPeople: Array<DimsPeople | undefined>;
+  /** Per block: its calls' sums per app and quarter hour of start (scan.ts quarterBlock), valid at the block's stamp. */
+  quarterBlocks: Array<QuarterBlock | undefined>;
+  /**
    * Per block: bounds of the starts its slots have held (widened, never narrowed, as
    * slots change: a bound may be loose, never wrong). A scan filtered by time skips a
    * block that lies outside the window (the previous period of totals; a recent window
@@ -102,10 +111,47 @@ export interface PeopleBlock {
   maxStart: number;
 }
 
+/** Blocks per superblock, as a shift: 16 blocks (1,048,576 slots; 16 × the tests' tiny blocks). */
+export const SUPER_SHIFT = 4;
+
+/**
+ * Sums of one superblock's participant entries per (dims code, uid id): the rows of dims
+ * code d are rows [dOff[d], dOff[d + 1]) — `ids[q]` and ROW values from `sums[q * ROW]`
+ * as in PeopleBlock. `dOff` null when the keys would not be much fewer than the entries
+ * (the superblock is scanned instead: memory stays a small share of the entries').
+ */
+export interface DimsPeople {
+  stamp: number;
+  dOff: Int32Array | null;
+  ids: Int32Array;
+  sums: Float64Array;
+  minStart: number;
+  maxStart: number;
+}
+
+/**
+ * Sums of one block's calls per (app, quarter hour of start), no filter: for app index a
+ * (`apps[a]` its pk) and quarter q0 + q, the 5 values calls, audio and video minutes
+ * (the columns' units: thousandths), duration seconds and participants from
+ * `sums[(a * nq + q) * 5]`; `sums` null when the block spans too many quarters.
+ * Serves the daily report in any zone whose offsets and changes fall on quarter hours.
+ */
+export interface QuarterBlock {
+  stamp: number;
+  q0: number;
+  nq: number;
+  apps: Int32Array;
+  sums: Float64Array | null;
+  minStart: number;
+  maxStart: number;
+}
+
 /** Marks the block of `slot` changed (its block sums are rebuilt on next use). */
 function touchBlock(s: AnalyticsStore, slot: number): void {
   const b = slot >> s.blockBits;
   s.blockStamp[b] = (s.blockStamp[b] ?? 0) + 1;
+  const g = b >> SUPER_SHIFT;
+  s.superStamp[g] = (s.superStamp[g] ?? 0) + 1;
 }
 
 const stores = new WeakMap<Database.Database, AnalyticsStore>();
@@ -118,7 +164,7 @@ function emptyStore(callCap: number, entryCap: number): AnalyticsStore {
     pOff: new IntColumn("i32", callCap), pLen: new IntColumn("u16", callCap),
     m: 0, garbage: 0, uid: new IntColumn("i32", entryCap), flags: new IntColumn("u8", entryCap),
     pAudio: new MinutesColumn(entryCap), pVideo: new MinutesColumn(entryCap), pTotal: new MinutesColumn(entryCap),
-    uidIds: new Map(), idApp: [], idUid: [], maxApp: 0, blockBits, blockStamp: [], peopleBlocks: [], blockMinStart: [], blockMaxStart: [], seq: 0, loadedAt: 0, fullLoads: 0,
+    uidIds: new Map(), idApp: [], idUid: [], maxApp: 0, blockBits, blockStamp: [], peopleBlocks: [], superStamp: [], dimsPeople: [], quarterBlocks: [], blockMinStart: [], blockMaxStart: [], seq: 0, loadedAt: 0, fullLoads: 0,
   };
 }
 
