@@ -1,7 +1,7 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "@/db/client";
 import * as A from "./index";
-import { setDimsKeepRatio } from "./scan";
+import { setKeepAllSums } from "./scan";
 import { setBlockBits } from "./store";
 import { openFixtureDb, randomCall, rng, writeCalls, type FixtureCall } from "./test-fixtures";
 
@@ -9,12 +9,14 @@ import { openFixtureDb, randomCall, rng, writeCalls, type FixtureCall } from "./
  * Block sums: the participants and engagement reports add a block's per-uid sums where
  * the filter keeps every call of the block, and a superblock's per-(dims code, uid) sums
  * where it filters on categories only (scan.ts peopleOf); the daily report adds a block's
- * per-(app, quarter hour) sums where it filters on apps and time only (dailyOf); totals
- * skip blocks whose starts lie outside the window (cubeOf). With small blocks (32, 128
- * and 256 slots), their answers must equal those of a store with one block (every call
- * and entry added one by one, no block skipped), while another connection writes. Calls
- * are written in time order, as a backfill does, so that blocks cover narrow spans of
- * time and windows skip some.
+ * per-(app, quarter hour) sums where it filters on apps and time only (dailyOf), the
+ * heatmap its per-(app, quarter hour) counts where it filters on apps only; totals,
+ * breakdowns and durations add a block's per-(app, cell) sums where it filters on
+ * categories, apps and time, and skip blocks whose starts lie outside the window
+ * (cubeOf). With small blocks (32, 128 and 256 slots), their answers must equal those
+ * of a store with one block (every call and entry added one by one, no block skipped),
+ * while another connection writes. Calls are written in time order, as a backfill
+ * does, so that blocks cover narrow spans of time and windows skip some.
  */
 
 type Db = ReturnType<typeof openDatabase>;
@@ -36,9 +38,11 @@ function reports(db: Db) {
   ];
   return sets.map((f) => ({
     daily: ["UTC", "Asia/Kolkata", "Asia/Kathmandu", "Europe/Berlin"].map((tz) => A.getDailyUsage(db, { ...f, tz }, ALL)),
+    heatmap: ["Asia/Kolkata", "Europe/Berlin"].map((tz) => A.getConcurrencyHeatmap(db, { ...f, tz }, ALL)),
     participants: A.getParticipantUsage(db, f, ALL),
     engagement: A.getEngagement(db, f, ALL),
     totals: A.getTotals(db, f, ALL),
+    durations: A.getDurationDistribution(db, f, ALL),
     breakdowns: A.getBreakdowns(db, f, ALL),
   }));
 }
@@ -47,11 +51,11 @@ describe.each([5, 7, 8])("block sums (blocks of 2^%i slots)", (bits) => {
   const reader = openFixtureDb(`people-blocks-${bits}`);
   const file = reader.$client.name;
   const writer = openDatabase(file);
-  // Superblocks (16 blocks) summed per (dims code, uid) whatever the key count: the few
-  // uids and dims codes of the fixtures repeat less than a real warehouse's.
-  setDimsKeepRatio(1);
+  // Superblock and cube sums kept whatever their key count: the fixtures' few calls
+  // repeat uids and cells less than a real warehouse's.
+  beforeAll(() => setKeepAllSums(true));
   afterAll(() => {
-    setDimsKeepRatio();
+    setKeepAllSums(false);
     setBlockBits();
     reader.$client.close();
     writer.$client.close();
@@ -90,6 +94,8 @@ describe.each([5, 7, 8])("block sums (blocks of 2^%i slots)", (bits) => {
     if (bits === 5) expect(A.analyticsStore(reader).dimsPeople.filter((b) => b?.dOff).length).toBeGreaterThan(0);
     else expect(A.analyticsStore(reader).peopleBlocks.filter((b) => b?.ids).length).toBeGreaterThan(0);
     expect(A.analyticsStore(reader).quarterBlocks.filter((b) => b?.sums).length).toBeGreaterThan(0);
+    expect(A.analyticsStore(reader).cubeBlocks.filter((b) => b?.sums).length).toBeGreaterThan(0);
+    expect(A.analyticsStore(reader).heatBlocks.filter((b) => b?.starts).length).toBeGreaterThan(0);
     writeCalls(writer, calls.slice(1500));
     const changed = calls.filter(() => r() < 0.1).map((c, i) => ({ ...randomCall(r, 100_000 + i, base, 90 * 86_400), appPk: c.appPk, sessionId: c.sessionId }));
     writeCalls(writer, changed);

@@ -1,7 +1,7 @@
 import type { Db } from "@/db/client";
 import { RECORDING_WEIGHT, codeOf } from "./dims";
 import type { Filters } from "./filters";
-import { CELLS, SUPER_SHIFT, analyticsStore, currentStore, type AnalyticsStore, type DimsPeople, type PeopleBlock, type QuarterBlock } from "./store";
+import { CELLS, SUPER_SHIFT, analyticsStore, currentStore, type AnalyticsStore, type CubeBlock, type DimsPeople, type HeatBlock, type PeopleBlock, type QuarterBlock } from "./store";
 
 /**
  * The filter model compiled against the in-memory store (store.ts), and the scan
@@ -89,6 +89,23 @@ function compile(db: Db, f: Filters, appPks: number[] | "all", opts: SelectOptio
     pc: f.participantsCount ?? -1,
     uidIds, none: uidIds !== undefined && uidIds.size === 0,
   };
+}
+
+/**
+ * Entries a superblock's keys must stand for, on average, for its sums to be kept: 8
+ * bounds their memory (68 bytes a key) to about a third of the entries' own (17 bytes
+ * an entry), whatever the data.
+ */
+const DIMS_KEEP_RATIO = 8;
+
+/** Calls a block's cube keys must stand for, on average: fewer, and scanning costs about the same. */
+const CUBE_KEEP_RATIO = 4;
+
+/** Tests: keep every superblock's and block's sums whatever their key count (the fixtures' few calls repeat little). */
+let keepAllSums = false;
+
+export function setKeepAllSums(on: boolean): void {
+  keepAllSums = on;
 }
 
 /** Whether call slot i lists one of the uid ids (the uid filter). */
@@ -261,48 +278,80 @@ function cubeMinutes(s: AnalyticsStore, out: Cube): Cube {
   return out;
 }
 
-/** Per cell sums of the matching calls, in one pass over the slots (no selection). */
+/**
+ * Per cell sums of the matching calls, in one pass over the slots (no selection). Where
+ * the filter is categorical, by app and time only (no participants-count or uid filter)
+ * and minutes sum exactly in any order, a block inside the window adds its per-(app,
+ * cell) sums (CubeBlock) instead of its slots; blocks outside it are skipped.
+ */
 export function cubeOf(db: Db, f: Filters, appPks: number[] | "all"): Cube {
-  const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks);
+  const plan = compile(db, f, appPks);
   const out = emptyCube();
-  if (none) return out;
-  const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a, audio = s.audio.a, video = s.video.a, dur = s.dur.a;
-  const { calls, audio: au, video: vi, durS, parts } = out;
-  const nApps = appOk.length;
-  const size = 1 << s.blockBits;
-  for (let lo = 0, b = 0; lo < s.n; lo += size, b++) {
-    if (!(s.blockMaxStart[b]! >= from && s.blockMinStart[b]! < to)) continue; // no start of the block in the window
-    for (let i = lo, hi = Math.min(s.n, lo + size); i < hi; i++) {
-      const ap = app[i];
-      if (ap >= nApps || appOk[ap] === 0) continue;
-      const t = start[i];
-      const c = cell[i];
-      if (t < from || t >= to || cellOk[c] === 0) continue;
-      const p = pcs[i];
-      if (pc >= 0 && p !== pc) continue;
-      if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
-      calls[c]++;
-      au[c] += audio[i];
-      vi[c] += video[i];
-      durS[c] += dur[i];
-      parts[c] += p;
-    }
-  }
-  return cubeMinutes(s, out);
+  if (plan.none) return out;
+  eachCubePart(plan, (lo, hi) => cubeSlots(plan, lo, hi, out), (cb) => addCubeBlock(plan, cb, out, true));
+  return cubeMinutes(plan.s, out);
 }
 
 /**
  * Matching calls per cell only (the durations report): the cube's filter without its
- * sums, so the pass reads 8 bytes a call (app, start, cell) rather than 22 — the scan
- * is bound by memory bandwidth, not by arithmetic.
+ * sums, so a scanned block reads 8 bytes a call (app, start, cell) rather than 22.
  */
 export function cellCountsOf(db: Db, f: Filters, appPks: number[] | "all"): Float64Array {
-  const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks);
-  const calls = new Float64Array(CELLS);
-  if (none) return calls;
+  const plan = compile(db, f, appPks);
+  const out = emptyCube();
+  if (plan.none) return out.calls;
+  eachCubePart(plan, (lo, hi) => cellCountSlots(plan, lo, hi, out.calls), (cb) => addCubeBlock(plan, cb, out, false));
+  return out.calls;
+}
+
+/** Walks the slots for cubeOf and cellCountsOf: `slots` for ranges to scan, `block` for blocks whose sums stand in. */
+function eachCubePart(plan: Plan, slots: (lo: number, hi: number) => void, block: (cb: CubeBlock) => void): void {
+  const { s, from, to, pc, uidIds } = plan;
+  const sums = pc < 0 && uidIds === undefined && sumsExact(s.audio, s.n) && sumsExact(s.video, s.n);
+  const bits = s.blockBits;
+  const full = s.n >> bits;
+  for (let b = 0; b < full; b++) {
+    if (!(s.blockMaxStart[b]! >= from && s.blockMinStart[b]! < to)) continue; // no start of the block in the window
+    if (sums) {
+      const cb = cubeBlock(s, b);
+      if (cb.sums !== null && cb.minStart >= from && cb.maxStart < to) {
+        block(cb);
+        continue;
+      }
+    }
+    const lo = b << bits;
+    slots(lo, lo + (1 << bits));
+  }
+  slots(full << bits, s.n);
+}
+
+function cubeSlots(plan: Plan, lo: number, hi: number, out: Cube): void {
+  const { s, appOk, cellOk, from, to, pc, uidIds } = plan;
+  const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a, audio = s.audio.a, video = s.video.a, dur = s.dur.a;
+  const { calls, audio: au, video: vi, durS, parts } = out;
+  const nApps = appOk.length;
+  for (let i = lo; i < hi; i++) {
+    const ap = app[i];
+    if (ap >= nApps || appOk[ap] === 0) continue;
+    const t = start[i];
+    const c = cell[i];
+    if (t < from || t >= to || cellOk[c] === 0) continue;
+    const p = pcs[i];
+    if (pc >= 0 && p !== pc) continue;
+    if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    calls[c]++;
+    au[c] += audio[i];
+    vi[c] += video[i];
+    durS[c] += dur[i];
+    parts[c] += p;
+  }
+}
+
+function cellCountSlots(plan: Plan, lo: number, hi: number, calls: Float64Array): void {
+  const { s, appOk, cellOk, from, to, pc, uidIds } = plan;
   const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a;
   const nApps = appOk.length;
-  for (let i = 0, n = s.n; i < n; i++) {
+  for (let i = lo; i < hi; i++) {
     const ap = app[i];
     if (ap >= nApps || appOk[ap] === 0) continue;
     const t = start[i];
@@ -312,7 +361,79 @@ export function cellCountsOf(db: Db, f: Filters, appPks: number[] | "all"): Floa
     if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
     calls[c]++;
   }
-  return calls;
+}
+
+/** Block b's sums per (app, cell), built (one pass over its slots) if missing or stale. */
+function cubeBlock(s: AnalyticsStore, b: number): CubeBlock {
+  const stamp = s.blockStamp[b] ?? 0;
+  const cached = s.cubeBlocks[b];
+  if (cached && cached.stamp === stamp) return cached;
+  const lo = b << s.blockBits, hi = lo + (1 << s.blockBits);
+  const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a, audio = s.audio.a, video = s.video.a, dur = s.dur.a;
+  let minStart = Infinity, maxStart = -Infinity;
+  const appIndex = new Int32Array(s.maxApp + 1).fill(-1);
+  let apps = 0;
+  for (let i = lo; i < hi; i++) {
+    const t = start[i];
+    if (t < minStart) minStart = t;
+    if (t > maxStart) maxStart = t;
+    const ap = app[i];
+    if (ap !== 0 && appIndex[ap] < 0) appIndex[ap] = apps++;
+  }
+  // Key → row, by (app index, cell); rows in the order met.
+  const rowOf = new Int32Array(apps * CELLS).fill(-1);
+  const maxKeys = keepAllSums ? hi - lo : (hi - lo) / CUBE_KEEP_RATIO;
+  const keys = new Int32Array(maxKeys);
+  const sums = new Float64Array(maxKeys * 5);
+  let n = 0;
+  let kept = true;
+  for (let i = lo; i < hi && kept; i++) {
+    const ap = app[i];
+    if (ap === 0) continue;
+    const c = cell[i];
+    const x = appIndex[ap] * CELLS + c;
+    let r = rowOf[x];
+    if (r < 0) {
+      if (n === maxKeys) {
+        kept = false;
+        break;
+      }
+      r = rowOf[x] = n++;
+      keys[r] = ap * CELLS + c;
+    }
+    const o = r * 5;
+    sums[o]++;
+    sums[o + 1] += audio[i];
+    sums[o + 2] += video[i];
+    sums[o + 3] += dur[i];
+    sums[o + 4] += pcs[i];
+  }
+  const cb: CubeBlock = kept
+    ? { stamp, keys: keys.slice(0, n), sums: sums.slice(0, n * 5), minStart, maxStart }
+    : { stamp, keys: new Int32Array(0), sums: null, minStart, maxStart };
+  s.cubeBlocks[b] = cb;
+  return cb;
+}
+
+/** Adds a block's sums of the allowed (app, cell) keys to the cube (`withSums` false: calls only). */
+function addCubeBlock(plan: Plan, cb: CubeBlock, out: Cube, withSums: boolean): void {
+  const { appOk, cellOk } = plan;
+  const { keys } = cb;
+  const sums = cb.sums!;
+  const { calls, audio: au, video: vi, durS, parts } = out;
+  for (let q = 0; q < keys.length; q++) {
+    const k = keys[q];
+    const ap = (k / CELLS) | 0;
+    const c = k - ap * CELLS;
+    if (ap >= appOk.length || appOk[ap] === 0 || cellOk[c] === 0) continue;
+    const o = q * 5;
+    calls[c] += sums[o];
+    if (!withSums) continue;
+    au[c] += sums[o + 1];
+    vi[c] += sums[o + 2];
+    durS[c] += sums[o + 3];
+    parts[c] += sums[o + 4];
+  }
 }
 
 /** RECORDING_WEIGHT as a module constant: an imported binding is re-loaded on every use in a loop. */
@@ -596,22 +717,10 @@ function sumPeopleEntries(s: AnalyticsStore, lo: number, hi: number, listed: Int
 let dimsSlots = new Int32Array(0);
 
 /**
- * Entries a superblock's keys must stand for, on average, for its sums to be kept: 8
- * bounds their memory (68 bytes a key) to about a third of the entries' own (17 bytes
- * an entry), whatever the data. Tests lower it.
- */
-let dimsKeepRatio = 8;
-
-/** Entries per key below which a superblock is scanned rather than summed (tests: 1). */
-export function setDimsKeepRatio(entriesPerKey = 8): void {
-  dimsKeepRatio = entriesPerKey;
-}
-
-/**
  * Superblock g's sums per (dims code, uid id), built if missing or stale: its slots
  * grouped by dims code (a counting sort), then per code one pass over those calls'
  * entries into the per-uid scratch, whose touched rows become the code's rows. Kept only
- * where a key stands for `dimsKeepRatio` or more entries on average; else `dOff` is null.
+ * where a key stands for DIMS_KEEP_RATIO or more entries on average; else `dOff` is null.
  */
 function dimsPeople(s: AnalyticsStore, g: number): DimsPeople {
   const stamp = s.superStamp[g] ?? 0;
@@ -639,7 +748,7 @@ function dimsPeople(s: AnalyticsStore, g: number): DimsPeople {
   if (dimsSlots.length < hi - lo) dimsSlots = new Int32Array(hi - lo);
   const fill = dOff.slice(0, 360);
   for (let i = lo; i < hi; i++) if (app[i] !== 0) dimsSlots[fill[cell[i] % 360]++] = i;
-  const maxKeys = Math.floor(entries / dimsKeepRatio);
+  const maxKeys = keepAllSums ? entries : Math.floor(entries / DIMS_KEEP_RATIO);
   const ids = new Int32Array(maxKeys);
   const sums = new Float64Array(maxKeys * ROW);
   const rowOff = new Int32Array(361);
@@ -948,11 +1057,38 @@ function addQuarterBlock(appOk: Uint8Array, qb: QuarterBlock, out: DaySums, firs
 export function heatmapOf(
   db: Db, f: Filters, appPks: number[] | "all", qLo: number, qHi: number, cellQ: Uint8Array, nextStart: Int32Array, maxCrossings: number,
 ): Float64Array {
-  const { s, appOk, cellOk, pc, uidIds, none } = compile(db, f, appPks, { ignoreTime: true });
+  const plan = compile(db, f, appPks, { ignoreTime: true });
+  const { s, cellOk, pc, uidIds, none } = plan;
   const counts = new Float64Array(7 * 24);
+  if (none) return counts;
+  // Unfiltered but for apps: a block adds its per-quarter counts (HeatBlock) instead of its slots.
+  const blocks = uidIds === undefined && pc < 0 && cellOk.every((x) => x === 1);
+  const bits = s.blockBits;
+  const full = s.n >> bits;
+  for (let b = 0; b < full; b++) {
+    if (blocks) {
+      const hb = heatBlock(s, b, maxCrossings);
+      if (hb.starts !== null) {
+        addHeatBlock(plan.appOk, hb, counts, qLo, qHi, cellQ, nextStart);
+        continue;
+      }
+    }
+    const lo = b << bits;
+    heatSlots(plan, lo, lo + (1 << bits), counts, qLo, qHi, cellQ, nextStart, maxCrossings);
+  }
+  const tail = full << bits;
+  heatSlots(plan, tail, s.n, counts, qLo, qHi, cellQ, nextStart, maxCrossings);
+  return counts;
+}
+
+/** heatmapOf's counts of the matching calls among slots [lo, hi), slot by slot. */
+function heatSlots(
+  plan: Plan, lo: number, hi: number, counts: Float64Array, qLo: number, qHi: number, cellQ: Uint8Array, nextStart: Int32Array, maxCrossings: number,
+): void {
+  const { s, appOk, cellOk, pc, uidIds } = plan;
   const app = s.app.a, start = s.start.a, span = s.span.a, cell = s.cell.a, pcs = s.pc.a;
   const nApps = appOk.length;
-  for (let i = 0, n = none ? 0 : s.n; i < n; i++) {
+  for (let i = lo; i < hi; i++) {
     const ap = app[i];
     if (ap >= nApps || appOk[ap] === 0 || cellOk[cell[i]] === 0) continue;
     if (pc >= 0 && pcs[i] !== pc) continue;
@@ -968,7 +1104,88 @@ export function heatmapOf(
     if (q0 >= qLo) counts[cellQ[q0 - qLo]]++;
     for (let q = nextStart[(q0 + 1 > qLo ? q0 + 1 : qLo) - qLo]; q <= last; q = nextStart[q + 1 - qLo]) counts[cellQ[q - qLo]]++;
   }
-  return counts;
+}
+
+/** Quarters (start and run ranges, times apps) a block's heatmap counts may span: beyond, it is scanned. */
+const MAX_HEAT_QUARTERS = 16_384;
+
+/** Block b's heatmap counts per (app, quarter), built (one pass over its slots) if missing or stale. */
+function heatBlock(s: AnalyticsStore, b: number, maxCrossings: number): HeatBlock {
+  const stamp = s.blockStamp[b] ?? 0;
+  const cached = s.heatBlocks[b];
+  if (cached && cached.stamp === stamp && cached.maxCrossings === maxCrossings) return cached;
+  const lo = b << s.blockBits, hi = lo + (1 << s.blockBits);
+  const app = s.app.a, start = s.start.a, span = s.span.a;
+  const appIndex = new Int32Array(s.maxApp + 1).fill(-1);
+  const apps: number[] = [];
+  let qMin = Infinity, qMax = -Infinity, endMax = -Infinity;
+  for (let i = lo; i < hi; i++) {
+    const ap = app[i];
+    if (ap === 0) continue;
+    if (appIndex[ap] < 0) {
+      appIndex[ap] = apps.length;
+      apps.push(ap);
+    }
+    const t = start[i];
+    const q0 = (t / 900) | 0; // as in heatSlots
+    const end = Math.max(q0, Math.min(((t + span[i] - 1) / 900) | 0, q0 + maxCrossings));
+    if (q0 < qMin) qMin = q0;
+    if (q0 > qMax) qMax = q0;
+    if (end > endMax) endMax = end;
+  }
+  const A = apps.length;
+  const hb: HeatBlock = { stamp, maxCrossings, apps: Int32Array.from(apps), q0: 0, nq: 0, r0: 0, nr: 0, starts: null, runs: null };
+  if (A > 0) {
+    hb.q0 = qMin;
+    hb.nq = qMax - qMin + 1;
+    // Runs cover quarters q0 + 1 … end of each call: [qMin + 1, endMax], and one more
+    // where the last runs' differences end (0 once summed).
+    hb.r0 = qMin + 1;
+    hb.nr = endMax - qMin + 1;
+  }
+  if (A > 0 && A * (hb.nq + hb.nr) <= MAX_HEAT_QUARTERS) {
+    const starts = new Float64Array(A * hb.nq);
+    // Runs as differences first (+1 where a run begins, −1 past its end), then summed.
+    const runs = new Float64Array(A * hb.nr);
+    for (let i = lo; i < hi; i++) {
+      const ap = app[i];
+      if (ap === 0) continue;
+      const a = appIndex[ap];
+      const t = start[i];
+      const q0 = (t / 900) | 0;
+      const end = Math.max(q0, Math.min(((t + span[i] - 1) / 900) | 0, q0 + maxCrossings));
+      starts[a * hb.nq + q0 - hb.q0]++;
+      if (end > q0) {
+        runs[a * hb.nr + q0 + 1 - hb.r0]++;
+        runs[a * hb.nr + end + 1 - hb.r0]--;
+      }
+    }
+    for (let a = 0; a < A; a++) {
+      let run = 0;
+      for (let r = 0; r < hb.nr; r++) {
+        run += runs[a * hb.nr + r];
+        runs[a * hb.nr + r] = run;
+      }
+    }
+    hb.starts = starts;
+    hb.runs = runs;
+  }
+  s.heatBlocks[b] = hb;
+  return hb;
+}
+
+/** Adds a block's counts of the allowed apps within the window's quarters [qLo, qHi). */
+function addHeatBlock(appOk: Uint8Array, hb: HeatBlock, counts: Float64Array, qLo: number, qHi: number, cellQ: Uint8Array, nextStart: Int32Array): void {
+  const starts = hb.starts!, runs = hb.runs!;
+  for (let a = 0; a < hb.apps.length; a++) {
+    const ap = hb.apps[a];
+    if (ap >= appOk.length || appOk[ap] === 0) continue;
+    for (let q = Math.max(qLo, hb.q0), e = Math.min(qHi, hb.q0 + hb.nq); q < e; q++) counts[cellQ[q - qLo]] += starts[a * hb.nq + q - hb.q0];
+    // A run counts at each local hour start it passes.
+    const r = Math.max(qLo, hb.r0);
+    if (r >= qHi) continue;
+    for (let q = nextStart[r - qLo], e = Math.min(qHi, hb.r0 + hb.nr); q < e; q = nextStart[q + 1 - qLo]) counts[cellQ[q - qLo]] += runs[a * hb.nr + q - hb.r0];
+  }
 }
 
 /** SQLite's BINARY order of two strings (UTF-8 bytes = code points), for `ORDER BY uid`. */

@@ -73,6 +73,10 @@ export interface AnalyticsStore {
   dimsPeople: Array<DimsPeople | undefined>;
   /** Per block: its calls' sums per app and quarter hour of start (scan.ts quarterBlock), valid at the block's stamp. */
   quarterBlocks: Array<QuarterBlock | undefined>;
+  /** Per block: its calls' sums per (app, cell) (scan.ts cubeBlock), valid at the block's stamp. */
+  cubeBlocks: Array<CubeBlock | undefined>;
+  /** Per block: its calls' heatmap counts per (app, quarter hour) (scan.ts heatBlock), valid at the block's stamp. */
+  heatBlocks: Array<HeatBlock | undefined>;
   /**
    * Per block: bounds of the starts its slots have held (widened, never narrowed, as
    * slots change: a bound may be loose, never wrong). A scan filtered by time skips a
@@ -146,6 +150,40 @@ export interface QuarterBlock {
   maxStart: number;
 }
 
+/**
+ * Sums of one block's calls per (app, cell), no filter: key q is app pk × CELLS + cell
+ * (`keys[q]`), its 5 values (calls, audio and video minutes in the columns' units,
+ * duration seconds, participants) from `sums[q * 5]`; `sums` null when the keys would
+ * not be much fewer than the calls. Serve totals, breakdowns and durations under any
+ * categorical filter (a filter keeps or drops whole cells).
+ */
+export interface CubeBlock {
+  stamp: number;
+  keys: Int32Array;
+  sums: Float64Array | null;
+  minStart: number;
+  maxStart: number;
+}
+
+/**
+ * One block's calls as the heatmap counts them, per app and quarter hour, no filter: for
+ * app index a, `starts[a * nq + q]` calls start in quarter q0 + q, and
+ * `runs[a * nr + r]` calls run past the start of quarter r0 + r (start quarter < it ≤
+ * their last, at most `maxCrossings` after the start); null when the block spans too
+ * many quarters.
+ */
+export interface HeatBlock {
+  stamp: number;
+  maxCrossings: number;
+  apps: Int32Array;
+  q0: number;
+  nq: number;
+  r0: number;
+  nr: number;
+  starts: Float64Array | null;
+  runs: Float64Array | null;
+}
+
 /** Marks the block of `slot` changed (its block sums are rebuilt on next use). */
 function touchBlock(s: AnalyticsStore, slot: number): void {
   const b = slot >> s.blockBits;
@@ -164,7 +202,7 @@ function emptyStore(callCap: number, entryCap: number): AnalyticsStore {
     pOff: new IntColumn("i32", callCap), pLen: new IntColumn("u16", callCap),
     m: 0, garbage: 0, uid: new IntColumn("i32", entryCap), flags: new IntColumn("u8", entryCap),
     pAudio: new MinutesColumn(entryCap), pVideo: new MinutesColumn(entryCap), pTotal: new MinutesColumn(entryCap),
-    uidIds: new Map(), idApp: [], idUid: [], maxApp: 0, blockBits, blockStamp: [], peopleBlocks: [], superStamp: [], dimsPeople: [], quarterBlocks: [], blockMinStart: [], blockMaxStart: [], seq: 0, loadedAt: 0, fullLoads: 0,
+    uidIds: new Map(), idApp: [], idUid: [], maxApp: 0, blockBits, blockStamp: [], peopleBlocks: [], superStamp: [], dimsPeople: [], quarterBlocks: [], cubeBlocks: [], heatBlocks: [], blockMinStart: [], blockMaxStart: [], seq: 0, loadedAt: 0, fullLoads: 0,
   };
 }
 
