@@ -11,7 +11,7 @@ import { openFixtureDb, randomCall, rng, writeCalls, type FixtureCall } from "./
  * where it filters on categories only (scan.ts peopleOf); the daily report adds a block's
  * per-(app, quarter hour) sums where it filters on apps and time only (dailyOf), the
  * heatmap its per-(app, quarter hour) counts where it filters on apps only; totals,
- * breakdowns and durations add a block's per-(app, cell) sums where it filters on
+ * breakdowns, durations and per app add a block's per-(app, cell) sums where it filters on
  * categories, apps and time, and skip blocks whose starts lie outside the window
  * (cubeOf). With small blocks (32, 128 and 256 slots), their answers must equal those
  * of a store with one block (every call and entry added one by one, no block skipped),
@@ -43,6 +43,7 @@ function reports(db: Db) {
     engagement: A.getEngagement(db, f, ALL),
     totals: A.getTotals(db, f, ALL),
     durations: A.getDurationDistribution(db, f, ALL),
+    perApp: A.getAppUsage(db, f, ALL),
     breakdowns: A.getBreakdowns(db, f, ALL),
   }));
 }

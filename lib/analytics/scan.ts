@@ -143,14 +143,37 @@ export function select(db: Db, f: Filters, appPks: number[] | "all", opts: Selec
   return { store: s, sel, count };
 }
 
-/** Number of matching calls (the calls list's total), without a selection. */
+/**
+ * Number of matching calls (the calls list's total), without a selection: blocks inside
+ * the window count from their per-(app, cell) sums (cubeOf) when the filter allows.
+ */
 export function countMatching(db: Db, f: Filters, appPks: number[] | "all"): number {
-  const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks);
-  if (none) return 0;
+  const plan = compile(db, f, appPks);
+  if (plan.none) return 0;
+  const { appOk, cellOk } = plan;
+  let count = 0;
+  eachCubePart(
+    plan,
+    false,
+    (lo, hi) => (count += countSlots(plan, lo, hi)),
+    (cb) => {
+      const { keys } = cb;
+      const sums = cb.sums!;
+      for (let q = 0; q < keys.length; q++) {
+        const ap = (keys[q] / CELLS) | 0;
+        if (ap < appOk.length && appOk[ap] === 1 && cellOk[keys[q] - ap * CELLS] === 1) count += sums[q * 5];
+      }
+    },
+  );
+  return count;
+}
+
+function countSlots(plan: Plan, lo: number, hi: number): number {
+  const { s, appOk, cellOk, from, to, pc, uidIds } = plan;
   const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a;
   const nApps = appOk.length;
   let count = 0;
-  for (let i = 0, n = s.n; i < n; i++) {
+  for (let i = lo; i < hi; i++) {
     const ap = app[i];
     if (ap >= nApps || appOk[ap] === 0) continue;
     const t = start[i];
@@ -288,7 +311,7 @@ export function cubeOf(db: Db, f: Filters, appPks: number[] | "all"): Cube {
   const plan = compile(db, f, appPks);
   const out = emptyCube();
   if (plan.none) return out;
-  eachCubePart(plan, (lo, hi) => cubeSlots(plan, lo, hi, out), (cb) => addCubeBlock(plan, cb, out, true));
+  eachCubePart(plan, true, (lo, hi) => cubeSlots(plan, lo, hi, out), (cb) => addCubeBlock(plan, cb, out, true));
   return cubeMinutes(plan.s, out);
 }
 
@@ -300,14 +323,17 @@ export function cellCountsOf(db: Db, f: Filters, appPks: number[] | "all"): Floa
   const plan = compile(db, f, appPks);
   const out = emptyCube();
   if (plan.none) return out.calls;
-  eachCubePart(plan, (lo, hi) => cellCountSlots(plan, lo, hi, out.calls), (cb) => addCubeBlock(plan, cb, out, false));
+  eachCubePart(plan, false, (lo, hi) => cellCountSlots(plan, lo, hi, out.calls), (cb) => addCubeBlock(plan, cb, out, false));
   return out.calls;
 }
 
-/** Walks the slots for cubeOf and cellCountsOf: `slots` for ranges to scan, `block` for blocks whose sums stand in. */
-function eachCubePart(plan: Plan, slots: (lo: number, hi: number) => void, block: (cb: CubeBlock) => void): void {
+/**
+ * Walks the slots for the cube's kernels: `slots` for ranges to scan, `block` for blocks
+ * whose sums stand in (`minutes`: the caller adds minutes, which must then sum exactly).
+ */
+function eachCubePart(plan: Plan, minutes: boolean, slots: (lo: number, hi: number) => void, block: (cb: CubeBlock) => void): void {
   const { s, from, to, pc, uidIds } = plan;
-  const sums = pc < 0 && uidIds === undefined && sumsExact(s.audio, s.n) && sumsExact(s.video, s.n);
+  const sums = pc < 0 && uidIds === undefined && (!minutes || (sumsExact(s.audio, s.n) && sumsExact(s.video, s.n)));
   const bits = s.blockBits;
   const full = s.n >> bits;
   for (let b = 0; b < full; b++) {
@@ -449,25 +475,32 @@ export interface AppSums {
 }
 
 /**
- * Per app: calls, minutes, recordings and the distinct uids listed (what `people` counts)
- * in one pass, into arrays by app pk (no Map lookup per call); same sums, same order.
+ * Per app: calls, minutes, recordings (from the cube's block sums where the filter
+ * allows, else slot by slot), and the distinct uids listed (what `people` counts) in a
+ * pass over the matching calls' entries that stops once every allowed app's uids were all
+ * seen; into arrays by app pk (no Map lookup per call).
  */
 export function perAppOf(db: Db, f: Filters, appPks: number[] | "all"): AppSums {
-  const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks);
+  const plan = compile(db, f, appPks);
+  const { s, none } = plan;
   const A = s.maxApp + 1;
   const out: AppSums = { calls: new Float64Array(A), audio: new Float64Array(A), video: new Float64Array(A), rec: new Float64Array(A), people: new Float64Array(A) };
   if (none) return out;
+  eachCubePart(plan, true, (lo, hi) => appSlots(plan, lo, hi, out), (cb) => addAppBlock(plan, cb, out));
+  appPeople(plan, out.people);
+  for (let a = 0; a < A; a++) {
+    out.audio[a] /= s.audio.scale;
+    out.video[a] /= s.video.scale;
+  }
+  return out;
+}
+
+function appSlots(plan: Plan, lo: number, hi: number, out: AppSums): void {
+  const { s, appOk, cellOk, from, to, pc, uidIds } = plan;
   const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a, audio = s.audio.a, video = s.video.a;
-  const pOff = s.pOff.a, pLen = s.pLen.a, uid = s.uid.a;
-  const seen = new Uint8Array(s.idUid.length);
-  // uid ids of each app not seen yet: once none is left, no later entry of that app can
-  // add a distinct uid and its entries are not read at all (with a few hundred uids per
-  // app that is nearly every call; the entries are most of the bytes a pass would read).
-  const unseen = new Float64Array(A);
-  for (const [appPk, m] of s.uidIds) if (appPk < A) unseen[appPk] = m.size;
-  const { calls, audio: au, video: vi, rec, people: ppl } = out;
+  const { calls, audio: au, video: vi, rec } = out;
   const nApps = appOk.length;
-  for (let i = 0, n = s.n; i < n; i++) {
+  for (let i = lo; i < hi; i++) {
     const ap = app[i];
     if (ap >= nApps || appOk[ap] === 0) continue;
     const t = start[i];
@@ -479,22 +512,65 @@ export function perAppOf(db: Db, f: Filters, appPks: number[] | "all"): AppSums 
     au[ap] += audio[i];
     vi[ap] += video[i];
     if (c % 360 >= REC_WEIGHT) rec[ap]++;
-    if (unseen[ap] === 0) continue;
-    // uid ids are per app: a uid first seen here is one more distinct participant of `ap`.
-    for (let j = pOff[i], e = j + pLen[i]; j < e; j++) {
-      const u = uid[j];
-      if (seen[u] === 0) {
-        seen[u] = 1;
-        ppl[ap]++;
-        unseen[ap]--;
+  }
+}
+
+function addAppBlock(plan: Plan, cb: CubeBlock, out: AppSums): void {
+  const { appOk, cellOk } = plan;
+  const { keys } = cb;
+  const sums = cb.sums!;
+  const { calls, audio: au, video: vi, rec } = out;
+  for (let q = 0; q < keys.length; q++) {
+    const ap = (keys[q] / CELLS) | 0;
+    const c = keys[q] - ap * CELLS;
+    if (ap >= appOk.length || appOk[ap] === 0 || cellOk[c] === 0) continue;
+    const o = q * 5;
+    calls[ap] += sums[o];
+    au[ap] += sums[o + 1];
+    vi[ap] += sums[o + 2];
+    if (c % 360 >= REC_WEIGHT) rec[ap] += sums[o];
+  }
+}
+
+/** Distinct uids listed in the matching calls, per app (uid ids are per app). */
+function appPeople(plan: Plan, people: Float64Array): void {
+  const { s, appOk, cellOk, from, to, pc, uidIds } = plan;
+  const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a;
+  const pOff = s.pOff.a, pLen = s.pLen.a, uid = s.uid.a;
+  const seen = new Uint8Array(s.idUid.length);
+  // uid ids of each app not seen yet: once none is left, no later entry of that app can
+  // add a distinct uid and its entries are not read at all; once none is left in any
+  // allowed app, the pass ends (with a few hundred uids per app: after a few thousand calls).
+  const unseen = new Float64Array(people.length);
+  let left = 0;
+  for (const [appPk, m] of s.uidIds) {
+    if (appPk < people.length && appPk < appOk.length && appOk[appPk] === 1) {
+      unseen[appPk] = m.size;
+      left += m.size;
+    }
+  }
+  const nApps = appOk.length;
+  const size = 1 << s.blockBits;
+  for (let lo = 0, b = 0; lo < s.n && left > 0; lo += size, b++) {
+    if (!(s.blockMaxStart[b]! >= from && s.blockMinStart[b]! < to)) continue; // no start of the block in the window
+    for (let i = lo, hi = Math.min(s.n, lo + size); i < hi; i++) {
+      const ap = app[i];
+      if (ap >= nApps || appOk[ap] === 0 || unseen[ap] === 0) continue;
+      const t = start[i];
+      if (t < from || t >= to || cellOk[cell[i]] === 0) continue;
+      if (pc >= 0 && pcs[i] !== pc) continue;
+      if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+      for (let j = pOff[i], e = j + pLen[i]; j < e; j++) {
+        const u = uid[j];
+        if (seen[u] === 0) {
+          seen[u] = 1;
+          people[ap]++;
+          unseen[ap]--;
+          left--;
+        }
       }
     }
   }
-  for (let a = 0; a < A; a++) {
-    au[a] /= s.audio.scale;
-    vi[a] /= s.video.scale;
-  }
-  return out;
 }
 
 /** Per uid id over the selection's calls (one entry per distinct uid per call). */

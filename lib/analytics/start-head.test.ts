@@ -1,16 +1,18 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "@/db/client";
 import { callsOrder, callsOrderHead } from "./calls";
 import * as A from "./index";
+import { setKeepAllSums } from "./scan";
 import { resetAnalyticsStore, setBlockBits } from "./store";
 import { openFixtureDb, randomCall, rng, writeCalls } from "./test-fixtures";
 
 /**
- * The worker's calls CSV head by start (scan.ts startHead) reads only the blocks whose
- * start bounds can hold it. With blocks of 32 slots and calls written in time order (as
- * a backfill writes them), it must give exactly the first pks of the whole order, for
- * both directions and any filter, also after re-syncs moved calls in time (loose
- * bounds), deletes, and with fewer matches than the head's size.
+ * The worker's calls CSV head by start, and the list's first pages by start (scan.ts
+ * startHead), read only the blocks whose start bounds can hold them. With blocks of 32
+ * slots and calls written in time order (as a backfill writes them), they must give
+ * exactly the first pks of the whole order, for both directions and any filter, also
+ * after re-syncs moved calls in time (loose bounds), deletes, and with fewer matches
+ * than the head's size; the list's total (counted from block sums) its length.
  */
 const ALL = { appPks: "all" as const };
 const base = Date.UTC(2025, 0, 1) / 1000;
@@ -18,7 +20,9 @@ const base = Date.UTC(2025, 0, 1) / 1000;
 describe("calls CSV head by start, block by block", () => {
   const db = openFixtureDb("start-head");
   const writer = openDatabase(db.$client.name);
+  beforeAll(() => setKeepAllSums(true)); // block sums for the totals whatever their key count
   afterAll(() => {
+    setKeepAllSums(false);
     setBlockBits();
     db.$client.close();
     writer.$client.close();
@@ -46,6 +50,14 @@ describe("calls CSV head by start, block by block", () => {
           const { head, all } = callsOrderHead(db, f, ALL, n, false);
           expect(Array.from(head), `${label} ${JSON.stringify(fs)} ${order} n=${n}`).toEqual(whole.slice(0, n));
           expect(Array.from(all()), `${label} ${JSON.stringify(fs)} ${order} all`).toEqual(whole);
+        }
+        // The list's first pages by start come from the same walk, its total from the block sums.
+        const session = new Map(db.$client.prepare("SELECT pk, session_id FROM calls").raw().all() as Array<[number, string]>);
+        for (const [page, perPage] of [[1, 50], [3, 7], [2, 400]]) {
+          const got = A.getCalls(db, A.filters({ ...fs, order, sort: "start", page, perPage }), ALL);
+          const want = whole.slice((page - 1) * perPage, page * perPage).map((pk) => session.get(pk));
+          expect(got.data.map((r) => r.sessionId), `${label} ${JSON.stringify(fs)} ${order} page ${page}`).toEqual(want);
+          expect(got.meta.pagination.total).toBe(whole.length);
         }
       }
     }
