@@ -100,15 +100,18 @@ function stats(times: number[]) {
   return { median: q(0.5), p95: q(0.95) };
 }
 
-async function time(fn: () => unknown | Promise<unknown>, runs: number): Promise<{ median: number; p95: number }> {
+/** Median and p95 of `runs` timed runs after one untimed first run (`first`: its time; it builds any block sums the report needs). */
+async function time(fn: () => unknown | Promise<unknown>, runs: number): Promise<{ median: number; p95: number; first: number }> {
+  const t1 = performance.now();
   await fn();
+  const first = performance.now() - t1;
   const t: number[] = [];
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();
     await fn();
     t.push(performance.now() - t0);
   }
-  return stats(t);
+  return { ...stats(t), first };
 }
 
 export interface AnalyticsBenchOptions {
@@ -180,9 +183,9 @@ export async function runAnalyticsBench(opts: AnalyticsBenchOptions): Promise<Be
           }, duckRuns);
           rows.push({
             area: "analytics",
-            metric: `${label} ${name}, ${fname}: median / p95 (DuckDB median; ratio)`,
+            metric: `${label} ${name}, ${fname}: median / p95 (first run; DuckDB median; ratio)`,
             target: `p95 < ${target} ms`,
-            measured: `${ours.median.toFixed(1)} / ${ours.p95.toFixed(1)} ms (DuckDB ${theirs.median.toFixed(1)} ms; ${(ours.median / theirs.median).toFixed(1)}×)`,
+            measured: `${ours.median.toFixed(1)} / ${ours.p95.toFixed(1)} ms (first ${ours.first.toFixed(0)}; DuckDB ${theirs.median.toFixed(1)} ms; ${(ours.median / theirs.median).toFixed(1)}×)`,
             ok: ours.p95 < target,
           });
         }
@@ -203,9 +206,11 @@ export async function runAnalyticsBench(opts: AnalyticsBenchOptions): Promise<Be
         if (i % 64 === 0) peak = Math.max(peak, process.memoryUsage().rss);
       }
       const secs = (performance.now() - t0) / 1000;
-      rows.push({ area: "analytics", metric: `${label} CSV full calls list: rows/s`, target: "≥ 250,000", measured: `${Math.round(n / secs).toLocaleString("en-US")} (${(bytes / 1e6).toFixed(0)} MB in ${secs.toFixed(1)} s)`, ok: n / secs >= 250_000 });
-      rows.push({ area: "analytics", metric: `${label} CSV first byte`, target: "< 200 ms", measured: `${firstByte.toFixed(0)} ms`, ok: firstByte < 200 });
-      rows.push({ area: "analytics", metric: `${label} CSV memory growth (RSS)`, target: "< 150 MB", measured: `${((peak - rss0) / 1e6).toFixed(0)} MB`, ok: peak - rss0 < 150e6 });
+      // In-process: what runs where no worker does (tests, scripts, a failed worker). The
+      // server streams through the worker: the targets are judged on the rows after these.
+      rows.push({ area: "analytics", metric: `${label} CSV full calls list, in-process fallback (no worker): rows/s`, target: "(worker path below)", measured: `${Math.round(n / secs).toLocaleString("en-US")} (${(bytes / 1e6).toFixed(0)} MB in ${secs.toFixed(1)} s)` });
+      rows.push({ area: "analytics", metric: `${label} CSV in-process fallback: first byte`, target: "(worker path below)", measured: `${firstByte.toFixed(0)} ms` });
+      rows.push({ area: "analytics", metric: `${label} CSV in-process fallback: memory growth (RSS)`, target: "< 150 MB", measured: `${((peak - rss0) / 1e6).toFixed(0)} MB`, ok: peak - rss0 < 150e6 });
       rows.push(...(await workerCsvBench(db, label)));
       rows.push(...catchUpBench(db, label));
       db.$client.close();
@@ -236,6 +241,10 @@ async function workerCsvBench(db: Db, label: string): Promise<BenchRow[]> {
     const loadS = (performance.now() - t0) / 1000;
     const deps = { db: () => db, authorize: async () => ({ appPks: "all" }), offThread: runOffThread, storeValues: storeValuesOffThread };
     const exportOnce = async (whole: boolean) => {
+      global.gc?.();
+      const rss0 = process.memoryUsage().rss;
+      let peak = rss0;
+      let chunks = 0;
       const t = performance.now();
       const res = await handleReport(new Request("http://localhost/api/v1/calls?format=csv"), REPORTS.calls as never, deps as never);
       const reader = res.body!.getReader();
@@ -244,6 +253,7 @@ async function workerCsvBench(db: Db, label: string): Promise<BenchRow[]> {
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
+        if (chunks++ % 64 === 0) peak = Math.max(peak, process.memoryUsage().rss);
         if (!first) {
           first = performance.now() - t;
           if (!whole) {
@@ -253,7 +263,7 @@ async function workerCsvBench(db: Db, label: string): Promise<BenchRow[]> {
         }
         bytes += value.byteLength;
       }
-      return { first, secs: (performance.now() - t) / 1000, bytes };
+      return { first, secs: (performance.now() - t) / 1000, bytes, growth: peak - rss0 };
     };
     const a = await exportOnce(true);
     const b = await exportOnce(false);
@@ -261,6 +271,7 @@ async function workerCsvBench(db: Db, label: string): Promise<BenchRow[]> {
     return [
       { area: "analytics", metric: `${label} CSV through the analytics worker (store loaded there in ${loadS.toFixed(1)} s): rows/s`, target: "≥ 250,000", measured: `${Math.round(calls / a.secs).toLocaleString("en-US")} (${(a.bytes / 1e6).toFixed(0)} MB in ${a.secs.toFixed(1)} s)`, ok: calls / a.secs >= 250_000 },
       { area: "analytics", metric: `${label} CSV through the analytics worker: first byte, first export / next`, target: "< 200 ms", measured: `${a.first.toFixed(0)} / ${b.first.toFixed(0)} ms`, ok: a.first < 200 && b.first < 200 },
+      { area: "analytics", metric: `${label} CSV through the analytics worker: memory growth (RSS, both threads)`, target: "< 150 MB", measured: `${(a.growth / 1e6).toFixed(0)} MB`, ok: a.growth < 150e6 },
     ];
   } finally {
     await worker.close();

@@ -101,10 +101,11 @@ const TEXT_SQL = `SELECT c.session_id, c.initiator, c.receiver, c.initiated_at, 
 
 const textStatements = new WeakMap<Database.Database, Database.Statement>();
 
-function textStatement(sqlite: Database.Database): Database.Statement {
+/** The text columns of `pks`, one row per pk in its order (NULLs for a deleted call). */
+function textRows(sqlite: Database.Database, pks: RowOrder): unknown[][] {
   let stmt = textStatements.get(sqlite);
   if (!stmt) textStatements.set(sqlite, (stmt = sqlite.prepare(TEXT_SQL).raw(true)));
-  return stmt;
+  return stmt.all(`[${Array.prototype.join.call(pks, ",")}]`) as unknown[][];
 }
 
 /**
@@ -166,7 +167,7 @@ class CallsCsvReader {
       if (!this.changed || values.seq < this.changed.from) this.changed = new ChangedSince(values.seq);
       const changed = this.changed.read(sqlite);
       if (changed === "all") return this.whole(pks);
-      const text = textStatement(sqlite).all(`[${Array.prototype.join.call(pks, ",")}]`) as unknown[][];
+      const text = textRows(sqlite, pks);
       const v = values.v;
       const rows: Array<unknown[] | string> = [];
       // Calls read whole: their places in `rows`, filled after one more query.
@@ -264,9 +265,10 @@ export function callsCsvOrder(db: Db, f: Filters, scope: Scope): OrderHead {
  * In-process (no `order`): the order and the store values from this thread's store.
  * With an `order` from the worker (head first: `callsCsvOrder` there): the head's rows
  * are written with the values that came with it as soon as it is there, the rest once
- * the whole order follows, with store values from `values` (the worker too), fetched one
- * batch ahead; without `values`, rows are read whole (this thread loads no store). A
- * whole order (tests, scripts) is taken as its own head.
+ * the whole order follows, with store values from `values` (the worker too), asked for
+ * ahead; where `values` also writes lines (the worker), every other batch is written
+ * there, side by side with this thread's; without `values`, rows are read whole (this
+ * thread loads no store). A whole order (tests, scripts) is taken as its own head.
  */
 export function callsCsvBatches(db: Db, f: Filters, scope: Scope, order?: CsvOrder, values?: StoreValuesOf): RowBatches {
   const appIds = new Map(visibleApps(db, scope).map((a) => [a.pk, a.appId]));
@@ -292,17 +294,42 @@ export function callsCsvBatches(db: Db, f: Filters, scope: Scope, order?: CsvOrd
   const all = whole ? Promise.resolve(order) : order.all;
   // A copy, not a view: posting a view would clone its whole buffer (the full order).
   const ask = (pks: RowOrder, [a, b]: [number, number]) => (values ? values(pks.slice(a, b)).catch(() => undefined) : Promise.resolve(undefined));
+  const lines = values?.lines;
+  const apps = [...appIds];
   return (async function* () {
     if (head.length > 0) yield reader.batch(head, headValues ?? (await ask(head, [0, head.length])), true);
     const pks = await all; // starts with the head
     const ranges = [...batchRanges(pks.length, head.length)];
-    let pending = ranges.length > 0 ? ask(pks, ranges[0]) : undefined;
+    // Where the worker writes lines too, it writes every other batch while this thread
+    // writes the one before: two cores, each reading and writing half the rows. Each
+    // batch is asked for two ahead (the worker's jobs run in order: values for this
+    // thread's next batch queue behind the lines it writes meanwhile).
+    type Pending = { lines: Promise<Uint8Array | undefined> } | { values: Promise<StoreRows | undefined> };
+    const begin = (k: number): Pending =>
+      lines && k % 2 === 1 ? { lines: lines(pks.slice(ranges[k][0], ranges[k][1]), apps).catch(() => undefined) } : { values: ask(pks, ranges[k]) };
+    const AHEAD = 2;
+    const pending: Array<Pending | undefined> = ranges.slice(0, AHEAD).map((_, k) => begin(k));
     for (let k = 0; k < ranges.length; k++) {
-      const next = k + 1 < ranges.length ? ask(pks, ranges[k + 1]) : undefined; // the worker answers while this batch is read and written
-      yield reader.batch(pks.subarray(ranges[k][0], ranges[k][1]), await pending, true);
-      pending = next;
+      if (k + AHEAD < ranges.length) pending[k + AHEAD] = begin(k + AHEAD);
+      const p = pending[k]!;
+      pending[k] = undefined;
+      const chunk = pks.subarray(ranges[k][0], ranges[k][1]);
+      if ("lines" in p) {
+        const bytes = await p.lines;
+        // The worker could not (stopped, aborted): this thread writes the batch.
+        yield bytes ?? reader.batch(chunk, await ask(pks, ranges[k]), true);
+      } else yield reader.batch(chunk, await p.values, true);
     }
   })();
+}
+
+/**
+ * One batch's CSV lines as UTF-8, written where the store lives (the worker's `lines`
+ * job): the store's values and the rows read there, in one read, for apps (pk, app id)
+ * the request may see. What `callsCsvBatches` writes for the batch on its own thread.
+ */
+export function callsCsvLines(db: Db, pks: RowOrder, apps: Array<[number, string]>): Uint8Array {
+  return new TextEncoder().encode(new CallsCsvReader(db, new Map(apps)).batch(pks, storeRows(db, pks), true));
 }
 
 /** The same rows as arrays, one at a time, in-process or with a given order (tests, scripts). */

@@ -7,8 +7,14 @@ import type { Scope } from "./query";
 /** Pks of a raw CSV's rows, in the CSV's order (4 or 8 bytes a row: cheap to send between threads). */
 export type RowOrder = Int32Array | Float64Array;
 
-/** The store's values of a batch of pks, from the store's thread (the calls CSV: calls-csv.ts); undefined: none to give. */
-export type StoreValuesOf = (pks: RowOrder) => Promise<StoreRows | undefined>;
+/**
+ * The store's values of a batch of pks, from the store's thread (the calls CSV: calls-csv.ts); undefined: none to give.
+ * `lines`, where that thread can also write a batch's CSV lines (UTF-8, each ending in CRLF) for the apps given (pk,
+ * app id); undefined from it: write them here.
+ */
+export type StoreValuesOf = ((pks: RowOrder) => Promise<StoreRows | undefined>) & {
+  lines?: (pks: RowOrder, apps: Array<[number, string]>) => Promise<Uint8Array | undefined>;
+};
 
 /**
  * A raw CSV's order where the store lives, head first: the pks of its first batch and

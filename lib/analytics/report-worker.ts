@@ -8,7 +8,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { openDatabase } from "@/db/client";
 import type { Filters } from "./filters";
 import type { Scope } from "./query";
-import { storeRows } from "./calls-csv";
+import { callsCsvLines, storeRows } from "./calls-csv";
 import type { RowOrder } from "./report-route";
 import { REPORTS, type ReportName } from "./reports";
 import { analyticsStore } from "./store";
@@ -17,7 +17,9 @@ export type WorkerJob =
   | { id: number; kind: "warm" }
   | { id: number; kind: "json" | "rows" | "order"; name: ReportName; filters: Filters; scope: Scope }
   /** The calls CSV's store values of a batch of pks (calls-csv.ts). */
-  | { id: number; kind: "values"; pks: RowOrder };
+  | { id: number; kind: "values"; pks: RowOrder }
+  /** The calls CSV's lines of a batch of pks, as UTF-8 (calls-csv.ts), for the apps given (pk, app id). */
+  | { id: number; kind: "lines"; pks: RowOrder; apps: Array<[number, string]> };
 
 export interface WorkerReply {
   id: number;
@@ -43,6 +45,7 @@ function transferable(...arrays: ArrayBufferView[]): ArrayBuffer[] {
 function run(job: WorkerJob, t0: number): unknown {
   if (job.kind === "warm") return { calls: analyticsStore(db).n };
   if (job.kind === "values") return storeRows(db, job.pks);
+  if (job.kind === "lines") return callsCsvLines(db, job.pks, job.apps);
   const report = REPORTS[job.name];
   if (job.kind === "json") return report.json(db, job.filters, job.scope);
   if (job.kind === "order") {

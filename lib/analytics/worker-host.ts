@@ -9,7 +9,7 @@ import { logger } from "@/lib/log/logger";
 import type { Filters } from "./filters";
 import type { Scope } from "./query";
 import type { StoreRows } from "./calls-csv";
-import type { HeadFirstOrder, ReportRoute, RowOrder } from "./report-route";
+import type { HeadFirstOrder, ReportRoute, RowOrder, StoreValuesOf } from "./report-route";
 import type { WorkerJob, WorkerReply } from "./report-worker";
 import { REPORTS, type ReportName } from "./reports";
 
@@ -61,6 +61,8 @@ export interface AnalyticsWorker {
   run(name: ReportName, job: Job, f: Filters, scope: Scope, signal?: AbortSignal): Promise<unknown>;
   /** The calls CSV's store values of a batch of pks (calls-csv.ts); undefined if the worker cannot give them (the rows are then read whole). */
   values(pks: RowOrder, signal?: AbortSignal): Promise<StoreRows | undefined>;
+  /** The calls CSV's lines of a batch of pks, written by the worker (UTF-8); undefined if it cannot (the caller writes them). */
+  lines(pks: RowOrder, apps: Array<[number, string]>, signal?: AbortSignal): Promise<Uint8Array | undefined>;
   /** Worker-side duration (ms) of the last finished job, and of all jobs so far: logs and the tests. */
   readonly lastMs: number;
   readonly busyMs: number;
@@ -241,6 +243,11 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
       // on this thread would block it for seconds; the batch is read whole instead.
       return enqueue({ id, kind: "values", pks }, `values:${id}`, () => undefined, signal) as Promise<StoreRows | undefined>;
     },
+    lines(pks, apps, signal) {
+      if (dead) return Promise.resolve(undefined);
+      const id = nextId++;
+      return enqueue({ id, kind: "lines", pks, apps }, `lines:${id}`, () => undefined, signal) as Promise<Uint8Array | undefined>;
+    },
     close: async () => {
       if (globalForWorker.callboardAnalyticsWorker === handle) globalForWorker.callboardAnalyticsWorker = undefined;
       if (dead) return;
@@ -266,10 +273,10 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
   return handle;
 }
 
-/** The store values source of a raw CSV whose order came from the worker. */
-export function storeValuesOffThread(signal?: AbortSignal): ((pks: RowOrder) => Promise<StoreRows | undefined>) | undefined {
+/** The store values source of a raw CSV whose order came from the worker, which writes batches' lines too. */
+export function storeValuesOffThread(signal?: AbortSignal): StoreValuesOf | undefined {
   const w = analyticsWorker();
-  return w ? (pks) => w.values(pks, signal) : undefined;
+  return w ? Object.assign((pks: RowOrder) => w.values(pks, signal), { lines: (pks: RowOrder, apps: Array<[number, string]>) => w.lines(pks, apps, signal) }) : undefined;
 }
 
 /** The report's JSON or CSV rows from the worker, or undefined where it must run in-process. */

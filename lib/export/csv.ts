@@ -147,9 +147,10 @@ export function rawCell(v: unknown, kind: number): string {
 /**
  * Raw rows in batches (each batch one chunk of the stream), from a plain or an async
  * source: the calls CSV's batches may wait for the analytics worker (calls-csv.ts). A
- * batch is rows, or CSV lines already written with `rawCell` (each ending in CRLF).
+ * batch is rows, or CSV lines already written with `rawCell` (each ending in CRLF), as text
+ * or as UTF-8 bytes (written on another thread: sent on as they are).
  */
-export type RowBatch = unknown[][] | string;
+export type RowBatch = unknown[][] | string | Uint8Array;
 export type RowBatches = Iterable<RowBatch> | AsyncIterable<RowBatch>;
 
 function batchIterator(rows: RowBatches): Iterator<RowBatch> | AsyncIterator<RowBatch> {
@@ -192,7 +193,14 @@ export function csvRawStream(rows: RowBatches, columns: ReadonlyArray<RawCsvColu
           const next = await iterator.next();
           if (cancelled) return; // the consumer went away while the batch was on its way
           if (next.done) done = true;
-          else {
+          else if (next.value instanceof Uint8Array) {
+            if (text.length > 0) controller.enqueue(encoder.encode(text));
+            text = "";
+            if (next.value.length > 0) {
+              controller.enqueue(next.value);
+              break;
+            }
+          } else {
             if (typeof next.value === "string") text += next.value;
             else {
               for (const r of next.value) {
