@@ -267,11 +267,14 @@ async function workerCsvBench(db: Db, label: string): Promise<BenchRow[]> {
     };
     const a = await exportOnce(true);
     const b = await exportOnce(false);
+    // Once the threads' heaps and the worker's sort scratch (12 B a call, kept for the
+    // next sort) have grown: what every export after the first gets.
+    const c = await exportOnce(true);
     const calls = A.countCalls(db, A.filters(), "all");
     return [
-      { area: "analytics", metric: `${label} CSV through the analytics worker (store loaded there in ${loadS.toFixed(1)} s): rows/s`, target: "≥ 250,000", measured: `${Math.round(calls / a.secs).toLocaleString("en-US")} (${(a.bytes / 1e6).toFixed(0)} MB in ${a.secs.toFixed(1)} s)`, ok: calls / a.secs >= 250_000 },
+      { area: "analytics", metric: `${label} CSV through the analytics worker (store loaded there in ${loadS.toFixed(1)} s): rows/s, first export / third`, target: "≥ 250,000", measured: `${Math.round(calls / a.secs).toLocaleString("en-US")} / ${Math.round(calls / c.secs).toLocaleString("en-US")} (${(a.bytes / 1e6).toFixed(0)} MB in ${a.secs.toFixed(1)} / ${c.secs.toFixed(1)} s)`, ok: calls / a.secs >= 250_000 },
       { area: "analytics", metric: `${label} CSV through the analytics worker: first byte, first export / next`, target: "< 200 ms", measured: `${a.first.toFixed(0)} / ${b.first.toFixed(0)} ms`, ok: a.first < 200 && b.first < 200 },
-      { area: "analytics", metric: `${label} CSV through the analytics worker: memory growth (RSS, both threads)`, target: "< 150 MB", measured: `${(a.growth / 1e6).toFixed(0)} MB`, ok: a.growth < 150e6 },
+      { area: "analytics", metric: `${label} CSV through the analytics worker: memory growth (RSS, both threads), first export / third`, target: "< 150 MB", measured: `${(a.growth / 1e6).toFixed(0)} / ${(c.growth / 1e6).toFixed(0)} MB`, ok: a.growth < 150e6 },
     ];
   } finally {
     await worker.close();
