@@ -11,6 +11,8 @@ import type { Scope } from "./query";
 import { callsCsvLines, storeRows } from "./calls-csv";
 import type { RowOrder } from "./report-route";
 import { REPORTS, type ReportName } from "./reports";
+import { reserveSortScratch } from "./order";
+import { reserveKeyedScratch } from "./scan";
 import { analyticsStore } from "./store";
 
 export type WorkerJob =
@@ -43,7 +45,13 @@ function transferable(...arrays: ArrayBufferView[]): ArrayBuffer[] {
 }
 
 function run(job: WorkerJob, t0: number): unknown {
-  if (job.kind === "warm") return { calls: analyticsStore(db).n };
+  if (job.kind === "warm") {
+    // The store, and the scratch of the calls list's sorts (28 bytes a call) with it: the
+    // server's memory is known once the store is loaded, and the first CSV export or page
+    // by minutes does not grow it (docs/decisions/0006-analytics-rollups.md §12).
+    const n = analyticsStore(db).n;
+    return { calls: n, scratchBytes: reserveKeyedScratch(n) + reserveSortScratch(n) };
+  }
   if (job.kind === "values") return storeRows(db, job.pks);
   if (job.kind === "lines") return callsCsvLines(db, job.pks, job.apps);
   const report = REPORTS[job.name];

@@ -199,6 +199,15 @@ export interface KeyedSelection {
 let keyedSel = new Int32Array(0);
 let keyedKeys = new Float64Array(0);
 
+/** Allocates matchKeys' scratch for a store of n calls now (as order.ts reserveSortScratch); returns its bytes. */
+export function reserveKeyedScratch(n: number): number {
+  if (keyedSel.length < n) {
+    keyedSel = new Int32Array(Math.ceil(n * 1.25));
+    keyedKeys = new Float64Array(keyedSel.length);
+  }
+  return keyedSel.byteLength + keyedKeys.byteLength;
+}
+
 /**
  * The calls matching `f` with their sort key, in one pass: the key is the value SQLite
  * sorted on — start_at, duration_seconds, total_participants, or the double sum

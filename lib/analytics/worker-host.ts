@@ -52,7 +52,7 @@ interface Queued {
 
 export interface AnalyticsWorker {
   /** Settles when the worker's store is loaded (or the worker failed: in-process from then on). */
-  readonly warm: Promise<{ calls: number; ms: number } | undefined>;
+  readonly warm: Promise<{ calls: number; ms: number; scratchMb: number } | undefined>;
   /**
    * A report's JSON (`json`), CSV rows (`rows`), or the calls CSV's order (`order`): a
    * HeadFirstOrder, resolved as soon as the worker has the head; its `all` settles with
@@ -110,8 +110,8 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
   let dead: Error | undefined;
   let lastMs = 0;
   let busyMs = 0;
-  let warmResolve!: (v: { calls: number; ms: number } | undefined) => void;
-  const warm = new Promise<{ calls: number; ms: number } | undefined>((r) => (warmResolve = r));
+  let warmResolve!: (v: { calls: number; ms: number; scratchMb: number } | undefined) => void;
+  const warm = new Promise<{ calls: number; ms: number; scratchMb: number } | undefined>((r) => (warmResolve = r));
 
   const settle = (q: Queued, reply: WorkerReply) => {
     if (reply.error) {
@@ -263,9 +263,10 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
   enqueue({ id: nextId++, kind: "warm" }, "warm", () => undefined)
     .then((r) => {
       const calls = (r as { calls: number } | undefined)?.calls ?? 0;
+      const scratchMb = Math.round(((r as { scratchBytes?: number } | undefined)?.scratchBytes ?? 0) / 1e6);
       const ms = Math.round(performance.now() - t0);
-      logger.info({ calls, ms }, "analytics store loaded (worker)");
-      warmResolve({ calls, ms });
+      logger.info({ calls, ms, scratchMb }, "analytics store loaded (worker)");
+      warmResolve({ calls, ms, scratchMb });
     })
     .catch(() => warmResolve(undefined));
 
