@@ -12,7 +12,8 @@ import { callsCsvLines, storeRows } from "./calls-csv";
 import type { RowOrder } from "./report-route";
 import { REPORTS, type ReportName } from "./reports";
 import { reserveSortScratch } from "./order";
-import { reserveKeyedScratch } from "./scan";
+import { MAX_CROSSINGS } from "./insights";
+import { prebuildBlockSums, reserveKeyedScratch } from "./scan";
 import { analyticsStore } from "./store";
 
 export type WorkerJob =
@@ -46,11 +47,14 @@ function transferable(...arrays: ArrayBufferView[]): ArrayBuffer[] {
 
 function run(job: WorkerJob, t0: number): unknown {
   if (job.kind === "warm") {
-    // The store, and the scratch of the calls list's sorts (28 bytes a call) with it: the
-    // server's memory is known once the store is loaded, and the first CSV export or page
-    // by minutes does not grow it (docs/decisions/0006-analytics-rollups.md §12).
+    // The store, its block sums, and the scratch of the calls list's sorts (28 bytes a
+    // call): the first reports after a start answer as fast as the next, the server's
+    // memory is known once the store is loaded, and the first CSV export or page by
+    // minutes does not grow it (docs/decisions/0006-analytics-rollups.md §11–12).
     const n = analyticsStore(db).n;
-    return { calls: n, scratchBytes: reserveKeyedScratch(n) + reserveSortScratch(n) };
+    const t1 = performance.now();
+    prebuildBlockSums(db, MAX_CROSSINGS);
+    return { calls: n, scratchBytes: reserveKeyedScratch(n) + reserveSortScratch(n), sumsMs: Math.round(performance.now() - t1) };
   }
   if (job.kind === "values") return storeRows(db, job.pks);
   if (job.kind === "lines") return callsCsvLines(db, job.pks, job.apps);

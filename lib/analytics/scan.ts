@@ -199,6 +199,23 @@ export interface KeyedSelection {
 let keyedSel = new Int32Array(0);
 let keyedKeys = new Float64Array(0);
 
+/**
+ * Builds the sums of every full block and superblock of the store as it stands (the
+ * worker, right after loading it): the first reports after a start answer as fast as
+ * the next ones instead of building what they read (up to ~2 s at 10M calls for the
+ * participants under a categorical filter). Later changes rebuild on use, as before.
+ */
+export function prebuildBlockSums(db: Db, maxCrossings: number): void {
+  const s = currentStore(db);
+  for (let b = 0, full = s.n >> s.blockBits; b < full; b++) {
+    peopleBlock(s, b);
+    cubeBlock(s, b);
+    quarterBlock(s, b);
+    heatBlock(s, b, maxCrossings);
+  }
+  for (let g = 0, full = s.n >> (s.blockBits + SUPER_SHIFT); g < full; g++) dimsPeople(s, g);
+}
+
 /** Allocates matchKeys' scratch for a store of n calls now (as order.ts reserveSortScratch); returns its bytes. */
 export function reserveKeyedScratch(n: number): number {
   if (keyedSel.length < n) {

@@ -264,8 +264,9 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
     .then((r) => {
       const calls = (r as { calls: number } | undefined)?.calls ?? 0;
       const scratchMb = Math.round(((r as { scratchBytes?: number } | undefined)?.scratchBytes ?? 0) / 1e6);
+      const sumsMs = (r as { sumsMs?: number } | undefined)?.sumsMs ?? 0;
       const ms = Math.round(performance.now() - t0);
-      logger.info({ calls, ms, scratchMb }, "analytics store loaded (worker)");
+      logger.info({ calls, ms, sumsMs, scratchMb }, "analytics store loaded (worker)");
       warmResolve({ calls, ms, scratchMb });
     })
     .catch(() => warmResolve(undefined));
