@@ -38,6 +38,11 @@ function scratch(n: number): void {
  */
 export function reserveSortScratch(n: number): number {
   scratch(n);
+  // Written once, so that the pages are the process's now (a fresh array is only
+  // address space until first written: the first sort would still grow the RSS).
+  tmpK.fill(0);
+  tmpS.fill(0);
+  bucketOf.fill(0);
   return tmpK.byteLength + tmpS.byteLength + bucketOf.byteLength;
 }
 

@@ -222,6 +222,9 @@ export function reserveKeyedScratch(n: number): number {
     keyedSel = new Int32Array(Math.ceil(n * 1.25));
     keyedKeys = new Float64Array(keyedSel.length);
   }
+  // Written once: resident now, not at the first sort (see reserveSortScratch).
+  keyedSel.fill(0);
+  keyedKeys.fill(0);
   return keyedSel.byteLength + keyedKeys.byteLength;
 }
 
