@@ -143,45 +143,10 @@ export function select(db: Db, f: Filters, appPks: number[] | "all", opts: Selec
   return { store: s, sel, count };
 }
 
-/**
- * Number of matching calls (the calls list's total), without a selection: blocks inside
- * the window count from their per-(app, cell) sums (cubeOf) when the filter allows.
- */
+/** Number of matching calls (the calls list's total): the per-cell counts of `cellCountsOf` (block sums where the filter allows), summed. */
 export function countMatching(db: Db, f: Filters, appPks: number[] | "all"): number {
-  const plan = compile(db, f, appPks);
-  if (plan.none) return 0;
-  const { appOk, cellOk } = plan;
   let count = 0;
-  eachCubePart(
-    plan,
-    false,
-    (lo, hi) => (count += countSlots(plan, lo, hi)),
-    (cb) => {
-      const { keys } = cb;
-      const sums = cb.sums!;
-      for (let q = 0; q < keys.length; q++) {
-        const ap = (keys[q] / CELLS) | 0;
-        if (ap < appOk.length && appOk[ap] === 1 && cellOk[keys[q] - ap * CELLS] === 1) count += sums[q * 5];
-      }
-    },
-  );
-  return count;
-}
-
-function countSlots(plan: Plan, lo: number, hi: number): number {
-  const { s, appOk, cellOk, from, to, pc, uidIds } = plan;
-  const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a;
-  const nApps = appOk.length;
-  let count = 0;
-  for (let i = lo; i < hi; i++) {
-    const ap = app[i];
-    if (ap >= nApps || appOk[ap] === 0) continue;
-    const t = start[i];
-    if (t < from || t >= to || cellOk[cell[i]] === 0) continue;
-    if (pc >= 0 && pcs[i] !== pc) continue;
-    if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
-    count++;
-  }
+  for (const n of cellCountsOf(db, f, appPks)) count += n;
   return count;
 }
 
@@ -418,25 +383,36 @@ function cellCountSlots(plan: Plan, lo: number, hi: number, calls: Float64Array)
   }
 }
 
+/** The apps holding calls in slots [lo, hi) (`appIndex[pk]` their index in `apps`, −1 for others) and the bounds of those calls' starts. */
+function blockCalls(s: AnalyticsStore, lo: number, hi: number): { appIndex: Int32Array; apps: number[]; minStart: number; maxStart: number } {
+  const app = s.app.a, start = s.start.a;
+  const appIndex = new Int32Array(s.maxApp + 1).fill(-1);
+  const apps: number[] = [];
+  let minStart = Infinity, maxStart = -Infinity;
+  for (let i = lo; i < hi; i++) {
+    const ap = app[i];
+    if (ap === 0) continue; // empty slot
+    if (appIndex[ap] < 0) {
+      appIndex[ap] = apps.length;
+      apps.push(ap);
+    }
+    const t = start[i];
+    if (t < minStart) minStart = t;
+    if (t > maxStart) maxStart = t;
+  }
+  return { appIndex, apps, minStart, maxStart };
+}
+
 /** Block b's sums per (app, cell), built (one pass over its slots) if missing or stale. */
 function cubeBlock(s: AnalyticsStore, b: number): CubeBlock {
   const stamp = s.blockStamp[b] ?? 0;
   const cached = s.cubeBlocks[b];
   if (cached && cached.stamp === stamp) return cached;
   const lo = b << s.blockBits, hi = lo + (1 << s.blockBits);
-  const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a, audio = s.audio.a, video = s.video.a, dur = s.dur.a;
-  let minStart = Infinity, maxStart = -Infinity;
-  const appIndex = new Int32Array(s.maxApp + 1).fill(-1);
-  let apps = 0;
-  for (let i = lo; i < hi; i++) {
-    const t = start[i];
-    if (t < minStart) minStart = t;
-    if (t > maxStart) maxStart = t;
-    const ap = app[i];
-    if (ap !== 0 && appIndex[ap] < 0) appIndex[ap] = apps++;
-  }
+  const app = s.app.a, cell = s.cell.a, pcs = s.pc.a, audio = s.audio.a, video = s.video.a, dur = s.dur.a;
+  const { appIndex, apps, minStart, maxStart } = blockCalls(s, lo, hi);
   // Key → row, by (app index, cell); rows in the order met.
-  const rowOf = new Int32Array(apps * CELLS).fill(-1);
+  const rowOf = new Int32Array(apps.length * CELLS).fill(-1);
   const maxKeys = keepAllSums ? hi - lo : (hi - lo) / CUBE_KEEP_RATIO;
   const keys = new Int32Array(maxKeys);
   const sums = new Float64Array(maxKeys * 5);
@@ -742,24 +718,31 @@ function scanPeopleSlots(plan: Plan, lo: number, hi: number, listed: Int32Array,
 let blockListed = new Int32Array(0);
 let blockAcc = new Float64Array(0);
 
+/** Sizes the builds' scratch for U uid ids. */
+function peopleScratch(U: number): void {
+  if (blockListed.length >= U) return;
+  blockListed = new Int32Array(Math.ceil(U * 1.25));
+  blockAcc = newPeopleAcc(blockListed.length);
+}
+
+/** Returns uid u's scratch row to empty (as newPeopleAcc made it). */
+function resetPeopleRow(u: number): void {
+  const k = u * ROW;
+  blockListed[u] = 0;
+  for (let c = 1; c < 6; c++) blockAcc[k + c] = 0;
+  blockAcc[k + 6] = Infinity;
+  blockAcc[k + 7] = -Infinity;
+}
+
 /** Block b's per-uid sums, built (one unfiltered pass over its slots) if missing or stale. */
 function peopleBlock(s: AnalyticsStore, b: number): PeopleBlock {
   const stamp = s.blockStamp[b] ?? 0;
   const cached = s.peopleBlocks[b];
   if (cached && cached.stamp === stamp) return cached;
-  const U = s.idUid.length;
-  if (blockListed.length < U) {
-    blockListed = new Int32Array(Math.ceil(U * 1.25));
-    blockAcc = newPeopleAcc(blockListed.length);
-  }
+  peopleScratch(s.idUid.length);
   const lo = b << s.blockBits, hi = lo + (1 << s.blockBits);
-  const start = s.start.a, pOff = s.pOff.a, pLen = s.pLen.a, uid = s.uid.a;
-  let minStart = Infinity, maxStart = -Infinity;
-  for (let i = lo; i < hi; i++) {
-    const t = start[i];
-    if (t < minStart) minStart = t;
-    if (t > maxStart) maxStart = t;
-  }
+  const pOff = s.pOff.a, pLen = s.pLen.a, uid = s.uid.a;
+  const { minStart, maxStart } = blockCalls(s, lo, hi);
   sumPeopleEntries(s, lo, hi, blockListed, blockAcc);
   // The uids listed, each once (listed turned negative once taken), in the order met.
   const ids: number[] = [];
@@ -783,10 +766,7 @@ function peopleBlock(s: AnalyticsStore, b: number): PeopleBlock {
       sums[o] = -blockListed[u];
       for (let c = 1; c < ROW; c++) sums[o + c] = blockAcc[k + c];
     }
-    blockListed[u] = 0;
-    for (let c = 1; c < 6; c++) blockAcc[k + c] = 0;
-    blockAcc[k + 6] = Infinity;
-    blockAcc[k + 7] = -Infinity;
+    resetPeopleRow(u);
   }
   const blk: PeopleBlock = { stamp, ids: keep ? Int32Array.from(ids) : null, sums, minStart, maxStart };
   s.peopleBlocks[b] = blk;
@@ -831,11 +811,7 @@ function dimsPeople(s: AnalyticsStore, g: number): DimsPeople {
   const stamp = s.superStamp[g] ?? 0;
   const cached = s.dimsPeople[g];
   if (cached && cached.stamp === stamp) return cached;
-  const U = s.idUid.length;
-  if (blockListed.length < U) {
-    blockListed = new Int32Array(Math.ceil(U * 1.25));
-    blockAcc = newPeopleAcc(blockListed.length);
-  }
+  peopleScratch(s.idUid.length);
   const lo = g << (s.blockBits + SUPER_SHIFT), hi = lo + (1 << (s.blockBits + SUPER_SHIFT));
   const app = s.app.a, start = s.start.a, cell = s.cell.a, pOff = s.pOff.a, pLen = s.pLen.a, uid = s.uid.a, flags = s.flags.a;
   const pa = s.pAudio.a, pv = s.pVideo.a, pt = s.pTotal.a;
@@ -888,10 +864,7 @@ function dimsPeople(s: AnalyticsStore, g: number): DimsPeople {
         sums[o] = blockListed[u];
         for (let c = 1; c < ROW; c++) sums[o + c] = blockAcc[r + c];
       }
-      blockListed[u] = 0;
-      for (let c = 1; c < 6; c++) blockAcc[r + c] = 0;
-      blockAcc[r + 6] = Infinity;
-      blockAcc[r + 7] = -Infinity;
+      resetPeopleRow(u);
     }
     touched.length = 0;
     rowOff[d + 1] = keys;
@@ -1092,19 +1065,7 @@ function quarterBlock(s: AnalyticsStore, b: number): QuarterBlock {
   if (cached && cached.stamp === stamp) return cached;
   const lo = b << s.blockBits, hi = lo + (1 << s.blockBits);
   const app = s.app.a, start = s.start.a, pcs = s.pc.a, audio = s.audio.a, video = s.video.a, dur = s.dur.a;
-  let minStart = Infinity, maxStart = -Infinity;
-  const appIndex = new Int32Array(s.maxApp + 1).fill(-1);
-  const apps: number[] = [];
-  for (let i = lo; i < hi; i++) {
-    const t = start[i];
-    if (t < minStart) minStart = t;
-    if (t > maxStart) maxStart = t;
-    const ap = app[i];
-    if (ap !== 0 && appIndex[ap] < 0) {
-      appIndex[ap] = apps.length;
-      apps.push(ap);
-    }
-  }
+  const { appIndex, apps, minStart, maxStart } = blockCalls(s, lo, hi);
   // Starts are positive epoch seconds (store.ts): int32 division by 900 is floor.
   const q0 = (minStart / 900) | 0;
   const nq = ((maxStart / 900) | 0) - q0 + 1;
@@ -1221,21 +1182,14 @@ function heatBlock(s: AnalyticsStore, b: number, maxCrossings: number): HeatBloc
   if (cached && cached.stamp === stamp && cached.maxCrossings === maxCrossings) return cached;
   const lo = b << s.blockBits, hi = lo + (1 << s.blockBits);
   const app = s.app.a, start = s.start.a, span = s.span.a;
-  const appIndex = new Int32Array(s.maxApp + 1).fill(-1);
-  const apps: number[] = [];
-  let qMin = Infinity, qMax = -Infinity, endMax = -Infinity;
+  const { appIndex, apps, minStart, maxStart } = blockCalls(s, lo, hi);
+  const qMin = (minStart / 900) | 0, qMax = (maxStart / 900) | 0; // as in heatSlots
+  let endMax = -Infinity;
   for (let i = lo; i < hi; i++) {
-    const ap = app[i];
-    if (ap === 0) continue;
-    if (appIndex[ap] < 0) {
-      appIndex[ap] = apps.length;
-      apps.push(ap);
-    }
+    if (app[i] === 0) continue;
     const t = start[i];
-    const q0 = (t / 900) | 0; // as in heatSlots
+    const q0 = (t / 900) | 0;
     const end = Math.max(q0, Math.min(((t + span[i] - 1) / 900) | 0, q0 + maxCrossings));
-    if (q0 < qMin) qMin = q0;
-    if (q0 > qMax) qMax = q0;
     if (end > endMax) endMax = end;
   }
   const A = apps.length;
