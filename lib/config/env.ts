@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { clickHouseUrlProblem, clusterNameProblem } from "@/lib/clickhouse/config";
 
 /**
  * The environment, validated once per process. Every other module reads `env()`;
@@ -43,6 +44,36 @@ const envSchema = z.object({
   /** Public address of this dashboard, for the ingest URL shown in settings (default: the request's host). */
   CALLBOARD_PUBLIC_URL: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/ }).optional()),
   LOG_LEVEL: z.preprocess(emptyToUndefined, z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),
+  /**
+   * `http(s)://user:password@host:port/database`: facts and reports on ClickHouse instead of
+   * the embedded engine (docs/decisions/0014-clickhouse-warehouse.md). The messages below never
+   * quote the value: it holds the password.
+   */
+  CLICKHOUSE_URL: z.preprocess(
+    emptyToUndefined,
+    z
+      .string()
+      .optional()
+      .superRefine((v, ctx) => {
+        const problem = v === undefined ? undefined : clickHouseUrlProblem(v);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      }),
+  ),
+  /** A cluster of the servers' `remote_servers`: local tables on every shard behind Distributed tables. */
+  CLICKHOUSE_CLUSTER: z.preprocess(
+    emptyToUndefined,
+    z
+      .string()
+      .optional()
+      .superRefine((v, ctx) => {
+        const problem = v === undefined ? undefined : clusterNameProblem(v);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      }),
+  ),
+}).superRefine((e, ctx) => {
+  if (e.CLICKHOUSE_CLUSTER !== undefined && e.CLICKHOUSE_URL === undefined) {
+    ctx.addIssue({ code: "custom", path: ["CLICKHOUSE_CLUSTER"], message: "needs CLICKHOUSE_URL (the address of one of the cluster's servers)" });
+  }
 });
 
 export type Env = z.infer<typeof envSchema>;

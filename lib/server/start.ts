@@ -11,6 +11,7 @@ import { PEER_HEADER } from "@/lib/auth/client-address";
 import { ensureFirstAdmin } from "@/lib/auth/first-admin";
 import { env } from "@/lib/config/env";
 import { analyticsStore } from "@/lib/analytics/store";
+import { ensureClickHouseSchema } from "@/lib/clickhouse";
 import { startAnalyticsWorker, type AnalyticsWorker } from "@/lib/analytics/worker-host";
 import { closeIngestor, createIngestHttpHandler, getIngestor } from "@/lib/ingest";
 import { logger } from "@/lib/log/logger";
@@ -26,6 +27,9 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
   const port = options.port ?? config.PORT;
   const dev = options.dev ?? false;
   const warehouse = db(); // migrations run before the first request
+  // ClickHouse (when configured) is migrated now too; if it is down the server still
+  // starts, and its first user migrates it (lib/clickhouse/ensure.ts).
+  await ensureClickHouseSchema().catch((err: unknown) => logger.error({ err }, "ClickHouse schema not migrated at start"));
   await ensureFirstAdmin(warehouse);
   const app = next({ dev, dir: process.cwd(), hostname: options.hostname ?? "localhost", port });
   await app.prepare();

@@ -1,0 +1,94 @@
+import { forHost, type ClickHouseConfig } from "./config";
+import { openClickHouse, type ClickHouse } from "./client";
+import { MIGRATIONS, type Migration } from "./migrations";
+import { quoteIdentifier, qualified, type Placement } from "./schema";
+import { raw, sql } from "./sql";
+
+/**
+ * Creates and migrates the warehouse's ClickHouse schema: at server start and by
+ * `npm run db:migrate`. Each host keeps the list of migrations applied to it in its own
+ * `callboard_migrations` table (a plain local table: without distributed DDL every host
+ * is migrated on its own). With CLICKHOUSE_CLUSTER the hosts are those `system.clusters`
+ * lists for it, reached at the URL's scheme, port and credentials; where the cluster has
+ * distributed DDL (ZooKeeper), statements run once, ON CLUSTER, from the URL's host.
+ */
+
+export const MIGRATIONS_TABLE = "callboard_migrations";
+
+export interface MigrationReport {
+  /** The servers migrated (redacted addresses). */
+  hosts: string[];
+  /** Migrations applied by this run, per host. */
+  applied: Array<{ host: string; id: number; name: string }>;
+  /** Whether the statements ran ON CLUSTER (distributed DDL). */
+  onCluster: boolean;
+}
+
+/**
+ * Brings one server (or chdb) up to date: the database, the migrations table, then every
+ * migration it has not recorded, in order. Returns the ids applied.
+ */
+export async function applyMigrations(ch: ClickHouse, p: Placement, onCluster = false, migrations: readonly Migration[] = MIGRATIONS): Promise<Migration[]> {
+  const on = onCluster && p.cluster ? ` ON CLUSTER ${quoteIdentifier(p.cluster)}` : "";
+  await ch.command(`CREATE DATABASE IF NOT EXISTS ${quoteIdentifier(p.database)}${on}`);
+  const table = qualified(p.database, MIGRATIONS_TABLE);
+  await ch.command(`CREATE TABLE IF NOT EXISTS ${table} (id UInt32, name String, applied_ms UInt64) ENGINE = MergeTree ORDER BY id`);
+  const done = new Set((await ch.rows<{ id: number }>(`SELECT DISTINCT id FROM ${table}`)).map((r) => Number(r.id)));
+  const applied: Migration[] = [];
+  for (const m of migrations) {
+    if (done.has(m.id)) continue;
+    for (const statement of m.statements(p, onCluster)) await ch.command(statement);
+    await ch.command(sql`INSERT INTO ${raw(table)} (id, name, applied_ms) VALUES (${m.id}, ${m.name}, ${Date.now()})`.text);
+    applied.push(m);
+  }
+  return applied;
+}
+
+/** Whether the server's cluster DDL can run ON CLUSTER (it needs ZooKeeper). */
+async function hasDistributedDdl(ch: ClickHouse): Promise<boolean> {
+  try {
+    await ch.rows("SELECT name FROM system.zookeeper WHERE path = '/' LIMIT 1");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The hosts of a cluster, as `system.clusters` on the URL's server lists them. */
+export async function clusterHosts(ch: ClickHouse, cluster: string): Promise<string[]> {
+  const rows = await ch.rows<{ host_name: string }>(sql`SELECT DISTINCT host_name FROM system.clusters WHERE cluster = ${cluster} ORDER BY host_name`.text);
+  return rows.map((r) => r.host_name);
+}
+
+/** Migrates the ClickHouse named by the configuration (every host of its cluster). */
+export async function migrateClickHouse(c: ClickHouseConfig): Promise<MigrationReport> {
+  const boot = openClickHouse(c, { noDatabase: true });
+  const p: Placement = { database: c.database, cluster: c.cluster };
+  try {
+    if (!c.cluster) {
+      const applied = await applyMigrations(boot, p);
+      return { hosts: [c.redacted], applied: applied.map((m) => ({ host: c.redacted, id: m.id, name: m.name })), onCluster: false };
+    }
+    const hosts = await clusterHosts(boot, c.cluster);
+    if (hosts.length === 0) throw new Error(`CLICKHOUSE_CLUSTER "${c.cluster}" is not a cluster of ${c.redacted} (see its remote_servers)`);
+    if (await hasDistributedDdl(boot)) {
+      const applied = await applyMigrations(boot, p, true);
+      return { hosts: [c.redacted], applied: applied.map((m) => ({ host: c.redacted, id: m.id, name: m.name })), onCluster: true };
+    }
+    const report: MigrationReport = { hosts: [], applied: [], onCluster: false };
+    for (const host of hosts) {
+      const hc = forHost(c, host);
+      const ch = openClickHouse(hc, { noDatabase: true });
+      try {
+        const applied = await applyMigrations(ch, p);
+        report.hosts.push(hc.redacted);
+        for (const m of applied) report.applied.push({ host: hc.redacted, id: m.id, name: m.name });
+      } finally {
+        await ch.close();
+      }
+    }
+    return report;
+  } finally {
+    await boot.close();
+  }
+}

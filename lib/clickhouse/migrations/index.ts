@@ -1,0 +1,17 @@
+import type { Placement } from "../schema";
+import { migration0001 } from "./0001_facts";
+
+/**
+ * The ClickHouse migrations, in order, like db/migrations for SQLite: a new one is a new
+ * numbered file added here, never an edit of an applied one. ClickHouse DDL is not
+ * transactional, so every statement must be idempotent (IF NOT EXISTS, ADD COLUMN IF NOT
+ * EXISTS, …): a migration interrupted half way is simply run again.
+ */
+export interface Migration {
+  id: number;
+  name: string;
+  /** Its statements for this placement (`onCluster`: written with ON CLUSTER, run once). */
+  statements: (p: Placement, onCluster: boolean) => string[];
+}
+
+export const MIGRATIONS: readonly Migration[] = [migration0001];
