@@ -5,6 +5,7 @@ import { PageError, pageErrorMessage } from "@/app/_ops/page-error";
 import { nowMs } from "@/app/_ops/format";
 import { appOptions, scopeAppPks } from "@/app/_ops/scope";
 import { currentCaller } from "@/lib/auth/session";
+import { getForwardingStatus } from "@/lib/ingest/forward-backlog";
 import { getSyncRuns, getSyncStatus } from "@/lib/sync/runs";
 import { syncParamsSchema } from "./params";
 import { SyncView } from "./sync-view";
@@ -30,7 +31,7 @@ export default async function SyncPage({ searchParams }: { searchParams: Promise
       <SyncView
         params={p}
         apps={appOptions(warehouse, caller)}
-        initial={{ data: runs, apps: getSyncStatus(warehouse, appPks) }}
+        initial={{ data: runs, apps: getSyncStatus(warehouse, appPks), forwarding: getForwardingStatus(warehouse, { withError: caller.role === "admin" }) }}
         isAdmin={caller.role === "admin"}
         loadedAtMs={nowMs()}
       />

@@ -9,12 +9,16 @@ import { toQuery } from "@/app/_ops/params";
 import { fetchJson } from "@/app/_ops/fetch-json";
 import type { AppOption } from "@/app/_ops/scope";
 import { useNow } from "@/app/_ops/use-now";
+import type { ForwardingBacklog } from "@/lib/ingest/forward-backlog";
 import type { AppSyncStatus, ManualSyncResult, SyncRunView } from "@/lib/sync/runs";
+import { ForwardingCard } from "./forwarding-card";
 import { STATUSES, SYNC_REFRESH_MS, type SyncParams } from "./params";
 
 export interface SyncAnswer {
   data: SyncRunView[];
   apps: AppSyncStatus[];
+  /** ClickHouse mode: what webhook ingest has stored and not yet forwarded (null otherwise). */
+  forwarding?: ForwardingBacklog | null;
 }
 
 const TRIGGER_LABEL: Record<SyncRunView["trigger"], string> = { schedule: "Schedule", cli: "Command line", manual: "Sync now", demo: "Demo", test: "Test" };
@@ -28,10 +32,11 @@ export function SyncView({ params, apps, initial, isAdmin, loadedAtMs }: { param
     initialData: initial,
     initialDataUpdatedAt: loadedAtMs,
     placeholderData: keepPreviousData,
-    refetchInterval: (q) => (q.state.data?.apps.some((a) => a.running) ? SYNC_REFRESH_MS.running : SYNC_REFRESH_MS.idle),
+    refetchInterval: (q) =>
+      q.state.data?.apps.some((a) => a.running) || (q.state.data?.forwarding?.pending ?? 0) > 0 ? SYNC_REFRESH_MS.running : SYNC_REFRESH_MS.idle,
   });
   const now = useNow(10_000, loadedAtMs);
-  const { data, apps: statuses } = runs.data;
+  const { data, apps: statuses, forwarding } = runs.data;
   const skipped = data.flatMap((r) => r.skippedRecords.map((s, i) => ({ ...s, run: r, key: `${r.id}-${i}` }))).slice(0, 200);
   const last = data.at(-1);
 
@@ -77,6 +82,8 @@ export function SyncView({ params, apps, initial, isAdmin, loadedAtMs }: { param
           </ul>
         )}
       </section>
+
+      {forwarding ? <ForwardingCard backlog={forwarding} now={now} /> : null}
 
       <section className="card section" aria-labelledby="sync-runs">
         <div className="ops-toolbar">

@@ -238,3 +238,19 @@ export function eventTime(trigger: string, data: Obj): number | null {
   }
   return toEpochSeconds(t);
 }
+
+/** Event counts are kept per 15 minutes: every time zone's offset is a multiple of it. */
+export const COUNT_BUCKET_SECONDS = 900;
+const MIN_EVENT_TIME = 1_000_000_000; // 2001: anything older is not an event time
+
+/**
+ * The 15-minute bucket (epoch seconds) a delivery is counted in: the event's own time
+ * when it carries a plausible one (not before 2001, not more than a day ahead of its
+ * arrival), else the time it arrived. The ingest counts with it and the ClickHouse
+ * forwarder finds the counts a stored delivery touched with it.
+ */
+export function countBucket(trigger: string, data: Obj, receivedMs: number): number {
+  const t = eventTime(trigger, data);
+  const when = t !== null && t >= MIN_EVENT_TIME && t * 1000 <= receivedMs + 86_400_000 ? t : Math.floor(receivedMs / 1000);
+  return when - (when % COUNT_BUCKET_SECONDS);
+}

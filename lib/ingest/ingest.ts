@@ -3,7 +3,7 @@ import { HttpError } from "@/lib/http/errors";
 import { logger } from "@/lib/log/logger";
 import { checkBasicAuth } from "./auth";
 import {
-  envelopeSchema, eventTime, InvalidEventError, isLiveTrigger, parseLive, parseRecording,
+  countBucket, envelopeSchema, InvalidEventError, isLiveTrigger, parseLive, parseRecording,
   RECORDING_TRIGGER, triggerCategory, type Envelope,
 } from "./envelope";
 import { bodyKey, liveKey, recordingKey } from "./keys";
@@ -71,9 +71,7 @@ const UNAVAILABLE: IngestResult = {
 };
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
-const BUCKET_SECONDS = 900;
 const APP_CACHE_MS = 1000;
-const MIN_EVENT_TIME = 1_000_000_000; // 2001: anything older is not an event time
 
 /** Media type is JSON (`application/json` or `*\/*+json`) and any charset is UTF-8. */
 export function isJsonContentType(header: string | null | undefined): boolean {
@@ -217,8 +215,6 @@ export function createIngestor(sqlite: Database.Database, options: IngestorOptio
       idemKey = bodyKey(env, parsed);
     }
 
-    const t = eventTime(env.trigger, env.data);
-    const when = t !== null && t >= MIN_EVENT_TIME && t * 1000 <= receivedMs + 86_400_000 ? t : Math.floor(receivedMs / 1000);
     return {
       appPk: app.pk,
       idemKey,
@@ -228,7 +224,7 @@ export function createIngestor(sqlite: Database.Database, options: IngestorOptio
       sessionId,
       body: text,
       receivedMs,
-      bucketStart: when - (when % BUCKET_SECONDS),
+      bucketStart: countBucket(env.trigger, env.data, receivedMs),
       known: category !== "unknown",
       effect,
     };

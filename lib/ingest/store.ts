@@ -115,9 +115,11 @@ function prepare(sqlite: Database.Database) {
       `DELETE FROM webhook_rejections WHERE app_pk = ? AND pk <= (
          SELECT pk FROM webhook_rejections WHERE app_pk = ? ORDER BY pk DESC LIMIT 1 OFFSET ?)`,
     ),
-    // Oldest first by pk (pk grows with time), a bounded slice per run.
+    // Oldest first by pk (pk grows with time), a bounded slice per run; in ClickHouse
+    // mode never a delivery the forwarder has not copied yet (lib/ingest/forwarder.ts).
     pruneDeliveries: sqlite.prepare<[number]>(
-      `DELETE FROM webhook_deliveries WHERE pk IN (SELECT pk FROM webhook_deliveries ORDER BY pk LIMIT 5000) AND received_ms < ?`,
+      `DELETE FROM webhook_deliveries WHERE pk IN (SELECT pk FROM webhook_deliveries ORDER BY pk LIMIT 5000) AND received_ms < ?
+         AND pk <= coalesce((SELECT last_pk FROM clickhouse_forwarding WHERE stream = 'deliveries'), 9007199254740991)`,
     ),
     pruneLive: sqlite.prepare<[number, number]>(
       `DELETE FROM live_sessions WHERE (status = 'ended' AND last_event_ms < ?) OR last_event_ms < ?`,

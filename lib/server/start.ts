@@ -14,6 +14,7 @@ import { analyticsStore } from "@/lib/analytics/store";
 import { ensureClickHouseSchema } from "@/lib/clickhouse";
 import { startAnalyticsWorker, type AnalyticsWorker } from "@/lib/analytics/worker-host";
 import { closeIngestor, createIngestHttpHandler, getIngestor } from "@/lib/ingest";
+import { startClickHouseForwarder } from "@/lib/ingest/clickhouse-target";
 import { logger } from "@/lib/log/logger";
 
 export interface RunningServer {
@@ -59,6 +60,9 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
   const url = `http://localhost:${port}`;
   logger.info({ port, dev }, `Callboard listening on ${url}`);
 
+  // ClickHouse mode: what the ingest stores in SQLite is forwarded on in the background.
+  const forwarder = startClickHouseForwarder(warehouse);
+
   // The analytics store loads now, not in the first report: on the analytics worker
   // (which then runs every store report off the event loop), or — worker switched off
   // or unavailable — in-process right after this tick (blocking the loop while it loads).
@@ -85,7 +89,8 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
         void analytics?.close();
         server.close(() => {
           closeIngestor();
-          resolve();
+          // After the ingest's last commit: the batch in flight finishes, the rest waits in SQLite.
+          void (forwarder?.stop() ?? Promise.resolve()).then(() => resolve());
         });
         server.closeAllConnections();
       }),

@@ -1,7 +1,8 @@
 import { parseCallRecord } from "@/lib/platform/call-record";
+import type { StoredCalls } from "./stored-calls";
 import type { SyncSummary } from "./sync-app";
 import type { WriteSink } from "./write-sink";
-import { contentHash, extraParticipantJson, isFinalStatus, toWriteRow, type CallWriter, type Existing, type PendingCall, type WriteRow } from "./writer";
+import { contentHash, extraParticipantJson, isFinalStatus, toWriteRow, type Existing, type PendingCall, type WriteRow } from "./writer";
 
 const MAX_REASONS = 100;
 
@@ -21,21 +22,19 @@ export class RunState {
   readonly seenOngoing = new Set<string>();
   /** Calls staged for the next commit (their stored state is stale: no lookups for them). */
   private staged = new Set<string>();
-  /** No calls stored for the app when the run started: no lookups needed. */
-  private readonly startedEmpty: boolean;
+  /** No calls stored for the app when the run started: no lookups needed (asked at the first page). */
+  private startedEmpty: boolean | undefined;
 
   /** The batch being written (at most one in flight). */
   private inflight: Promise<void> = Promise.resolve();
 
   constructor(
-    readonly writer: CallWriter,
+    readonly writer: StoredCalls,
     private readonly sink: WriteSink,
     private readonly summary: SyncSummary,
     private readonly batchSize: number,
     private readonly saveProgress: () => void,
-  ) {
-    this.startedEmpty = writer.storedCount() === 0;
-  }
+  ) {}
 
   skip(sessionId: string | null, reason: string): void {
     this.summary.skipped++;
@@ -88,8 +87,9 @@ export class RunState {
       fresh.push({ call: r.call, rawJson, hash, participantExtras: rawParticipants.map(extraParticipantJson) });
     }
     // What is stored, in one read transaction per page (none needed on a first backfill).
+    this.startedEmpty ??= (await this.writer.storedCount()) === 0;
     const lookup = this.startedEmpty ? [] : fresh.filter((p) => !this.staged.has(p.call.sessionId));
-    const found = lookup.length ? this.writer.findMany(lookup.map((p) => p.call.sessionId)) : [];
+    const found = lookup.length ? await this.writer.findMany(lookup.map((p) => p.call.sessionId)) : [];
     const existing = new Map<string, Existing | undefined>();
     lookup.forEach((p, i) => existing.set(p.call.sessionId, found[i]));
     const rows: WriteRow[] = [];

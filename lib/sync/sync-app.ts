@@ -3,12 +3,15 @@ import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { apps, syncRuns, type AppRow } from "@/db/schema";
 import { appConnection, listApps, type AppConnection } from "@/lib/apps/registry";
+import { clickhouse, clickHouseConfigured } from "@/lib/clickhouse/client";
 import { env } from "@/lib/config/env";
 import { logger, type Logger } from "@/lib/log/logger";
 import { createCallsClient, type CallsClient, type CallsClientOptions } from "@/lib/platform/calls-client";
 import { PlatformAuthError, PlatformError, PlatformNotFoundError } from "@/lib/platform/errors";
 import { acquireLock, DEFAULT_LEASE_MS, newOwnerId, releaseLock, renewLock } from "./lock";
 import { RunState } from "./run-state";
+import { ClickHouseCalls } from "./clickhouse-sink";
+import type { StoredCalls } from "./stored-calls";
 import { inlineSink, workerSink, type WriteSink } from "./write-sink";
 import { CallWriter } from "./writer";
 
@@ -189,14 +192,14 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
       appId: app.appId,
       ...options.client,
     });
-    const writer = new CallWriter(db, app.pk);
-    const useWorker = options.writer === "worker" || ((options.writer ?? "auto") === "auto" && writer.storedCount() === 0);
-    const active = (useWorker ? workerSink(db, app.pk) : undefined) ?? inlineSink(writer);
+    // ClickHouse mode: calls go there, and nothing of them to SQLite (clickhouse-sink.ts).
+    const { writer, active } = clickHouseConfigured() ? clickHouseStore(db, app.pk) : sqliteStore(db, app.pk, options);
     sink = active;
     // Two batches can be alive at once with a worker (one being written, one filling) plus
     // the copy handed over: a smaller batch keeps peak memory in bounds (~470 MB measured
-    // at 4,000 vs ~680 MB at 8,000) and is still ~16,000 rows per transaction.
-    const batchSize = options.batchSize ?? (active.kind === "worker" ? 4_000 : 8_000);
+    // at 4,000 vs ~680 MB at 8,000) and is still ~16,000 rows per transaction. ClickHouse
+    // wants few, large inserts (each is a part to merge).
+    const batchSize = options.batchSize ?? BATCH_SIZE[active.kind];
     const saveProgress = () =>
       active.saveProgress(run.pk, [summary.pages, summary.fetched, summary.inserted, summary.updated, summary.unchanged, summary.skipped, summary.refreshed]);
     const state = new RunState(writer, active, summary, batchSize, saveProgress);
@@ -262,6 +265,20 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
   return summary;
 }
 
+const BATCH_SIZE: Record<WriteSink["kind"], number> = { worker: 4_000, inline: 8_000, clickhouse: 16_000 };
+
+/** The SQLite warehouse: a write worker for a first backfill (the app has no calls yet), else this thread. */
+function sqliteStore(db: Db, appPk: number, options: SyncOptions): { writer: StoredCalls; active: WriteSink } {
+  const writer = new CallWriter(db, appPk);
+  const useWorker = options.writer === "worker" || ((options.writer ?? "auto") === "auto" && writer.storedCount() === 0);
+  return { writer, active: (useWorker ? workerSink(db, appPk) : undefined) ?? inlineSink(writer) };
+}
+
+function clickHouseStore(db: Db, appPk: number): { writer: StoredCalls; active: WriteSink } {
+  const calls = new ClickHouseCalls(clickhouse(), db, appPk);
+  return { writer: calls, active: calls };
+}
+
 /** Returns true when every page was walked (a full reconcile happened). */
 async function pageThrough(
   client: CallsClient,
@@ -304,8 +321,7 @@ async function refreshOngoing(
 ): Promise<void> {
   const t0 = performance.now();
   await state.drain();
-  const ids = state.writer
-    .ongoingSessionIds()
+  const ids = (await state.writer.ongoingSessionIds())
     .filter((id) => !state.seenOngoing.has(id))
     .slice(0, maxRefresh);
   const CONCURRENCY = 4;

@@ -16,7 +16,7 @@ import type { BatchResult, CallWriter, SyncProgress, WriteRow } from "./writer";
  * garbage (the syncing process's peak memory). Commits are processed in order.
  */
 export interface WriteSink {
-  readonly kind: "inline" | "worker";
+  readonly kind: "inline" | "worker" | "clickhouse";
   /** Queues rows for the next commit. */
   stage(rows: WriteRow[]): void;
   /** Writes everything staged since the last commit, in one transaction. */

@@ -33,14 +33,14 @@ export interface PendingCall {
 export type WriteRow = unknown[];
 
 /** Positions in a WriteRow. */
-const W = {
+export const W = {
   sessionId: 0, mid: 1, type: 2, mode: 3, status: 4, initiator: 5, receiver: 6, receiverType: 7,
   initiatedAt: 8, startedAt: 9, endedAt: 10, startAt: 11, hasRecording: 12, audio: 13, video: 14,
   durationMinutes: 15, durationSeconds: 16, totalParticipants: 17, hash: 18, raw: 19, participantCount: 20,
   /** Where participant values start: PART_WIDTH each, in call_participants column order from seq. */
   parts: 21,
 } as const;
-const PART_WIDTH = 12; // seq uid state is_joined audio video duration device_id joined_at left_at mid raw
+export const PART_WIDTH = 12; // seq uid state is_joined audio video duration device_id joined_at left_at mid raw
 
 export function toWriteRow(p: PendingCall): WriteRow {
   const c = p.call;

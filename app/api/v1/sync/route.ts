@@ -6,6 +6,7 @@ import { listApps } from "@/lib/apps/registry";
 import { audit } from "@/lib/auth/audit";
 import { authorize, requireAdmin, resolveVisibleApp } from "@/lib/auth/authorize";
 import { readJsonObject, respond } from "@/lib/auth/route-support";
+import { getForwardingStatus } from "@/lib/ingest/forward-backlog";
 import { getSyncRuns, getSyncStatus, startManualSync } from "@/lib/sync/runs";
 
 export const dynamic = "force-dynamic";
@@ -19,7 +20,7 @@ export function GET(request: Request): Promise<Response> {
     const warehouse = db();
     const appPks = scopeAppPks(warehouse, caller, p.app);
     const data = getSyncRuns(warehouse, appPks, { limit: p.limit, before: p.before, status: p.status === "any" ? undefined : p.status });
-    return Response.json({ data, apps: getSyncStatus(warehouse, appPks) });
+    return Response.json({ data, apps: getSyncStatus(warehouse, appPks), forwarding: getForwardingStatus(warehouse, { withError: caller.role === "admin" }) });
   });
 }
 

@@ -1,0 +1,32 @@
+import type { Db } from "@/db/client";
+import { clickhouse, clickHouseConfigured, type ClickHouse } from "@/lib/clickhouse/client";
+import { ensureClickHouseSchema } from "@/lib/clickhouse/ensure";
+import { deliveryRow, eventCountRow, recordingRow } from "@/lib/clickhouse/rows";
+import { Forwarder, type DeliveryFact, type EventCountFact, type ForwardTarget, type ForwarderOptions, type RecordingFact } from "./forwarder";
+
+/**
+ * The forwarder's writes into the warehouse's ClickHouse tables (lib/clickhouse/schema.ts).
+ * Each table is a ReplacingMergeTree keyed by the fact's identity, so a batch written
+ * twice leaves one row per fact: deliveries by (app, idempotency key), recordings by
+ * (app, session, start), event counts by (app, bucket, trigger) with the count itself as
+ * the version (counts only grow).
+ */
+export function clickHouseForwardTarget(ch: ClickHouse): ForwardTarget {
+  // The schema is migrated at server start; if ClickHouse was down then, the first write
+  // after it is back migrates it (once per process, lib/clickhouse/ensure.ts).
+  const insert = async (table: string, rows: Array<Record<string, unknown>>) => {
+    await ensureClickHouseSchema();
+    await ch.insert(table, rows);
+  };
+  return {
+    writeDeliveries: (rows: DeliveryFact[]) => insert("webhook_deliveries", rows.map((d) => deliveryRow(d))),
+    writeEventCounts: (rows: EventCountFact[]) => insert("event_counts", rows.map(eventCountRow)),
+    writeRecordings: (rows: RecordingFact[]) => insert("recordings", rows.map((r) => recordingRow(r))),
+  };
+}
+
+/** The server's forwarder when CLICKHOUSE_URL is set (undefined otherwise), already running. */
+export function startClickHouseForwarder(db: Db, options?: ForwarderOptions): Forwarder | undefined {
+  if (!clickHouseConfigured()) return undefined;
+  return new Forwarder(db, clickHouseForwardTarget(clickhouse()), options).start();
+}

@@ -1,0 +1,101 @@
+import type { Db } from "@/db/client";
+import { clickHouseConfigured } from "@/lib/clickhouse/client";
+
+/**
+ * What the ClickHouse forwarder (forwarder.ts) still has to copy, read from SQLite alone
+ * so that any process can tell (the Sync page, /api/health), whichever process forwards.
+ */
+export interface ForwardingBacklog {
+  /** Deliveries and recordings stored locally and not yet in ClickHouse. */
+  pending: number;
+  /** False when `pending` is the cheap upper bound (see EXACT_BACKLOG_ROWS). */
+  exact: boolean;
+  /** When the oldest pending delivery or recording arrived (epoch ms), null when none. */
+  oldestReceivedMs: number | null;
+  /** Its age in whole seconds at `nowMs`, null when nothing is pending. */
+  oldestAgeSeconds: number | null;
+  /** The last batch ClickHouse accepted (epoch ms), null before the first. */
+  lastSuccessMs: number | null;
+  /** Consecutive failed attempts; 0 when the last attempt succeeded. */
+  failures: number;
+  /** Why the last attempt failed (credentials scrubbed), null after a success. */
+  lastError: string | null;
+  /** When the next attempt after a failure is due (epoch ms). */
+  nextAttemptMs: number | null;
+}
+
+/**
+ * Up to this many pending rows are counted one by one; past it the figure is the pk
+ * distance (`max(pk) - last_pk`), which costs nothing and overstates only by rows deleted
+ * since (a removed app's), so that a health check stays cheap after a long outage.
+ */
+export const EXACT_BACKLOG_ROWS = 10_000;
+
+interface StreamRow {
+  stream: string;
+  last_pk: number;
+  failures: number;
+  last_error: string | null;
+  last_success_ms: number | null;
+  next_attempt_ms: number | null;
+}
+
+const STREAM_TABLES = { deliveries: "webhook_deliveries", recordings: "recordings" } as const;
+
+/**
+ * The backlog of every app together (the forwarder is one for all apps; /api/health
+ * shows the same figure to anyone, and it names no app).
+ */
+export function getForwardingBacklog(db: Db, nowMs = Date.now()): ForwardingBacklog {
+  const sqlite = db.$client;
+  const streams = sqlite.prepare<[], StreamRow>("SELECT stream, last_pk, failures, last_error, last_success_ms, next_attempt_ms FROM clickhouse_forwarding").all();
+  const byStream = new Map(streams.map((s) => [s.stream, s]));
+  let pending = 0;
+  let exact = true;
+  let oldest: number | null = null;
+  for (const [stream, table] of Object.entries(STREAM_TABLES)) {
+    const from = byStream.get(stream)?.last_pk ?? 0;
+    const max = sqlite.prepare<[], number | null>(`SELECT max(pk) FROM ${table}`).pluck().get() ?? 0;
+    if (max <= from) continue;
+    if (max - from <= EXACT_BACKLOG_ROWS) {
+      pending += sqlite.prepare<[number], number>(`SELECT count(*) FROM ${table} WHERE pk > ?`).pluck().get(from) ?? 0;
+    } else {
+      pending += max - from;
+      exact = false;
+    }
+    const first = sqlite.prepare<[number], number>(`SELECT received_ms FROM ${table} WHERE pk > ? ORDER BY pk LIMIT 1`).pluck().get(from);
+    if (first !== undefined && (oldest === null || first < oldest)) oldest = first;
+  }
+  let lastSuccessMs: number | null = null;
+  let failures = 0;
+  let lastError: string | null = null;
+  let nextAttemptMs: number | null = null;
+  for (const s of streams) {
+    if (s.last_success_ms !== null) lastSuccessMs = Math.max(lastSuccessMs ?? 0, s.last_success_ms);
+    if (s.failures > failures) {
+      failures = s.failures;
+      lastError = s.last_error;
+      nextAttemptMs = s.next_attempt_ms;
+    }
+  }
+  return {
+    pending,
+    exact,
+    oldestReceivedMs: oldest,
+    oldestAgeSeconds: oldest === null ? null : Math.max(0, Math.floor((nowMs - oldest) / 1000)),
+    lastSuccessMs,
+    failures,
+    lastError,
+    nextAttemptMs,
+  };
+}
+
+/**
+ * The backlog in ClickHouse mode; null when the facts stay in SQLite (nothing is
+ * forwarded). The failure's text only for admins: it may name the ClickHouse host.
+ */
+export function getForwardingStatus(db: Db, options: { withError: boolean }): ForwardingBacklog | null {
+  if (!clickHouseConfigured()) return null;
+  const backlog = getForwardingBacklog(db);
+  return options.withError ? backlog : { ...backlog, lastError: null };
+}

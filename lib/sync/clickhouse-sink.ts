@@ -1,0 +1,169 @@
+import type { Statement } from "better-sqlite3";
+import type { Db } from "@/db/client";
+import type { ClickHouse } from "@/lib/clickhouse/client";
+import { ensureClickHouseSchema } from "@/lib/clickhouse/ensure";
+import { callRow, type CallFact, type ParticipantFact } from "@/lib/clickhouse/rows";
+import { localName, qualified } from "@/lib/clickhouse/schema";
+import { raw, sql } from "@/lib/clickhouse/sql";
+import type { StoredCalls } from "./stored-calls";
+import type { WriteSink } from "./write-sink";
+import { PART_WIDTH, W, type BatchResult, type Existing, type SyncProgress, type WriteRow } from "./writer";
+
+/**
+ * The sync in ClickHouse mode: calls and their participants go to ClickHouse's `calls`
+ * table (lib/clickhouse/schema.ts), and nothing of them to SQLite, so that the warehouse
+ * can outgrow one SQLite file. How a run tells new / changed / unchanged without a local
+ * copy (docs/decisions/0015-clickhouse-live-paths.md):
+ *
+ * - A first backfill (no row of the app in ClickHouse) asks nothing: every call is new.
+ * - Otherwise each page asks ClickHouse once for the stored content hash, source and status
+ *   of its sessionIds (the table's key is (app_pk, session_id), so that is a primary-key
+ *   read). An unchanged call is not written again; a new or changed one is inserted as a
+ *   new version.
+ * - Correctness does not depend on that answer: every write carries a version (a stamp
+ *   that grows with each insert), and the ReplacingMergeTree keeps the highest version of a
+ *   call, whose participants live in the same row. A run killed half way and run again
+ *   writes the same calls again, and they collapse to one version each.
+ *
+ * One insert per committed batch (ClickHouse wants few large inserts: every insert is a
+ * part to merge), written while the sync fetches and parses the next pages.
+ */
+
+interface StoredRow {
+  session_id: string;
+  content_hash: string | null;
+  source: string;
+  status: string | null;
+  first_seen_ms: number;
+  deleted: number;
+}
+
+export class ClickHouseCalls implements StoredCalls, WriteSink {
+  readonly kind = "clickhouse" as const;
+  private staged: WriteRow[] = [];
+  /** Calls of the current batch known to be stored (looked up, or staged before): their first_seen_ms. */
+  private known = new Map<string, number>();
+  private lastStamp = 0;
+  private readonly progress: Statement<unknown[]>;
+
+  constructor(
+    private readonly ch: ClickHouse,
+    db: Db,
+    private readonly appPk: number,
+  ) {
+    this.progress = db.$client.prepare(
+      "UPDATE sync_runs SET pages = ?, fetched = ?, inserted = ?, updated = ?, unchanged = ?, skipped = ?, refreshed = ? WHERE pk = ?",
+    );
+  }
+
+  private get table() {
+    return raw(qualified(this.ch.placement.database, "calls"));
+  }
+
+  async storedCount(): Promise<number> {
+    await ensureClickHouseSchema(); // the run's first question: migrates a ClickHouse that was down at start
+    const [row] = await this.ch.rows<{ n: number }>(sql`SELECT count() AS n FROM ${this.table} WHERE app_pk = ${this.appPk}`.text);
+    return Number(row?.n ?? 0);
+  }
+
+  async findMany(sessionIds: string[]): Promise<Array<Existing | undefined>> {
+    if (sessionIds.length === 0) return [];
+    await ensureClickHouseSchema();
+    const rows = await this.ch.rows<StoredRow>(
+      sql`SELECT session_id, argMax(content_hash, version) AS content_hash, argMax(source, version) AS source,
+            argMax(status, version) AS status, argMax(first_seen_ms, version) AS first_seen_ms, argMax(deleted, version) AS deleted
+          FROM ${this.table} WHERE app_pk = ${this.appPk} AND session_id IN ${sessionIds} GROUP BY session_id`.text,
+    );
+    const byId = new Map<string, StoredRow>();
+    for (const r of rows) if (Number(r.deleted) === 0) byId.set(r.session_id, r);
+    return sessionIds.map((id) => {
+      const r = byId.get(id);
+      if (!r) return undefined;
+      this.known.set(id, Number(r.first_seen_ms));
+      return { hash: r.content_hash, source: r.source, status: r.status };
+    });
+  }
+
+  async ongoingSessionIds(): Promise<string[]> {
+    // The inner scan finds calls that were ever stored as ongoing (few), on each shard's own
+    // table (an IN subquery over the Distributed table would be distributed twice); the outer
+    // query keeps those whose newest version still is.
+    await ensureClickHouseSchema();
+    const local = raw(qualified(this.ch.placement.database, localName(this.ch.placement, "calls")));
+    const rows = await this.ch.rows<{ session_id: string }>(
+      sql`SELECT session_id FROM ${this.table}
+          WHERE app_pk = ${this.appPk} AND session_id IN (SELECT session_id FROM ${local} WHERE app_pk = ${this.appPk} AND status = 'ongoing')
+          GROUP BY session_id HAVING argMax(status, version) = 'ongoing' AND argMax(deleted, version) = 0`.text,
+    );
+    return rows.map((r) => r.session_id);
+  }
+
+  stage(rows: WriteRow[]): void {
+    for (const r of rows) this.staged.push(r);
+  }
+
+  async commit(): Promise<BatchResult> {
+    const batch = this.staged;
+    const known = this.known;
+    this.staged = [];
+    this.known = new Map();
+    const t0 = performance.now();
+    // One stamp per insert, strictly increasing in this process: the version of every call
+    // in it. A call staged twice in one batch (it changed between two pages) is written
+    // once, as its later record.
+    const stamp = Math.max(Date.now(), this.lastStamp + 1);
+    this.lastStamp = stamp;
+    const latest = new Map<string, WriteRow>();
+    let inserted = 0;
+    let updated = 0;
+    for (const r of batch) {
+      const id = r[W.sessionId] as string;
+      if (known.has(id) || latest.has(id)) updated++;
+      else inserted++;
+      latest.set(id, r);
+    }
+    const out: Array<Record<string, unknown>> = [];
+    for (const r of latest.values()) out.push(callRow(this.toFact(r, stamp, known.get(r[W.sessionId] as string) ?? stamp)));
+    await ensureClickHouseSchema();
+    await this.ch.insert("calls", out);
+    return { inserted, updated, refused: [], ms: performance.now() - t0 };
+  }
+
+  saveProgress(runPk: number, counts: SyncProgress): void {
+    try {
+      this.progress.run(...counts, runPk);
+    } catch {
+      /* advisory: the run's final row is written by the sync itself */
+    }
+  }
+
+  async close(): Promise<void> {
+    this.staged = [];
+  }
+
+  /** The call of a WriteRow as the warehouse's row builder takes it. */
+  private toFact(r: WriteRow, version: number, firstSeenMs: number): CallFact {
+    const n = r[W.participantCount] as number;
+    const participants: ParticipantFact[] = [];
+    // Participant values in WriteRow order: seq uid state is_joined audio video duration device_id joined_at left_at mid raw.
+    for (let j = 0, o = W.parts; j < n; j++, o += PART_WIDTH) {
+      participants.push({
+        seq: r[o] as number, uid: r[o + 1] as string, state: r[o + 2] as string | null, isJoined: r[o + 3] === 1,
+        totalAudioMinutes: r[o + 4] as number, totalVideoMinutes: r[o + 5] as number, totalDurationMinutes: r[o + 6] as number,
+        deviceId: r[o + 7] as string | null, joinedAt: r[o + 8] as number | null, leftAt: r[o + 9] as number | null,
+        mid: r[o + 10] as string | null, raw: r[o + 11] as string | null,
+      });
+    }
+    const text = (i: number) => r[i] as string | null;
+    const int = (i: number) => r[i] as number | null;
+    return {
+      appPk: this.appPk, sessionId: r[W.sessionId] as string, version,
+      mid: text(W.mid), type: text(W.type), mode: text(W.mode), status: text(W.status), initiator: text(W.initiator),
+      receiver: text(W.receiver), receiverType: text(W.receiverType), initiatedAt: int(W.initiatedAt), startedAt: int(W.startedAt),
+      endedAt: int(W.endedAt), startAt: r[W.startAt] as number, platformHasRecording: r[W.hasRecording] === 1,
+      totalAudioMinutes: r[W.audio] as number, totalVideoMinutes: r[W.video] as number, totalDurationMinutes: r[W.durationMinutes] as number,
+      durationSeconds: r[W.durationSeconds] as number, totalParticipants: r[W.totalParticipants] as number, source: "sync",
+      contentHash: text(W.hash), raw: text(W.raw), firstSeenMs, updatedMs: version, participants,
+    };
+  }
+}
