@@ -1,0 +1,244 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLICKHOUSE_SKIP_REASON } from "@/lib/clickhouse/testing";
+
+process.env.AUTH_SECRET ??= "integration-test-secret-at-least-32-characters";
+process.env.LOG_LEVEL ??= "silent";
+
+const { openDatabase } = await import("@/db/client");
+const { addApp, getAppById } = await import("@/lib/apps/registry");
+const { resetEnvForTests } = await import("@/lib/config/env");
+const { clickhouse, closeClickHouse } = await import("@/lib/clickhouse/client");
+const { migrateClickHouse } = await import("@/lib/clickhouse/migrate");
+const { startClickHouse } = await import("@/lib/clickhouse/testing");
+const { restartable } = await import("@/lib/clickhouse/testing-restart");
+const { spawnEmulator } = await import("@/lib/emulator/testing");
+const { syncApp } = await import("./sync-app");
+type Emu = Awaited<ReturnType<typeof spawnEmulator>>;
+type Db = ReturnType<typeof openDatabase>;
+type TestCh = Awaited<ReturnType<typeof startClickHouse>>;
+
+/**
+ * The sync in ClickHouse mode, over real HTTP on both sides: the emulator upstream and
+ * a two-shard cluster of real clickhouse-server processes (Distributed tables). Each test
+ * has its own ClickHouse database and SQLite file. The expected warehouse is the
+ * emulator's truth; "counted once" is read the way reports read (newest version of each
+ * call, tombstones dropped).
+ */
+const SEED = 23;
+const ALPHA = 2400;
+const BETA = 1000;
+let emu: Emu;
+let ch: TestCh;
+const opened: Array<{ db: Db; dir: string }> = [];
+const restarted: Array<{ stop(): Promise<void> }> = [];
+
+const fastClient = { timeoutMs: 400, maxAttempts: 10, baseBackoffMs: 20, maxBackoffMs: 200, maxRetryAfterMs: 1_000 };
+
+interface Totals {
+  calls: number;
+  participants: number;
+  audio: number;
+  video: number;
+  ongoing: number;
+}
+
+async function truth(appId: string): Promise<Totals> {
+  const t: Totals = { calls: 0, participants: 0, audio: 0, video: 0, ongoing: 0 };
+  for (const c of await emu.admin.truth(appId)) {
+    t.calls++;
+    t.participants += ((c.participants as unknown[] | undefined) ?? []).length;
+    t.audio += Number(c.totalAudioMinutes ?? 0);
+    t.video += Number(c.totalVideoMinutes ?? 0);
+    if (c.status === "ongoing") t.ongoing++;
+  }
+  return t;
+}
+
+/** What reports see in ClickHouse for one app: each call's newest version, once. */
+async function inClickHouse(appPk: number): Promise<Totals & { versions: number }> {
+  const [r] = await clickhouse().rows<Record<string, number>>(
+    `SELECT count() AS calls, sum(parts) AS participants, sum(audio) AS audio, sum(video) AS video,
+       countIf(st = 'ongoing') AS ongoing, sum(versions) AS versions
+     FROM (SELECT session_id, argMax(length(p_uid), version) AS parts, argMax(total_audio_minutes_x1000, version) AS audio,
+             argMax(total_video_minutes_x1000, version) AS video, argMax(status, version) AS st,
+             argMax(deleted, version) AS del, count() AS versions
+           FROM calls WHERE app_pk = ${appPk} GROUP BY session_id)
+     WHERE del = 0`,
+  );
+  return {
+    calls: Number(r.calls), participants: Number(r.participants), audio: Number(r.audio) / 1000, video: Number(r.video) / 1000,
+    ongoing: Number(r.ongoing), versions: Number(r.versions),
+  };
+}
+
+async function expectSame(appPk: number, t: Totals): Promise<void> {
+  const w = await inClickHouse(appPk);
+  expect(w.calls).toBe(t.calls);
+  expect(w.participants).toBe(t.participants);
+  expect(w.audio).toBeCloseTo(t.audio, 3);
+  expect(w.video).toBeCloseTo(t.video, 3);
+  expect(w.ongoing).toBe(t.ongoing);
+}
+
+let databases = 0;
+/** A fresh SQLite file and ClickHouse database, this process's warehouse from now on. */
+async function freshWarehouse(): Promise<{ db: Db; file: string; env: Record<string, string> }> {
+  const name = `sync_test_${++databases}`;
+  const env = ch.env(name);
+  Object.assign(process.env, env);
+  resetEnvForTests();
+  await closeClickHouse();
+  await migrateClickHouse(ch.config(name));
+  const dir = mkdtempSync(path.join(tmpdir(), "callboard-ch-sync-"));
+  const file = path.join(dir, "warehouse.db");
+  const db = openDatabase(file);
+  opened.push({ db, dir });
+  return { db, file, env };
+}
+
+function register(db: Db, appId: string) {
+  const info = emu.apps.find((a) => a.appId === appId)!;
+  return addApp(db, { appId, name: appId, region: info.region, apiKey: info.apiKey, callsUrl: info.callsUrl });
+}
+
+const sqliteCalls = (db: Db) => db.$client.prepare("SELECT count(*) FROM calls").pluck().get() as number;
+
+describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () => {
+  beforeAll(async () => {
+    [emu, ch] = await Promise.all([
+      spawnEmulator({ seed: SEED, now: 1_780_000_000, apps: [{ appId: "alpha", count: ALPHA }, { appId: "beta", count: BETA }] }),
+      startClickHouse({ shards: 2 }),
+    ]);
+  });
+  afterAll(async () => {
+    await closeClickHouse();
+    await emu?.stop();
+    for (const r of restarted) await r.stop();
+    await ch?.stop();
+    for (const { db, dir } of opened) {
+      db.$client.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    delete process.env.CLICKHOUSE_URL;
+    delete process.env.CLICKHOUSE_CLUSTER;
+    resetEnvForTests();
+  });
+
+  it("stores exactly the emulator's calls despite upstream faults, none in SQLite; a second run writes nothing", async () => {
+    const t = await truth("alpha");
+    const { db } = await freshWarehouse();
+    const app = register(db, "alpha");
+    await emu.admin.setFaults({
+      seed: 5,
+      rules: [
+        { kind: "429", route: "list", everyNth: 7, times: 2 },
+        { kind: "500", route: "list", everyNth: 5, times: 3 },
+        { kind: "truncate", route: "list", everyNth: 4, times: 2 },
+        { kind: "reset", route: "list", everyNth: 11, times: 1 },
+      ],
+    });
+    try {
+      const r = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", perPage: 200, batchSize: 700, client: fastClient });
+      expect(r.error).toBeNull();
+      expect(r).toMatchObject({ status: "succeeded", inserted: ALPHA, updated: 0 });
+    } finally {
+      await emu.admin.clearFaults();
+    }
+    await expectSame(app.pk, t);
+    expect(sqliteCalls(db)).toBe(0);
+    // The run's bookkeeping stays in SQLite.
+    expect(db.$client.prepare("SELECT status, inserted FROM sync_runs").all()).toEqual([{ status: "succeeded", inserted: ALPHA }]);
+
+    // Unchanged calls are recognised from ClickHouse's answer and not written again.
+    const again = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", full: true, perPage: 500, client: fastClient });
+    expect(again).toMatchObject({ status: "succeeded", inserted: 0, updated: 0, unchanged: ALPHA, kind: "full" });
+    const incremental = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", perPage: 500, client: fastClient });
+    expect(incremental).toMatchObject({ status: "succeeded", inserted: 0, updated: 0, stoppedEarly: true });
+    expect((await inClickHouse(app.pk)).versions).toBe(ALPHA);
+  });
+
+  it("writes a changed call as a new version that replaces the old one, participants included", async () => {
+    const { db } = await freshWarehouse();
+    const app = register(db, "alpha");
+    await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", client: fastClient });
+    const before = await inClickHouse(app.pk);
+    expect(before.ongoing).toBeGreaterThan(0);
+    await emu.admin.advance({ appId: "alpha", seconds: 7200, endOngoing: true });
+    const t = await truth("alpha");
+    expect(t.ongoing).toBe(0);
+    const r = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", client: fastClient });
+    expect(r.status).toBe("succeeded");
+    expect(r.updated + r.refreshed).toBeGreaterThanOrEqual(before.ongoing);
+    const after = await inClickHouse(app.pk);
+    // More rows than calls (the old versions are still there until a merge), each call counted once.
+    expect(after.versions).toBeGreaterThan(after.calls);
+    await expectSame(app.pk, t);
+  });
+
+  it("converges with no double counting after a sync process is SIGKILLed mid-way", async () => {
+    const t = await truth("beta");
+    const { db, file, env } = await freshWarehouse();
+    const app = register(db, "beta");
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "sync-child.fixture.ts")], {
+      cwd: process.cwd(),
+      env: { ...process.env, ...env, DB_FILE: file, APP_ID: "beta", PAGE_DELAY_MS: "80" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`child never reached page 4: ${out} ${err}`)), 30_000);
+      child.stdout.on("data", (d: Buffer) => {
+        out += d.toString();
+        if (/page 4\n/.test(out)) {
+          clearTimeout(timer);
+          child.kill("SIGKILL");
+          resolve();
+        }
+      });
+    });
+    await exited;
+    expect(out).not.toMatch(/done/);
+    const partial = await inClickHouse(app.pk);
+    // Pages of 100, batches of 150: the first batch (pages 1–2) was committed before page 4 was reported.
+    expect(partial.calls).toBeGreaterThanOrEqual(200);
+    expect(partial.calls).toBeLessThan(BETA);
+
+    const r = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", client: fastClient });
+    expect(r.status).toBe("succeeded");
+    await expectSame(app.pk, t);
+    const again = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", full: true, client: fastClient });
+    expect(again).toMatchObject({ inserted: 0, updated: 0, unchanged: BETA });
+    await expectSame(app.pk, t);
+    expect(sqliteCalls(db)).toBe(0);
+  });
+
+  it("fails clearly while a shard is down (no password in the error) and converges once it is back", async () => {
+    const t = await truth("beta");
+    const { db } = await freshWarehouse();
+    const app = register(db, "beta");
+    const shard2 = restartable(ch, 1);
+    restarted.push(shard2);
+    await shard2.down();
+    try {
+      const r = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", client: fastClient });
+      expect(r.status).toBe("failed");
+      expect(r.error).toMatch(/ClickHouse/);
+      expect(r.error).not.toContain(ch.password);
+      const run = db.$client.prepare("SELECT status, error FROM sync_runs WHERE pk = ?").get(r.runPk) as { status: string; error: string };
+      expect(run.status).toBe("failed");
+      expect(run.error).not.toContain(ch.password);
+    } finally {
+      await shard2.up();
+    }
+    const r = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", client: fastClient });
+    expect(r.status).toBe("succeeded");
+    await expectSame(app.pk, t);
+  });
+});
