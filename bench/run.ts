@@ -3,7 +3,7 @@
  * measured figures. Builds its own data; never touches DATABASE_PATH.
  *
  *   npm run bench                      # everything at the issues' sizes (1M and 10M calls: long)
- *   npm run bench -- --only sync       # one part: sync | analytics | webhooks
+ *   npm run bench -- --only sync       # one part: sync | analytics | webhooks | clickhouse-sync
  *   npm run bench -- --quick           # smaller sizes, for a smoke run
  */
 import { Command } from "commander";
@@ -18,7 +18,7 @@ export interface BenchRow {
 }
 
 const program = new Command("bench")
-  .option("--only <area>", "sync | analytics | webhooks")
+  .option("--only <area>", "sync | analytics | webhooks | clickhouse-sync")
   .option("--quick", "smaller sizes (smoke run)")
   .option("--calls <n>", "override the call count of the sync and analytics benches")
   .parse(process.argv);
@@ -47,6 +47,10 @@ async function main(): Promise<void> {
   if (want("analytics")) {
     const { runAnalyticsBench } = await import("./analytics");
     rows.push(...(await runAnalyticsBench({ sizes: calls ? [calls] : opts.quick ? [100_000] : [1_000_000, 10_000_000] })));
+  }
+  if (want("clickhouse-sync")) {
+    const { runClickHouseSyncBench } = await import("./clickhouse-sync");
+    rows.push(...(await runClickHouseSyncBench({ calls: calls ?? (opts.quick ? 100_000 : 1_000_000) })));
   }
   if (want("webhooks")) {
     const { runWebhookBench } = await import("./webhooks");

@@ -46,9 +46,9 @@ interface Spawned {
  * (meetings of up to 12 members and 3 no-shows) averages 4.7 participant rows per call;
  * meetings of at most 4 bring it to 2.9 (the run prints the measured figure).
  */
-const BENCH_MAX_MEETING_SIZE = 4;
+export const BENCH_MAX_MEETING_SIZE = 4;
 
-async function spawnBenchEmulator(calls: number, maxMeetingSize: number, prerender: boolean): Promise<Spawned> {
+export async function spawnBenchEmulator(calls: number, maxMeetingSize: number, prerender: boolean): Promise<Spawned> {
   const child = spawn(
     process.execPath,
     ["--import", "tsx", "scripts/emulator.ts", "--port", "0", "--seed", "1", "--apps", `bench:${calls}`, "--now", "1780000000", "--max-meeting-size", String(maxMeetingSize), ...(prerender ? ["--prerender"] : [])],
@@ -153,7 +153,7 @@ export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize
 const pct = (x: number | undefined) => (x === undefined ? "?" : `${Math.round(x * 100)}%`);
 
 /** CPU seconds (user + system) a child process has used so far; undefined off Linux. */
-function childCpuSeconds(pid: number | undefined): number | undefined {
+export function childCpuSeconds(pid: number | undefined): number | undefined {
   try {
     // /proc/PID/stat: fields 14 and 15 (utime, stime) in clock ticks, after the ")" of the name.
     const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");

@@ -1,7 +1,9 @@
+import type { Readable } from "node:stream";
+import { finished } from "node:stream/promises";
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from "@clickhouse/client";
 import { env } from "@/lib/config/env";
 import { parseClickHouseConfig, scrubSecret, type ClickHouseConfig } from "./config";
-import type { Placement } from "./schema";
+import { quoteIdentifier, type Placement } from "./schema";
 
 /**
  * What the warehouse code needs from ClickHouse, whoever answers: a server over HTTP
@@ -23,7 +25,20 @@ export interface ClickHouse {
   stream<T>(sql: string, signal?: AbortSignal): AsyncIterable<T>;
   /** Inserts rows (objects keyed by column name) into `table` of the warehouse's database. */
   insert(table: string, rows: ReadonlyArray<Record<string, unknown>>): Promise<void>;
+  /**
+   * One insert into `table` whose body is sent as it is produced: the sync streams a
+   * batch while it parses the next pages, holding none of it (rows kept until a commit
+   * are promoted and cost old-space GC). The body is in `format` (JSONEachRow by default;
+   * RowBinary, row-binary.ts, with `columns` in the order the values are written).
+   * Resolves once ClickHouse has taken the whole body (the stream ended).
+   */
+  insertStream(table: string, body: Readable, options?: InsertStreamOptions): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface InsertStreamOptions {
+  format?: "JSONEachRow" | "RowBinary";
+  columns?: readonly string[];
 }
 
 export class ClickHouseError extends Error {
@@ -114,6 +129,17 @@ export function openClickHouse(c: ClickHouseConfig, options: OpenOptions = {}): 
       try {
         await client.insert({ table, values: rows as Array<Record<string, unknown>>, format: "JSONEachRow" });
       } catch (err) {
+        throw fail(err, `insert into ${table}`);
+      }
+    },
+    async insertStream(table, body, options = {}) {
+      const columns = options.columns ? ` (${options.columns.map(quoteIdentifier).join(", ")})` : "";
+      try {
+        const r = await client.exec({ query: `INSERT INTO ${quoteIdentifier(table)}${columns} FORMAT ${options.format ?? "JSONEachRow"}`, values: body });
+        r.stream.resume(); // an insert's answer is empty; read it so the socket is released
+        await finished(r.stream);
+      } catch (err) {
+        body.destroy();
         throw fail(err, `insert into ${table}`);
       }
     },

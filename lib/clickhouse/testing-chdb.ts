@@ -44,6 +44,14 @@ export function openChdb(database: string): ClickHouse & { dir: string } {
       const body = rows.map((r) => JSON.stringify(r)).join("\n");
       run(`INSERT INTO \`${database}\`.\`${table}\` FORMAT JSONEachRow\n${body}`, "TSV");
     },
+    async insertStream(table, body, options = {}) {
+      // The query text carries the data here: text formats only.
+      if ((options.format ?? "JSONEachRow") !== "JSONEachRow") throw new ClickHouseError(`chdb twin: ${options.format} inserts are not supported`);
+      const chunks: Buffer[] = [];
+      for await (const c of body) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(String(c)));
+      const text = Buffer.concat(chunks).toString("utf8").trimEnd();
+      if (text) run(`INSERT INTO \`${database}\`.\`${table}\` FORMAT JSONEachRow\n${text}`, "TSV");
+    },
     async close() {
       session.cleanup();
       rmSync(dir, { recursive: true, force: true });

@@ -1,9 +1,11 @@
+import { PassThrough } from "node:stream";
 import type { Statement } from "better-sqlite3";
 import type { Db } from "@/db/client";
 import type { ClickHouse } from "@/lib/clickhouse/client";
 import { ensureClickHouseSchema } from "@/lib/clickhouse/ensure";
 import { callRow, type CallFact, type ParticipantFact } from "@/lib/clickhouse/rows";
-import { localName, qualified } from "@/lib/clickhouse/schema";
+import { rowBinaryEncoder, Writer } from "@/lib/clickhouse/row-binary";
+import { CALLS, localName, qualified } from "@/lib/clickhouse/schema";
 import { raw, sql } from "@/lib/clickhouse/sql";
 import type { StoredCalls } from "./stored-calls";
 import type { WriteSink } from "./write-sink";
@@ -26,8 +28,20 @@ import { PART_WIDTH, W, type BatchResult, type Existing, type SyncProgress, type
  *   writes the same calls again, and they collapse to one version each.
  *
  * One insert per committed batch (ClickHouse wants few large inserts: every insert is a
- * part to merge), written while the sync fetches and parses the next pages.
+ * part to merge), streamed while the sync fetches and parses the batch's pages: each call
+ * is encoded as it is staged and nothing of the batch is held (decision 0007 §7: rows held
+ * until a commit are promoted and cost old-space GC).
  */
+
+const CALL_ENCODER = rowBinaryEncoder(CALLS);
+
+interface OpenInsert {
+  body: PassThrough;
+  done: Promise<void>;
+  /** The version of every call in this insert. */
+  stamp: number;
+  ids: Set<string>;
+}
 
 interface StoredRow {
   session_id: string;
@@ -40,10 +54,17 @@ interface StoredRow {
 
 export class ClickHouseCalls implements StoredCalls, WriteSink {
   readonly kind = "clickhouse" as const;
-  private staged: WriteRow[] = [];
   /** Calls of the current batch known to be stored (looked up, or staged before): their first_seen_ms. */
   private known = new Map<string, number>();
   private lastStamp = 0;
+  /** Encoded rows of the page being staged. */
+  private readonly writer = new Writer();
+  /** The insert the batch is streaming into, and those ended but not committed yet. */
+  private current: OpenInsert | undefined;
+  private ended: Array<Promise<void>> = [];
+  private counts = { inserted: 0, updated: 0 };
+  /** An insert failed: nothing more is sent, and the next commit throws it. */
+  private failure: Error | undefined;
   private readonly progress: Statement<unknown[]>;
 
   constructor(
@@ -99,34 +120,70 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
   }
 
   stage(rows: WriteRow[]): void {
-    for (const r of rows) this.staged.push(r);
+    for (const r of rows) {
+      if (this.failure) return; // the next commit reports it
+      const id = r[W.sessionId] as string;
+      // A later record of a call already in this insert goes into a new insert with a
+      // higher version, so that it wins (two rows of one insert would share a version).
+      if (this.current?.ids.has(id)) {
+        this.flushWriter();
+        this.endInsert();
+      }
+      const insert = (this.current ??= this.openInsert());
+      let firstSeen = this.known.get(id);
+      if (firstSeen === undefined) {
+        firstSeen = insert.stamp;
+        this.known.set(id, firstSeen);
+        this.counts.inserted++;
+      } else {
+        this.counts.updated++;
+      }
+      insert.ids.add(id);
+      CALL_ENCODER.write(this.writer, callRow(this.toFact(r, insert.stamp, firstSeen)));
+    }
+    this.flushWriter();
   }
 
+  /** What this page encoded goes to the insert in one piece (a write per row would be a syscall chunk each). */
+  private flushWriter(): void {
+    if (this.writer.pos > 0 && this.current) this.current.body.write(this.writer.take());
+  }
+
+  /** Ends the batch's insert(s); resolves once ClickHouse has them. */
   async commit(): Promise<BatchResult> {
-    const batch = this.staged;
-    const known = this.known;
-    this.staged = [];
+    if (this.current) this.endInsert();
+    const inserts = this.ended;
+    const counts = this.counts;
+    this.ended = [];
+    this.counts = { inserted: 0, updated: 0 };
     this.known = new Map();
     const t0 = performance.now();
-    // One stamp per insert, strictly increasing in this process: the version of every call
-    // in it. A call staged twice in one batch (it changed between two pages) is written
-    // once, as its later record.
+    await Promise.all(inserts);
+    if (this.failure) throw this.failure;
+    return { ...counts, refused: [], ms: performance.now() - t0 };
+  }
+
+  /** A new insert, streamed while the batch fills; its version is a stamp that only grows in this process. */
+  private openInsert(): OpenInsert {
     const stamp = Math.max(Date.now(), this.lastStamp + 1);
     this.lastStamp = stamp;
-    const latest = new Map<string, WriteRow>();
-    let inserted = 0;
-    let updated = 0;
-    for (const r of batch) {
-      const id = r[W.sessionId] as string;
-      if (known.has(id) || latest.has(id)) updated++;
-      else inserted++;
-      latest.set(id, r);
-    }
-    const out: Array<Record<string, unknown>> = [];
-    for (const r of latest.values()) out.push(callRow(this.toFact(r, stamp, known.get(r[W.sessionId] as string) ?? stamp)));
-    await ensureClickHouseSchema();
-    await this.ch.insert("calls", out);
-    return { inserted, updated, refused: [], ms: performance.now() - t0 };
+    const body = new PassThrough();
+    body.on("error", () => undefined); // a failed insert destroys its body: the failure is reported by commit
+    const done = ensureClickHouseSchema()
+      .then(() => this.ch.insertStream("calls", body, { format: "RowBinary", columns: CALL_ENCODER.columns }))
+      .catch((err: unknown) => {
+        this.failure ??= err instanceof Error ? err : new Error(String(err));
+        body.destroy();
+      });
+    return { body, done, stamp, ids: new Set() };
+  }
+
+  private endInsert(): void {
+    const insert = this.current;
+    if (!insert) return;
+    this.current = undefined;
+    insert.body.end();
+    this.ended.push(insert.done);
   }
 
   saveProgress(runPk: number, counts: SyncProgress): void {
@@ -138,7 +195,9 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
   }
 
   async close(): Promise<void> {
-    this.staged = [];
+    // Only after a failed run is an insert still open: what it carried is not committed.
+    this.current?.body.destroy();
+    this.current = undefined;
   }
 
   /** The call of a WriteRow as the warehouse's row builder takes it. */

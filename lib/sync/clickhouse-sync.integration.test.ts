@@ -17,6 +17,9 @@ const { startClickHouse } = await import("@/lib/clickhouse/testing");
 const { restartable } = await import("@/lib/clickhouse/testing-restart");
 const { spawnEmulator } = await import("@/lib/emulator/testing");
 const { syncApp } = await import("./sync-app");
+const { ClickHouseCalls } = await import("./clickhouse-sink");
+const { parseCallRecord } = await import("@/lib/platform/call-record");
+const { contentHash, toWriteRow } = await import("./writer");
 type Emu = Awaited<ReturnType<typeof spawnEmulator>>;
 type Db = ReturnType<typeof openDatabase>;
 type TestCh = Awaited<ReturnType<typeof startClickHouse>>;
@@ -177,6 +180,26 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () 
     // More rows than calls (the old versions are still there until a merge), each call counted once.
     expect(after.versions).toBeGreaterThan(after.calls);
     await expectSame(app.pk, t);
+  });
+
+  it("keeps the later record of a call staged twice in one batch (it changed between two pages)", async () => {
+    const { db } = await freshWarehouse();
+    const app = register(db, "beta");
+    const [record] = await emu.admin.truth("beta");
+    const row = (status: string, audio: number) => {
+      const raw = { ...record, status, totalAudioMinutes: audio };
+      const parsed = parseCallRecord(raw);
+      if (!parsed.ok) throw new Error(parsed.reason);
+      const rawJson = JSON.stringify(raw);
+      return toWriteRow({ call: parsed.call, rawJson, hash: contentHash(rawJson), participantExtras: [] });
+    };
+    const sink = new ClickHouseCalls(clickhouse(), db, app.pk);
+    sink.stage([row("ongoing", 1.25)]);
+    sink.stage([row("ended", 9.5)]);
+    expect(await sink.commit()).toMatchObject({ inserted: 1, updated: 1 });
+    const [stored] = await sink.findMany([String(record.sessionId)]);
+    expect(stored).toMatchObject({ status: "ended" });
+    expect(await inClickHouse(app.pk)).toMatchObject({ calls: 1, audio: 9.5, versions: 2 });
   });
 
   it("converges with no double counting after a sync process is SIGKILLed mid-way", async () => {

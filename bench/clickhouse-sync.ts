@@ -1,0 +1,120 @@
+/**
+ * Benchmark: backfill of one app with N calls (~3 participants each) from the emulator
+ * over HTTP into ClickHouse (CLICKHOUSE_URL mode) on a two-shard cluster of local
+ * clickhouse-server processes started by the test harness. Reports calls/s end to end,
+ * the syncing process's peak RSS, and the CPU of Callboard, the emulator and ClickHouse.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { BenchRow } from "./run";
+import { BENCH_MAX_MEETING_SIZE, childCpuSeconds, spawnBenchEmulator } from "./sync-backfill";
+
+export interface ClickHouseSyncResult {
+  calls: number;
+  callsPerSecond: number;
+  wallMs: number;
+  peakRssMb: number;
+  participantsPerCall: number;
+  insertMs: number;
+  parseMs: number;
+  syncCpuSeconds: number;
+  emulatorCpuSeconds?: number;
+  clickhouseCpuSeconds?: number;
+  mainBusy?: number;
+}
+
+export async function measureClickHouseSync({ calls = 1_000_000, shards = 2 as 1 | 2 } = {}): Promise<ClickHouseSyncResult> {
+  process.env.AUTH_SECRET ??= "bench-only-secret-bench-only-secret-000";
+  process.env.LOG_LEVEL ??= "silent";
+  const { startClickHouse } = await import("@/lib/clickhouse/testing");
+  const ch = await startClickHouse({ shards });
+  const emu = await spawnBenchEmulator(calls, BENCH_MAX_MEETING_SIZE, true);
+  const dir = mkdtempSync(path.join(tmpdir(), "callboard-bench-chsync-"));
+  try {
+    Object.assign(process.env, ch.env("bench_sync"));
+    const { resetEnvForTests } = await import("@/lib/config/env");
+    resetEnvForTests();
+    const { openDatabase } = await import("@/db/client");
+    const { addApp } = await import("@/lib/apps/registry");
+    const { syncApp } = await import("@/lib/sync/sync-app");
+    const { clickhouse, closeClickHouse } = await import("@/lib/clickhouse/client");
+    const { ensureClickHouseSchema } = await import("@/lib/clickhouse/ensure");
+    await ensureClickHouseSchema();
+    const db = openDatabase(path.join(dir, "warehouse.db"));
+    const info = emu.apps[0];
+    const app = addApp(db, { appId: info.appId, name: "bench", region: info.region, apiKey: info.apiKey, callsUrl: info.callsUrl });
+    const chPids = ch.servers.map((s) => serverPid(s.dir)).filter((p): p is number => p !== undefined);
+    const chCpu = () => chPids.reduce((sum, pid) => sum + (childCpuSeconds(pid) ?? 0), 0);
+    let peak = process.memoryUsage().rss;
+    const sample = () => {
+      peak = Math.max(peak, process.memoryUsage().rss);
+    };
+    const sampler = setInterval(sample, 100);
+    const cpu0 = process.cpuUsage();
+    const emuCpu0 = childCpuSeconds(emu.child.pid);
+    const chCpu0 = chCpu();
+    let summary;
+    try {
+      summary = await syncApp(db, app, { trigger: "manual", perPage: 1000, onPage: sample });
+    } finally {
+      clearInterval(sampler);
+      sample();
+    }
+    const cpu = process.cpuUsage(cpu0);
+    const emuCpu1 = childCpuSeconds(emu.child.pid);
+    const chCpu1 = chCpu();
+    if (summary.status !== "succeeded") throw new Error(`bench sync failed: ${summary.error}`);
+    const [row] = await clickhouse().rows<{ parts: number }>(`SELECT sum(length(p_uid)) AS parts FROM calls`);
+    db.$client.close();
+    await closeClickHouse();
+    const wallMs = summary.timings.wallMs;
+    return {
+      calls: summary.fetched,
+      callsPerSecond: Math.round(summary.fetched / (wallMs / 1000)),
+      wallMs: Math.round(wallMs),
+      peakRssMb: Math.round(peak / 1e6),
+      participantsPerCall: Number(row?.parts ?? 0) / Math.max(1, summary.fetched),
+      insertMs: Math.round(summary.timings.dbMs),
+      parseMs: Math.round(summary.timings.parseMs),
+      syncCpuSeconds: (cpu.user + cpu.system) / 1e6,
+      emulatorCpuSeconds: emuCpu0 === undefined || emuCpu1 === undefined ? undefined : emuCpu1 - emuCpu0,
+      clickhouseCpuSeconds: chPids.length ? chCpu1 - chCpu0 : undefined,
+      mainBusy: summary.timings.mainBusy,
+    };
+  } finally {
+    emu.child.kill("SIGTERM");
+    await ch.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The pid of the clickhouse-server whose config lives in `dir` (from /proc; undefined off Linux). */
+function serverPid(dir: string): number | undefined {
+  try {
+    for (const p of readdirSync("/proc")) {
+      if (!/^\d+$/.test(p)) continue;
+      try {
+        if (readFileSync(`/proc/${p}/cmdline`, "utf8").includes(path.join(dir, "config.xml"))) return Number(p);
+      } catch {
+        /* gone */
+      }
+    }
+  } catch {
+    /* no /proc */
+  }
+  return undefined;
+}
+
+const per = (s: number | undefined, calls: number) => (s === undefined ? "?" : `${((s * 1e6) / calls).toFixed(0)}`);
+
+export async function runClickHouseSyncBench(opts: { calls?: number } = {}): Promise<BenchRow[]> {
+  const r = await measureClickHouseSync(opts);
+  const n = r.calls.toLocaleString("en");
+  return [
+    { area: "clickhouse", metric: `sync into ClickHouse (2 local shards): backfill ${n} calls over HTTP (${r.participantsPerCall.toFixed(2)} participant rows per call)`, target: ">= 30,000 calls/s", measured: `${r.callsPerSecond.toLocaleString("en")} calls/s (${(r.wallMs / 1000).toFixed(1)} s)`, ok: r.callsPerSecond >= 30_000 },
+    { area: "clickhouse", metric: "peak RSS of the syncing Callboard process", target: "< 600 MB", measured: `${r.peakRssMb} MB`, ok: r.peakRssMb < 600 },
+    { area: "clickhouse", metric: "CPU per call: Callboard / emulator / ClickHouse (both shards)", target: "", measured: `${per(r.syncCpuSeconds, r.calls)} / ${per(r.emulatorCpuSeconds, r.calls)} / ${per(r.clickhouseCpuSeconds, r.calls)} µs` },
+    { area: "clickhouse", metric: "sync thread busy; parse / inserts (overlapping)", target: "", measured: `${r.mainBusy === undefined ? "?" : Math.round(r.mainBusy * 100)}%; ${(r.parseMs / 1000).toFixed(1)} s / ${(r.insertMs / 1000).toFixed(1)} s` },
+  ];
+}
