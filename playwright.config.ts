@@ -38,7 +38,8 @@ export default defineConfig({
   projects: [
     // Signs in once (admin and viewer) and saves the sessions for the specs that use them.
     { name: "setup", testMatch: /.*\.setup\.ts/, use: { ...devices["Desktop Chrome"] } },
-    { name: "chromium", use: { ...devices["Desktop Chrome"] }, dependencies: ["setup"] },
+    // e2e/clickhouse/ runs against the ClickHouse-mode server: playwright.clickhouse.config.ts.
+    { name: "chromium", testIgnore: /clickhouse\//, use: { ...devices["Desktop Chrome"] }, dependencies: ["setup"] },
   ],
   webServer: {
     command: `npx tsx scripts/demo.ts --port ${PORT} --dir ${E2E_DIR} --fresh --no-build --size small`,
