@@ -2,9 +2,9 @@ import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openClickHouse, type ClickHouse } from "./client";
 import { migrateClickHouse } from "./migrate";
-import { rowBinaryEncoder, Writer } from "./row-binary";
-import { callRow, recordingRow, type CallFact } from "./rows";
-import { CALLS, RECORDINGS } from "./schema";
+import { insertRowBinary, rowBinaryEncoder, Writer } from "./row-binary";
+import { callRow, deliveryRow, eventCountRow, recordingRow, type CallFact } from "./rows";
+import { CALLS, EVENT_COUNTS, RECORDINGS, WEBHOOK_DELIVERIES } from "./schema";
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./testing";
 
 /**
@@ -42,7 +42,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("RowBinary inserts", () => {
     await server?.stop();
   });
 
-  const readAll = (c: ClickHouse, table: string) => c.rows(`SELECT * FROM ${table} ORDER BY app_pk, session_id`);
+  const readAll = (c: ClickHouse, table: string, order = "app_pk, session_id") => c.rows(`SELECT * FROM ${table} ORDER BY ${order}`);
 
   it("stores calls exactly as JSONEachRow does (nulls, negative and 64-bit integers, unicode, empty arrays)", async () => {
     const rows = [
@@ -71,6 +71,23 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("RowBinary inserts", () => {
     for (const r of rows) enc.write(w, r);
     await binary.insertStream("recordings", Readable.from([w.take()]), { format: "RowBinary", columns: enc.columns });
     expect(await readAll(binary, "recordings")).toEqual(await readAll(json, "recordings"));
+  });
+
+  it("stores event counts and webhook deliveries (bodies with every kind of character) exactly as JSONEachRow does", async () => {
+    const counts = [eventCountRow({ appPk: 3, trigger: "message_sent", bucketStart: 1_700_000_100, count: 12 }), eventCountRow({ appPk: 3, trigger: "x", bucketStart: 0, count: 2 ** 40 })];
+    const body = JSON.stringify({ trigger: "message_sent", data: { text: "a\u0000b\n\"c\" ✓ 😀 \\ end" }, appId: "acme" });
+    const deliveries = [
+      deliveryRow({ appPk: 3, idemKey: "k1", trigger: "message_sent", category: "chat", webhook: "w", type: null, sessionId: null, outcome: "applied", body, receivedMs: 1_795_000_000_000, bucketStart: 1_794_999_600, repeatCount: 0, lastReceivedMs: 1_795_000_000_000 }),
+      deliveryRow({ appPk: 3, idemKey: "k2", trigger: "call_ended", category: "call", webhook: "w", type: "call", sessionId: "s1", outcome: "failed", body: "{}", receivedMs: 1, bucketStart: 0, repeatCount: 4, lastReceivedMs: 9 }),
+    ];
+    await json.insert("event_counts", counts);
+    await json.insert("webhook_deliveries", deliveries);
+    await insertRowBinary(binary, EVENT_COUNTS, counts);
+    await insertRowBinary(binary, WEBHOOK_DELIVERIES, deliveries);
+    expect(await readAll(binary, "event_counts", "app_pk, trigger")).toEqual(await readAll(json, "event_counts", "app_pk, trigger"));
+    const back = await readAll(binary, "webhook_deliveries", "idem_key");
+    expect(back).toEqual(await readAll(json, "webhook_deliveries", "idem_key"));
+    expect((back[0] as { body: string }).body).toBe(body);
   });
 
   it("refuses a value it cannot represent instead of writing a wrong one", () => {

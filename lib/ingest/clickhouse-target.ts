@@ -1,7 +1,9 @@
 import type { Db } from "@/db/client";
 import { clickhouse, clickHouseConfigured, type ClickHouse } from "@/lib/clickhouse/client";
 import { ensureClickHouseSchema } from "@/lib/clickhouse/ensure";
+import { insertRowBinary } from "@/lib/clickhouse/row-binary";
 import { deliveryRow, eventCountRow, recordingRow } from "@/lib/clickhouse/rows";
+import { EVENT_COUNTS, RECORDINGS, WEBHOOK_DELIVERIES, type TableSpec } from "@/lib/clickhouse/schema";
 import { Forwarder, type DeliveryFact, type EventCountFact, type ForwardTarget, type ForwarderOptions, type RecordingFact } from "./forwarder";
 
 /**
@@ -14,14 +16,15 @@ import { Forwarder, type DeliveryFact, type EventCountFact, type ForwardTarget, 
 export function clickHouseForwardTarget(ch: ClickHouse): ForwardTarget {
   // The schema is migrated at server start; if ClickHouse was down then, the first write
   // after it is back migrates it (once per process, lib/clickhouse/ensure.ts).
-  const insert = async (table: string, rows: Array<Record<string, unknown>>) => {
+  // RowBinary: delivery bodies go as bytes, with no JSON escaping here or parsing there.
+  const insert = async (table: TableSpec, rows: Array<Record<string, unknown>>) => {
     await ensureClickHouseSchema();
-    await ch.insert(table, rows);
+    await insertRowBinary(ch, table, rows);
   };
   return {
-    writeDeliveries: (rows: DeliveryFact[]) => insert("webhook_deliveries", rows.map((d) => deliveryRow(d))),
-    writeEventCounts: (rows: EventCountFact[]) => insert("event_counts", rows.map(eventCountRow)),
-    writeRecordings: (rows: RecordingFact[]) => insert("recordings", rows.map((r) => recordingRow(r))),
+    writeDeliveries: (rows: DeliveryFact[]) => insert(WEBHOOK_DELIVERIES, rows.map((d) => deliveryRow(d))),
+    writeEventCounts: (rows: EventCountFact[]) => insert(EVENT_COUNTS, rows.map(eventCountRow)),
+    writeRecordings: (rows: RecordingFact[]) => insert(RECORDINGS, rows.map((r) => recordingRow(r))),
   };
 }
 

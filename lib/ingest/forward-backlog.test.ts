@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { EXACT_BACKLOG_ROWS, getForwardingBacklog } from "./forward-backlog";
+import { resetEnvForTests } from "@/lib/config/env";
+import { EXACT_BACKLOG_ROWS, getForwardingBacklog, getForwardingStatus } from "./forward-backlog";
 import { backoffMs } from "./forwarder";
 import { messageSent, recordingGenerated } from "./fixtures";
 import { GroupCommitter } from "./store";
@@ -47,6 +48,22 @@ describe("forwarding backlog", () => {
     expect(getForwardingBacklog(h.db)).toMatchObject({ pending: EXACT_BACKLOG_ROWS + 10, exact: false, oldestReceivedMs: 1100 });
     setCursor("deliveries", 200);
     expect(getForwardingBacklog(h.db)).toMatchObject({ pending: EXACT_BACKLOG_ROWS - 190, exact: true });
+  });
+
+  it("is shown only in ClickHouse mode, and its error text only to admins", () => {
+    h.db.$client
+      .prepare("INSERT INTO clickhouse_forwarding (stream, failures, last_error) VALUES ('deliveries', 3, 'ClickHouse insert failed: connect ECONNREFUSED 10.0.0.5:8123')")
+      .run();
+    expect(getForwardingStatus(h.db, { withError: true })).toBeNull();
+    process.env.CLICKHOUSE_URL = "http://callboard:secret@127.0.0.1:1/callboard";
+    resetEnvForTests();
+    try {
+      expect(getForwardingStatus(h.db, { withError: true })).toMatchObject({ failures: 3, lastError: expect.stringMatching(/ECONNREFUSED/) });
+      expect(getForwardingStatus(h.db, { withError: false })).toMatchObject({ failures: 3, lastError: null });
+    } finally {
+      delete process.env.CLICKHOUSE_URL;
+      resetEnvForTests();
+    }
   });
 
   it("backs off 1 s, 2 s, 4 s … up to the cap", () => {
