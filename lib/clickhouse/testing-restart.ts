@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
-import { clickHouseServerBinary, type TestClickHouse } from "./testing";
+import { clickHouseServerBinary, stopProcess, type TestClickHouse } from "./testing";
 
 /**
  * Test support beside the harness (testing.ts): takes one of its servers down and brings
@@ -32,24 +32,12 @@ async function waitForPing(host: string, port: number, child: ChildProcess, time
   }
 }
 
-function stopChild(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-    child.once("exit", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill("SIGTERM");
-  });
-}
-
 export function restartable(ch: TestClickHouse, index: number): RestartableServer {
   const s = ch.servers[index];
   let current: ChildProcess | undefined;
   return {
     down: async () => {
-      if (current) await stopChild(current);
+      if (current) await stopProcess(current);
       else await ch.kill(index);
       current = undefined;
     },
@@ -64,6 +52,8 @@ export function restartable(ch: TestClickHouse, index: number): RestartableServe
       child.once("exit", () => process.off("exit", kill));
       await waitForPing(s.host, s.httpPort, child, 60_000);
     },
-    stop: () => stopChild(current),
+    stop: async () => {
+      if (current) await stopProcess(current);
+    },
   };
 }

@@ -212,7 +212,7 @@ export async function startClickHouse(options: StartOptions = {}): Promise<TestC
 }
 
 /** SIGTERM, then SIGKILL after 10 s; resolves when the process has exited. */
-function stopProcess(p: ChildProcess): Promise<void> {
+export function stopProcess(p: ChildProcess): Promise<void> {
   if (p.exitCode !== null || p.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(() => p.kill("SIGKILL"), 10_000);

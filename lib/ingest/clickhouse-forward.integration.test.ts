@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closeClickHouse, clickhouse } from "@/lib/clickhouse/client";
@@ -6,6 +5,7 @@ import { migrateClickHouse } from "@/lib/clickhouse/migrate";
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/lib/clickhouse/testing";
 import { restartable, type RestartableServer } from "@/lib/clickhouse/testing-restart";
 import { resetEnvForTests } from "@/lib/config/env";
+import { killMidRun } from "@/lib/testing/kill-mid-run";
 import { getClickHouseHealth } from "@/lib/health/clickhouse-health";
 import { clickHouseFacts, deliveryMix, missingInClickHouse, sqliteFacts } from "./clickhouse-forward-support";
 import { clickHouseForwardTarget } from "./clickhouse-target";
@@ -148,27 +148,11 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("forwarding webhook facts to ClickHouse"
   it("converges with no double counting after a forwarding process is SIGKILLed mid-way", async () => {
     const { h, env } = await fresh();
     expect((await postAll(h, deliveryMix("acme", 300, "kill"))).every((s) => s === 200)).toBe(true);
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "forwarder-child.fixture.ts")], {
-      cwd: process.cwd(),
-      env: { ...process.env, ...env, DB_FILE: h.file, BATCH_ROWS: "20", DELAY_MS: "100" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    let err = "";
-    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`child never reached batch 5: ${out} ${err}`)), 30_000);
-      child.stdout.on("data", (d: Buffer) => {
-        out += d.toString();
-        if (/batch 5\n/.test(out)) {
-          clearTimeout(timer);
-          child.kill("SIGKILL");
-          resolve();
-        }
-      });
-    });
-    await exited;
+    const { out } = await killMidRun(
+      path.join(import.meta.dirname, "forwarder-child.fixture.ts"),
+      { ...process.env, ...env, DB_FILE: h.file, BATCH_ROWS: "20", DELAY_MS: "100" },
+      /batch 5\n/,
+    );
     expect(out).not.toMatch(/done/);
     const partial = await clickHouseFacts(clickhouse());
     expect(partial.deliveries).toBeGreaterThan(0);

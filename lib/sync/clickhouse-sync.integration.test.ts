@@ -1,9 +1,9 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLICKHOUSE_SKIP_REASON } from "@/lib/clickhouse/testing";
+import { killMidRun } from "@/lib/testing/kill-mid-run";
 
 process.env.AUTH_SECRET ??= "integration-test-secret-at-least-32-characters";
 process.env.LOG_LEVEL ??= "silent";
@@ -206,27 +206,11 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () 
     const t = await truth("beta");
     const { db, file, env } = await freshWarehouse();
     const app = register(db, "beta");
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "sync-child.fixture.ts")], {
-      cwd: process.cwd(),
-      env: { ...process.env, ...env, DB_FILE: file, APP_ID: "beta", PAGE_DELAY_MS: "80" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    let err = "";
-    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`child never reached page 4: ${out} ${err}`)), 30_000);
-      child.stdout.on("data", (d: Buffer) => {
-        out += d.toString();
-        if (/page 4\n/.test(out)) {
-          clearTimeout(timer);
-          child.kill("SIGKILL");
-          resolve();
-        }
-      });
-    });
-    await exited;
+    const { out } = await killMidRun(
+      path.join(import.meta.dirname, "sync-child.fixture.ts"),
+      { ...process.env, ...env, DB_FILE: file, APP_ID: "beta", PAGE_DELAY_MS: "80" },
+      /page 4\n/,
+    );
     expect(out).not.toMatch(/done/);
     const partial = await inClickHouse(app.pk);
     // Pages of 100, batches of 150: the first batch (pages 1–2) was committed before page 4 was reported.
