@@ -24,7 +24,7 @@ export interface ClickHouseSyncResult {
   mainBusy?: number;
 }
 
-export async function measureClickHouseSync({ calls = 1_000_000, shards = 2 as 1 | 2 } = {}): Promise<ClickHouseSyncResult> {
+export async function measureClickHouseSync({ calls = 1_000_000, shards = 2 as 1 | 2, batchSize = undefined as number | undefined } = {}): Promise<ClickHouseSyncResult> {
   process.env.AUTH_SECRET ??= "bench-only-secret-bench-only-secret-000";
   process.env.LOG_LEVEL ??= "silent";
   const { startClickHouse } = await import("@/lib/clickhouse/testing");
@@ -56,7 +56,7 @@ export async function measureClickHouseSync({ calls = 1_000_000, shards = 2 as 1
     const chCpu0 = chCpu();
     let summary;
     try {
-      summary = await syncApp(db, app, { trigger: "manual", perPage: 1000, onPage: sample });
+      summary = await syncApp(db, app, { trigger: "manual", perPage: 1000, onPage: sample, batchSize });
     } finally {
       clearInterval(sampler);
       sample();

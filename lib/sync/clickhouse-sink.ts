@@ -35,6 +35,10 @@ import { PART_WIDTH, W, type BatchResult, type Existing, type SyncProgress, type
 
 const CALL_ENCODER = rowBinaryEncoder(CALLS);
 
+// Module-level, not closures made per call: they run for every call of a backfill.
+const txt = (r: WriteRow, i: number) => r[i] as string | null;
+const num = (r: WriteRow, i: number) => r[i] as number | null;
+
 interface OpenInsert {
   body: PassThrough;
   done: Promise<void>;
@@ -213,16 +217,14 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
         mid: r[o + 10] as string | null, raw: r[o + 11] as string | null,
       });
     }
-    const text = (i: number) => r[i] as string | null;
-    const int = (i: number) => r[i] as number | null;
     return {
       appPk: this.appPk, sessionId: r[W.sessionId] as string, version,
-      mid: text(W.mid), type: text(W.type), mode: text(W.mode), status: text(W.status), initiator: text(W.initiator),
-      receiver: text(W.receiver), receiverType: text(W.receiverType), initiatedAt: int(W.initiatedAt), startedAt: int(W.startedAt),
-      endedAt: int(W.endedAt), startAt: r[W.startAt] as number, platformHasRecording: r[W.hasRecording] === 1,
+      mid: txt(r, W.mid), type: txt(r, W.type), mode: txt(r, W.mode), status: txt(r, W.status), initiator: txt(r, W.initiator),
+      receiver: txt(r, W.receiver), receiverType: txt(r, W.receiverType), initiatedAt: num(r, W.initiatedAt), startedAt: num(r, W.startedAt),
+      endedAt: num(r, W.endedAt), startAt: r[W.startAt] as number, platformHasRecording: r[W.hasRecording] === 1,
       totalAudioMinutes: r[W.audio] as number, totalVideoMinutes: r[W.video] as number, totalDurationMinutes: r[W.durationMinutes] as number,
       durationSeconds: r[W.durationSeconds] as number, totalParticipants: r[W.totalParticipants] as number, source: "sync",
-      contentHash: text(W.hash), raw: text(W.raw), firstSeenMs, updatedMs: version, participants,
+      contentHash: txt(r, W.hash), raw: txt(r, W.raw), firstSeenMs, updatedMs: version, participants,
     };
   }
 }
