@@ -65,6 +65,12 @@ async function main(): Promise<void> {
     PORT: String(PORT),
     LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
   });
+  // Never your ClickHouse either: the demo runs in ClickHouse mode only on a scratch server
+  // named for it (DEMO_CLICKHOUSE_URL / DEMO_CLICKHOUSE_CLUSTER; the ClickHouse e2e run does).
+  delete process.env.CLICKHOUSE_URL;
+  delete process.env.CLICKHOUSE_CLUSTER;
+  if (process.env.DEMO_CLICKHOUSE_URL) process.env.CLICKHOUSE_URL = process.env.DEMO_CLICKHOUSE_URL;
+  if (process.env.DEMO_CLICKHOUSE_CLUSTER) process.env.CLICKHOUSE_CLUSTER = process.env.DEMO_CLICKHOUSE_CLUSTER;
 
   if (!existsSync(".next/BUILD_ID")) {
     if (!opts.build) fail("no production build (.next/BUILD_ID): run `npm run build` first");

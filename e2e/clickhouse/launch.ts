@@ -26,8 +26,13 @@ const ch = await startClickHouse({ parentDir: serversDir });
 const demo = spawn(
   process.execPath,
   ["--import", "tsx", "scripts/demo.ts", "--port", opts.port, "--dir", opts.dir, "--fresh", "--no-build", "--size", "small"],
-  { cwd: process.cwd(), env: { ...process.env, ...ch.env("callboard_e2e") }, stdio: "inherit" },
+  { cwd: process.cwd(), env: { ...process.env, ...demoClickHouse(ch.env("callboard_e2e")) }, stdio: "inherit" },
 );
+
+/** The demo takes its scratch ClickHouse from DEMO_CLICKHOUSE_* (it ignores CLICKHOUSE_*: never a real one). */
+function demoClickHouse(env: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).map(([k, v]) => [`DEMO_${k}`, v]));
+}
 
 let stopping = false;
 async function stop(code: number): Promise<never> {
