@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import { PassThrough } from "node:stream";
 import type { Statement } from "better-sqlite3";
 import type { Db } from "@/db/client";
@@ -153,6 +154,17 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
     if (this.writer.pos > 0 && this.current) this.current.body.write(this.writer.take());
   }
 
+  /**
+   * When ClickHouse takes the rows slower than the sync parses them, the sync waits here
+   * (backpressure) instead of buffering up to a whole batch in this process.
+   */
+  async drained(): Promise<void> {
+    const insert = this.current;
+    if (!insert?.body.writableNeedDrain) return;
+    // A failing insert never drains: its end (done) releases the wait too.
+    await Promise.race([once(insert.body, "drain").catch(() => undefined), insert.done]);
+  }
+
   /** Ends the batch's insert(s); resolves once ClickHouse has them. */
   async commit(): Promise<BatchResult> {
     if (this.current) this.endInsert();
@@ -171,7 +183,8 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
   private openInsert(): OpenInsert {
     const stamp = Math.max(Date.now(), this.lastStamp + 1);
     this.lastStamp = stamp;
-    const body = new PassThrough();
+    // Up to 8 MB in flight before the sync waits (a page is about 3 MB).
+    const body = new PassThrough({ highWaterMark: 8 << 20 });
     body.on("error", () => undefined); // a failed insert destroys its body: the failure is reported by commit
     const done = ensureClickHouseSchema()
       .then(() => this.ch.insertStream("calls", body, { format: "RowBinary", columns: CALL_ENCODER.columns }))

@@ -107,6 +107,7 @@ export class RunState {
       rows.push(toWriteRow(p));
     }
     this.sink.stage(rows);
+    if (this.sink.drained) await this.sink.drained();
     this.summary.timings.parseMs += performance.now() - t0;
     if (this.staged.size >= this.batchSize) await this.flush();
     return { allKnown, initiated };

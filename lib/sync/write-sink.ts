@@ -19,6 +19,11 @@ export interface WriteSink {
   readonly kind: "inline" | "worker" | "clickhouse";
   /** Queues rows for the next commit. */
   stage(rows: WriteRow[]): void;
+  /**
+   * Resolves when the sink can take more (a sink that streams to a slower store makes the
+   * sync wait here instead of buffering). Absent: always ready.
+   */
+  drained?(): Promise<void>;
   /** Writes everything staged since the last commit, in one transaction. */
   commit(): Promise<BatchResult>;
   /**
