@@ -1,7 +1,8 @@
 import type { Filters, Scope } from "@/lib/analytics";
 import type { ReportJson } from "@/lib/analytics/engine";
 import type { ReportName } from "@/lib/analytics/reports";
-import { ensureClickHouseSchema } from "@/lib/clickhouse";
+import type { Db } from "@/db/client";
+import { clickhouse, ensureClickHouseSchema, type ClickHouse } from "@/lib/clickhouse";
 import type { ChContext } from "./context";
 import { callsCsvBatches, getCall, getCalls } from "./reports/calls";
 import { getConcurrencyHeatmap } from "./reports/heatmap";
@@ -72,9 +73,39 @@ const CSV_REPORTS: { [N in ReportName]: CsvRun } = {
     ),
 };
 
-export function createClickHouseEngine(ctx: ChContext) {
+export interface ClickHouseEngineOptions {
+  /** The SQLite warehouse: apps, who may see which. */
+  db: () => Db;
+  /** The ClickHouse holding the facts (default: the process's, from CLICKHOUSE_URL). */
+  ch?: ClickHouse;
+}
+
+/** What the engine says for /api/health and the logs (never the password). */
+export interface ClickHouseEngineHealth {
+  engine: "clickhouse";
+  status: "ok" | "unavailable";
+  detail: string;
+}
+
+export function createClickHouseEngine(options: ClickHouseEngineOptions) {
+  const ctx: ChContext = { db: options.db, ch: options.ch ?? clickhouse() };
   return {
     kind: "clickhouse" as const,
+    /** Migrates the schema in the background (a ClickHouse down at start is retried by the first report). */
+    async start(): Promise<void> {
+      void ensureClickHouseSchema().catch(() => undefined);
+    },
+    async health(): Promise<ClickHouseEngineHealth> {
+      try {
+        const [row] = await ctx.ch.rows<{ v: string }>("SELECT version() AS v");
+        return { engine: "clickhouse", status: "ok", detail: `ClickHouse ${row?.v ?? "?"} at ${ctx.ch.label}` };
+      } catch (err) {
+        return { engine: "clickhouse", status: "unavailable", detail: err instanceof Error ? err.message : String(err) };
+      }
+    },
+    async close(): Promise<void> {
+      if (!options.ch) return; // the process's client is closed with the process (closeClickHouse)
+    },
     async report<N extends ReportName>(name: N, f: Filters, scope: Scope, signal?: AbortSignal): Promise<ReportJson<N>> {
       await ensureClickHouseSchema();
       return (JSON_REPORTS[name] as Run<ReportJson<N>>)(ctx, f, scope, signal);

@@ -27,6 +27,8 @@ export interface Warehouse {
   deleted: Array<{ app: string; sessionId: string }>;
   /** The app removed after the copy (its facts stay in ClickHouse, invisible). */
   removedApp: string;
+  /** Rows the second copy wrote per table (the re-synced and changed ones, and the new). */
+  secondCopy: Record<string, number>;
   stop(): Promise<void>;
 }
 
@@ -37,8 +39,11 @@ async function syncAll(db: Db, appIds: string[]): Promise<void> {
   }
 }
 
+/** Copies into every target; returns the rows the last one copied, per table. */
 const copyAll = async (db: Db, targets: ClickHouse[]) => {
-  for (const ch of targets) await copyToClickHouse(db, ch, { batchSize: 500 });
+  const copied: Record<string, number> = {};
+  for (const ch of targets) for (const c of await copyToClickHouse(db, ch, { batchSize: 500 })) copied[c.table] = c.copied;
+  return copied;
 };
 
 /** Builds the warehouse and copies it into every target (already migrated). */
@@ -89,7 +94,7 @@ export async function buildWarehouse(targets: ClickHouse[]): Promise<Warehouse> 
     });
     for (let i = 0; i < 5; i++) rec.run(1, `not-synced-${i}`, `https://rec.example/orphan-${i}`, null, null, NOW - 3600 * i, now + 100 + i);
   })();
-  await copyAll(db, targets); // the second copy: only new and changed rows
+  const secondCopy = await copyAll(db, targets); // the second copy: only new and changed rows
 
   // Deletes: an app removed (cascade in SQLite; ClickHouse keeps its rows, never read), calls deleted (tombstones).
   removeApp(db, "gamma");
@@ -104,6 +109,7 @@ export async function buildWarehouse(targets: ClickHouse[]): Promise<Warehouse> 
     changed: changed.map(({ app, sessionId }) => ({ app, sessionId })),
     deleted: deleted.map(({ app, sessionId }) => ({ app, sessionId })),
     removedApp: "gamma",
+    secondCopy,
     stop: async () => {
       await emu.stop();
       db.$client.close();
