@@ -22,26 +22,14 @@ function listColumns(t: Tables, pks: readonly number[]): Sql {
     total_duration_minutes_x1000 AS durationX1000, duration_seconds AS durationSeconds, total_participants AS totalParticipants`;
 }
 
-interface ListRowRaw {
+/** A list row as ClickHouse returns it: the app's pk, the flag as 0/1, minutes in thousandths. */
+type ListRowRaw = Omit<CallListRow, "app" | "hasRecording" | "totalAudioMinutes" | "totalVideoMinutes" | "totalDurationMinutes"> & {
   appPk: number;
-  sessionId: string;
-  type: string | null;
-  mode: string | null;
-  status: string | null;
-  initiator: string | null;
-  receiver: string | null;
-  receiverType: string | null;
-  initiatedAt: number | null;
-  startedAt: number | null;
-  endedAt: number | null;
-  startAt: number;
   hasRecording: number;
   audioX1000: number;
   videoX1000: number;
   durationX1000: number;
-  durationSeconds: number;
-  totalParticipants: number;
-}
+};
 
 /** The sort key's expression: the values the in-memory engine sorts on (minutes: the same double sum). */
 const SORT_KEYS: Record<Filters["sort"], string> = {
@@ -121,7 +109,7 @@ export function callsCsvBatches(ctx: ChContext, f: Filters, scope: Scope, signal
   })();
 }
 
-interface DetailRaw extends ListRowRaw {
+type DetailRaw = ListRowRaw & {
   mid: string | null;
   source: string;
   raw: string | null;
@@ -136,7 +124,7 @@ interface DetailRaw extends ListRowRaw {
   p_joined_at: Array<number | null>;
   p_left_at: Array<number | null>;
   p_mid: Array<string | null>;
-}
+};
 
 function parseRaw(text: string | null): Record<string, unknown> | null {
   if (text === null) return null;

@@ -34,15 +34,8 @@ function fromRecordings(ctx: ChContext, f: Filters, apps: AppScope): Sql {
 
 const ORDER = `ORDER BY ${TIME} DESC, received_ms DESC, session_id DESC, recording_url DESC`;
 
-interface RecordingRaw {
-  appPk: number;
-  sessionId: string;
-  recordingUrl: string;
-  recordingDate: string | null;
-  duration: number | null;
-  startTime: number | null;
-  receivedMs: number;
-}
+/** A recording as ClickHouse returns it (its call looked up afterwards). */
+type RecordingRaw = Omit<RecordingRow, "app" | "callKnown" | "callType" | "callStartAt"> & { appPk: number };
 
 const COLUMNS = `app_pk AS appPk, session_id AS sessionId, recording_url AS recordingUrl, recording_date AS recordingDate, duration,
   start_time AS startTime, received_ms AS receivedMs`;
