@@ -8,5 +8,5 @@ export { parseClickHouseConfig, type ClickHouseConfig } from "./config";
 export { ensureClickHouseSchema } from "./ensure";
 export { migrateClickHouse, applyMigrations, type MigrationReport } from "./migrate";
 export { CALLS, RECORDINGS, EVENT_COUNTS, WEBHOOK_DELIVERIES, FACT_TABLES, localName, qualified, type Placement, type TableSpec } from "./schema";
-export { sql, raw, join, and, literal, stringLiteral, integerLiteral, Sql, type SqlValue } from "./sql";
+export { sql, raw, join, and, array, literal, stringLiteral, integerLiteral, Sql, type SqlValue } from "./sql";
 export { callRow, callTombstone, recordingRow, eventCountRow, deliveryRow, thousandths, type CallFact, type ParticipantFact, type RecordingFact, type DeliveryFact } from "./rows";

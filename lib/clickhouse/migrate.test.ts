@@ -30,7 +30,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse schema on a two-shard cluste
     const first = await migrateClickHouse(ch.config(DB));
     expect(first.onCluster).toBe(false);
     expect(first.hosts).toHaveLength(2);
-    expect(first.applied.map((a) => a.id)).toEqual([1, 1]);
+    expect(first.applied.map((a) => a.id)).toEqual([1, 2, 1, 2]);
     expect(first.hosts.join(" ")).not.toContain(ch.password);
     for (const i of [0, 1]) {
       const tables = (await shard(i).rows<{ name: string; engine: string }>(`SELECT name, engine FROM system.tables WHERE database = '${DB}' ORDER BY name`));
@@ -71,10 +71,10 @@ describe("ClickHouse schema on chdb (a current ClickHouse)", () => {
     const c = openChdb(DB);
     try {
       const applied = await applyMigrations(c, c.placement);
-      expect(applied.map((m) => m.id)).toEqual([1]);
+      expect(applied.map((m) => m.id)).toEqual([1, 2]);
       expect(await applyMigrations(c, c.placement)).toEqual([]);
       const tables = await c.rows<{ name: string }>(`SELECT name FROM system.tables WHERE database = '${DB}' ORDER BY name`);
-      expect(tables.map((t) => t.name)).toEqual([MIGRATIONS_TABLE, ...FACT_TABLES.map((t) => t.name)].sort());
+      expect(tables.map((t) => t.name)).toEqual([MIGRATIONS_TABLE, "copy_checkpoints", ...FACT_TABLES.map((t) => t.name)].sort());
     } finally {
       await c.close();
     }

@@ -146,6 +146,25 @@ export const WEBHOOK_DELIVERIES: TableSpec = {
 
 export const FACT_TABLES = [CALLS, RECORDINGS, EVENT_COUNTS, WEBHOOK_DELIVERIES] as const;
 
+/**
+ * Where `npm run warehouse -- copy --to clickhouse` stands, per source table: kept in the
+ * destination, so that copying into another ClickHouse starts from the beginning.
+ */
+export const COPY_CHECKPOINTS: TableSpec = {
+  name: "copy_checkpoints",
+  columns: [
+    ["table_name", "String"],
+    /** Every SQLite row up to this pk is in ClickHouse… */
+    ["last_pk", "Int64"],
+    /** …as it was at this instant (epoch ms) or later: rows changed since are copied again. */
+    ["since_ms", "Int64"],
+    ["updated_ms", "UInt64"],
+  ],
+  engine: "ReplacingMergeTree(updated_ms)",
+  orderBy: "table_name",
+  shardBy: "cityHash64(table_name)",
+};
+
 /** Where the tables live: the database, and the cluster they are spread over (if any). */
 export interface Placement {
   database: string;

@@ -70,6 +70,12 @@ export function raw(text: string): Sql {
   return new Sql(text);
 }
 
+/** An array literal `[…]` (for has(), arrayJoin()): never empty. */
+export function array(values: ReadonlyArray<string | number>): Sql {
+  if (values.length === 0) throw new TypeError("empty array");
+  return new Sql(`[${values.map((x) => literal(x)).join(", ")}]`);
+}
+
 /** Fragments joined by `separator`. */
 export function join(parts: ReadonlyArray<Sql>, separator: string): Sql {
   return new Sql(parts.map((p) => p.text).join(separator));

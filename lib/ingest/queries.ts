@@ -138,14 +138,27 @@ function dayFormat(tz: string): Intl.DateTimeFormat {
 
 /** Deliveries per app, trigger and day (each event counted once, repeats never). */
 export function getEventCounts(db: Db, appPks: number[], params: EventCountsParams): EventCount[] {
-  const fmt = dayFormat(params.tz ?? "UTC");
+  dayFormat(params.tz ?? "UTC"); // an unknown zone is a 400 whether or not there are counts
   if (appPks.length === 0 || !(params.to > params.from)) return [];
   const rows = db
     .select({ appPk: eventCounts.appPk, appId: apps.appId, trigger: eventCounts.trigger, bucketStart: eventCounts.bucketStart, count: eventCounts.count })
     .from(eventCounts)
     .innerJoin(apps, eq(apps.pk, eventCounts.appPk))
-    .where(and(inArray(eventCounts.appPk, appPks), gte(eventCounts.bucketStart, params.from - (params.from % 900)), lt(eventCounts.bucketStart, params.to)))
+    .where(and(inArray(eventCounts.appPk, appPks), gte(eventCounts.bucketStart, eventCountsFrom(params)), lt(eventCounts.bucketStart, params.to)))
     .all();
+  return eventCountsByDay(rows, params.tz);
+}
+
+/** First 15-minute bucket of the range (a bucket holding `from` counts). */
+export const eventCountsFrom = (params: EventCountsParams): number => params.from - (params.from % 900);
+
+/**
+ * Counts per 15-minute bucket summed per app, local day in `tz` and trigger, in day, app
+ * and trigger order: the events report from whichever store holds the buckets (SQLite
+ * here, ClickHouse in lib/analytics/engines/clickhouse).
+ */
+export function eventCountsByDay(rows: Iterable<{ appPk: number; appId: string; trigger: string; bucketStart: number; count: number }>, tz = "UTC"): EventCount[] {
+  const fmt = dayFormat(tz);
   const out = new Map<string, EventCount>();
   for (const r of rows) {
     const day = fmt.format(new Date(r.bucketStart * 1000));

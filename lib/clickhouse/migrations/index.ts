@@ -1,5 +1,6 @@
 import type { Placement } from "../schema";
 import { migration0001 } from "./0001_facts";
+import { migration0002 } from "./0002_copy_checkpoints";
 
 /**
  * The ClickHouse migrations, in order, like db/migrations for SQLite: a new one is a new
@@ -14,4 +15,4 @@ export interface Migration {
   statements: (p: Placement, onCluster: boolean) => string[];
 }
 
-export const MIGRATIONS: readonly Migration[] = [migration0001];
+export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002];

@@ -1,0 +1,60 @@
+import type { Db } from "@/db/client";
+import { localName, qualified, raw, type ClickHouse, type Sql } from "@/lib/clickhouse";
+import { resolveApps, visibleApps, type AppRef, type Filters, type Scope } from "@/lib/analytics";
+
+/**
+ * What every ClickHouse report runs against: the ClickHouse holding the facts, and the
+ * SQLite warehouse holding the apps (names, who may see which). Apps are resolved in
+ * SQLite and reach every query as the list of app pks it may read — the viewer's
+ * isolation, inside the query itself (conditions.ts).
+ */
+export interface ChContext {
+  ch: ClickHouse;
+  db: () => Db;
+}
+
+/** The warehouse's tables as a query names them (database-qualified). */
+export interface Tables {
+  /** Every shard's calls (the Distributed table in a cluster). */
+  calls: Sql;
+  recordings: Sql;
+  eventCounts: Sql;
+  /** A shard's own rows: for IN subqueries over a co-sharded table, evaluated shard by shard. */
+  callsLocal: Sql;
+  recordingsLocal: Sql;
+}
+
+export function tablesOf(ch: ClickHouse): Tables {
+  const p = ch.placement;
+  const t = (name: string) => raw(qualified(p.database, name));
+  return {
+    calls: t("calls"),
+    recordings: t("recordings"),
+    eventCounts: t("event_counts"),
+    callsLocal: t(localName(p, "calls")),
+    recordingsLocal: t(localName(p, "recordings")),
+  };
+}
+
+/** The apps a request reads: their pks (never empty of meaning: [] reads nothing) and their ids. */
+export interface AppScope {
+  /** Requested and visible apps that exist, or every visible app. */
+  pks: number[];
+  /** Every app the caller may see, by app id (the order of the apps report). */
+  visible: AppRef[];
+  appId: (pk: number) => string;
+}
+
+/**
+ * Resolves the request's apps in SQLite: a requested app that does not exist or is not
+ * visible is a 404 (resolveApps); a removed app's pk is never read (only apps that exist
+ * are kept: its facts may still sit in ClickHouse until cleaned up).
+ */
+export function appScope(ctx: ChContext, f: Pick<Filters, "apps">, scope: Scope): AppScope {
+  const db = ctx.db();
+  const resolved = resolveApps(db, f, scope);
+  const visible = visibleApps(db, scope);
+  const ids = new Map(visible.map((a) => [a.pk, a.appId]));
+  const pks = resolved === "all" ? visible.map((a) => a.pk) : resolved.filter((p) => ids.has(p));
+  return { pks, visible, appId: (pk) => ids.get(pk) ?? String(pk) };
+}

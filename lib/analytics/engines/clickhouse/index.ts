@@ -1,0 +1,7 @@
+/**
+ * The ClickHouse analytics engine (CLICKHOUSE_URL): every report of lib/analytics/reports.ts
+ * answered by SQL over the ClickHouse warehouse (lib/clickhouse), apps and scopes from SQLite.
+ * The only entry into this folder (docs/decisions/0014-clickhouse-warehouse.md).
+ */
+export { createClickHouseEngine, type ClickHouseEngineOptions, type ClickHouseEngineHealth, type CsvBatches } from "./engine";
+export { getEventCounts } from "./reports/events";

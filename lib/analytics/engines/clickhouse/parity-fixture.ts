@@ -1,0 +1,118 @@
+/**
+ * Test support of the parity suite: one SQLite warehouse filled by real syncs from the
+ * emulator over HTTP, changed the ways a live warehouse changes (calls re-synced with new
+ * values, calls that lost participants, recordings from webhooks, odd uids, a removed app,
+ * deleted calls), and copied into every ClickHouse target by the copy command — the same
+ * facts on both sides, so that both engines must give the same answers.
+ */
+import { openDatabase, type Db } from "@/db/client";
+import { addApp, getAppById, removeApp } from "@/lib/apps/registry";
+import { callTombstone, type ClickHouse } from "@/lib/clickhouse";
+import { copyToClickHouse } from "@/lib/clickhouse/copy";
+import { spawnEmulator } from "@/lib/emulator/testing";
+import { syncApp } from "@/lib/sync";
+import { tempDbFile } from "@/lib/analytics/test-fixtures";
+
+/** 2026-04-15T00:00Z: eight months of history cover the autumn DST ends and the March 2026 starts. */
+export const NOW = 1_776_211_200;
+
+/** uids beyond the emulator's own hostile ones: SQL quoting, escapes, NUL, control and combining characters. */
+export const ODD_UIDS = ["o'brien\\'; DROP TABLE calls; --", "nul\u0000byte", "back\\\\slash\\", "100%_like", "del\u007fchar", "👩‍👩‍👧 family", "e\u0301clair", "  spaced  "];
+
+export interface Warehouse {
+  db: Db;
+  /** Calls re-synced with other values, or that lost participants after the first copy. */
+  changed: Array<{ app: string; sessionId: string }>;
+  /** Calls deleted (in SQLite; tombstones in ClickHouse). */
+  deleted: Array<{ app: string; sessionId: string }>;
+  /** The app removed after the copy (its facts stay in ClickHouse, invisible). */
+  removedApp: string;
+  /** Rows the second copy wrote per table (the re-synced and changed ones, and the new). */
+  secondCopy: Record<string, number>;
+  stop(): Promise<void>;
+}
+
+async function syncAll(db: Db, appIds: string[]): Promise<void> {
+  for (const appId of appIds) {
+    const s = await syncApp(db, getAppById(db, appId)!, { trigger: "test" });
+    if (s.status !== "succeeded") throw new Error(`sync of ${appId}: ${s.status}`);
+  }
+}
+
+/** Copies into every target; returns the rows the last one copied, per table. */
+const copyAll = async (db: Db, targets: ClickHouse[]) => {
+  const copied: Record<string, number> = {};
+  for (const ch of targets) for (const c of await copyToClickHouse(db, ch, { batchSize: 500 })) copied[c.table] = c.copied;
+  return copied;
+};
+
+/** Builds the warehouse and copies it into every target (already migrated). */
+export async function buildWarehouse(targets: ClickHouse[]): Promise<Warehouse> {
+  const apps = [
+    { appId: "alpha", count: 1400, region: "in" as const },
+    { appId: "beta", count: 500, region: "eu" as const },
+    { appId: "gamma", count: 150, region: "us" as const },
+  ];
+  const emu = await spawnEmulator({ seed: 13, now: NOW, months: 8, apps });
+  const db = openDatabase(tempDbFile("ch-parity"));
+  for (const a of emu.apps) addApp(db, { appId: a.appId, name: `${a.appId} app`, region: a.region, apiKey: a.apiKey, callsUrl: a.callsUrl });
+  const ids = emu.apps.map((a) => a.appId);
+  await syncAll(db, ids);
+  await copyAll(db, targets);
+
+  // The platform moves on: ongoing calls end, new calls, recordings; a re-sync changes rows.
+  await emu.admin.advance({ seconds: 7200, newCalls: 40, endOngoing: true, addRecordings: 25 });
+  await syncAll(db, ids);
+  const s = db.$client;
+  const now = Date.now();
+  const sample = (sqlPart: string, n: number) =>
+    s.prepare(`SELECT a.app_id AS app, c.session_id AS sessionId, c.pk AS pk FROM calls c JOIN apps a ON a.pk = c.app_pk ${sqlPart} ORDER BY c.pk LIMIT ${n}`).all() as Array<{ app: string; sessionId: string; pk: number }>;
+  const touch = s.prepare("UPDATE calls SET updated_ms = ? WHERE pk = ?");
+  const changed: Warehouse["changed"] = [];
+  s.transaction(() => {
+    // Calls that lost a participant on a re-sync (the platform's record listed fewer).
+    for (const c of sample("WHERE c.total_participants >= 2 AND c.pk % 7 = 0", 30)) {
+      s.prepare("DELETE FROM call_participants WHERE call_pk = ? AND seq = (SELECT max(seq) FROM call_participants WHERE call_pk = ?)").run(c.pk, c.pk);
+      touch.run(now, c.pk);
+      changed.push(c);
+    }
+    // Odd uids, listed in several calls each (so that a uid filter finds them).
+    const rows = s.prepare("SELECT call_pk, seq FROM call_participants WHERE (call_pk * 31 + seq) % 97 = 0 ORDER BY call_pk, seq LIMIT 120").all() as Array<{ call_pk: number; seq: number }>;
+    rows.forEach((r, i) => {
+      s.prepare("UPDATE call_participants SET uid = ? WHERE call_pk = ? AND seq = ?").run(ODD_UIDS[i % ODD_UIDS.length], r.call_pk, r.seq);
+      touch.run(now, r.call_pk);
+    });
+    // Recordings from webhooks: for synced calls (which they flag), for calls not synced yet, one without a start time.
+    const rec = s.prepare("INSERT INTO recordings (app_pk, session_id, recording_url, recording_date, duration, start_time, received_ms) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING");
+    const flag = s.prepare("UPDATE calls SET has_recording = 1, updated_ms = ? WHERE app_pk = ? AND session_id = ? AND has_recording = 0");
+    sample("WHERE c.platform_has_recording = 0 AND c.status = 'ended' AND c.pk % 11 = 0", 40).forEach((c, i) => {
+      const appPk = s.prepare("SELECT app_pk FROM calls WHERE pk = ?").pluck().get(c.pk) as number;
+      const start = s.prepare("SELECT start_at FROM calls WHERE pk = ?").pluck().get(c.pk) as number;
+      rec.run(appPk, c.sessionId, `https://rec.example/${i}?a=1&b='x'`, "2025-12-01", 12.5 + i / 8, i === 3 ? null : start + 5, now + i);
+      flag.run(now, appPk, c.sessionId);
+      changed.push(c);
+    });
+    for (let i = 0; i < 5; i++) rec.run(1, `not-synced-${i}`, `https://rec.example/orphan-${i}`, null, null, NOW - 3600 * i, now + 100 + i);
+  })();
+  const secondCopy = await copyAll(db, targets); // the second copy: only new and changed rows
+
+  // Deletes: an app removed (cascade in SQLite; ClickHouse keeps its rows, never read), calls deleted (tombstones).
+  removeApp(db, "gamma");
+  const deleted = sample("WHERE a.app_id = 'alpha' AND c.pk % 13 = 0", 4);
+  for (const c of deleted) {
+    const appPk = s.prepare("SELECT app_pk FROM calls WHERE pk = ?").pluck().get(c.pk) as number;
+    s.prepare("DELETE FROM calls WHERE pk = ?").run(c.pk);
+    for (const ch of targets) await ch.insert("calls", [callTombstone(appPk, c.sessionId, Date.now() + 1)]);
+  }
+  return {
+    db,
+    changed: changed.map(({ app, sessionId }) => ({ app, sessionId })),
+    deleted: deleted.map(({ app, sessionId }) => ({ app, sessionId })),
+    removedApp: "gamma",
+    secondCopy,
+    stop: async () => {
+      await emu.stop();
+      db.$client.close();
+    },
+  };
+}

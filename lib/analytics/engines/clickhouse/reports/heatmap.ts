@@ -1,0 +1,100 @@
+import { and, raw, sql } from "@/lib/clickhouse";
+import type { Filters, HeatmapCell, Scope } from "@/lib/analytics";
+import { WEEKDAYS, nextLocalHourStart, offsetSegments, type OffsetSegment } from "@/lib/analytics/tz";
+import { appScope, tablesOf, type ChContext } from "../context";
+import { callConditions } from "../conditions";
+import { round3 } from "./shared";
+
+/**
+ * Concurrent calls by weekday × local hour, with the in-memory engine's meaning: for
+ * every local hour of the window (the hours starting in [from, to), or the data's extent)
+ * the calls overlapping it — a call counts in its start hour, then at every local hour
+ * start it runs past (an ongoing call in its start hour only; at most MAX_CROSSINGS
+ * quarter hours after its start). `from`/`to` bound the hours, not the calls' start.
+ *
+ * ClickHouse returns, per quarter hour, the calls starting in it and the change in the
+ * number of calls running past it (+1 where a call's run begins, −1 after it ends); the
+ * sweep below adds them up hour start by hour start in the zone (Node's time zone data,
+ * as the in-memory engine), so DST days and +05:30 / +05:45 zones agree.
+ */
+
+/** Calls that run longer than this many quarter hours stop counting after it (as the in-memory engine). */
+const MAX_CROSSINGS = 10_000;
+
+/** A call's first and last quarter hour (its start quarter while ongoing), as SQL over `calls`. */
+const QUARTERS = `toInt64(floor(start_at / 900)) AS q_start,
+  greatest(q_start, least(toInt64(floor((greatest(ifNull(ended_at, start_at), start_at) - 1) / 900)), q_start + ${MAX_CROSSINGS})) AS q_last`;
+
+/** Heatmap cell (weekday × 24 + hour) of local hour number h (hours since the local epoch; 1970-01-01 was a Thursday). */
+function hourCell(h: number): number {
+  const day = Math.floor(h / 24);
+  return (((day + 4) % 7) + 7) % 7 * 24 + (h - day * 24);
+}
+
+/** The zone's offset at increasing instants: one pass over the segments. */
+function offsetCursor(segments: OffsetSegment[]): (t: number) => number {
+  let k = 0;
+  return (t) => {
+    while (k + 1 < segments.length && t >= segments[k + 1].from) k++;
+    while (k > 0 && t < segments[k].from) k--;
+    return segments[k].offset;
+  };
+}
+
+export async function getConcurrencyHeatmap(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<HeatmapCell[]> {
+  const apps = appScope(ctx, f, scope);
+  const t = tablesOf(ctx.ch);
+  const cells = WEEKDAYS.flatMap((name, weekday) => Array.from({ length: 24 }, (_, hour) => ({ weekday, weekdayName: name, hour, calls: 0, hours: 0, average: 0 })));
+  const conds = callConditions(t, f, apps.pks, { ignoreTime: true });
+  let lo = f.from;
+  let hi = f.to;
+  if (lo === undefined || hi === undefined) {
+    const [extent] = await ctx.ch.rows<{ n: number; qMin: number; qMax: number }>(
+      sql`SELECT count() AS n, min(q_start) AS qMin, max(q_last) AS qMax FROM (SELECT ${raw(QUARTERS)} FROM ${t.calls} FINAL WHERE ${and(conds)})`.text,
+      signal,
+    );
+    if (!extent || extent.n === 0) return cells;
+    lo ??= extent.qMin * 900;
+    hi ??= extent.qMax * 900 + 900;
+  }
+  const segments = offsetSegments(f.tz, lo - 86_400, hi + 86_400);
+  const fromH = nextLocalHourStart(segments, lo);
+  const toH = nextLocalHourStart(segments, hi);
+  if (toH <= fromH) return cells;
+  // Every offset in use since the 1970s is a multiple of 15 minutes: local hours start on quarter hours.
+  const qLo = Math.ceil(fromH / 900);
+  const qHi = Math.ceil(toH / 900);
+  const events = await ctx.ch.rows<{ q: number; starts: number; delta: number }>(
+    sql`SELECT tupleElement(ev, 1) AS q, sum(tupleElement(ev, 2)) AS starts, sum(tupleElement(ev, 3)) AS delta
+      FROM (
+        SELECT greatest(q_start + 1, toInt64(${qLo})) AS q_a, least(q_last, toInt64(${qHi - 1})) AS q_b,
+          [(q_start, toInt64(q_start >= ${qLo}), toInt64(0)), (q_a, toInt64(0), toInt64(q_a <= q_b)), (q_b + 1, toInt64(0), -toInt64(q_a <= q_b))] AS evs
+        FROM (SELECT ${raw(QUARTERS)} FROM ${t.calls} FINAL
+          WHERE ${and([...conds, sql`start_at < ${qHi * 900}`, sql`start_at >= ${(qLo - MAX_CROSSINGS - 1) * 900}`])})
+        WHERE q_start < ${qHi} AND q_last >= ${qLo}
+      )
+      ARRAY JOIN evs AS ev
+      GROUP BY q HAVING starts != 0 OR delta != 0 ORDER BY q`.text,
+    signal,
+  );
+  const offsetAt = offsetCursor(segments);
+  const cellAt = (time: number) => hourCell(Math.floor((time + offsetAt(time)) / 3600));
+  let running = 0;
+  for (let k = 0; k < events.length; k++) {
+    const e = events[k];
+    if (e.starts) cells[cellAt(e.q * 900)].calls += e.starts;
+    running += e.delta;
+    if (running === 0) continue;
+    // Calls running past the local hour starts among quarters [e.q, next event).
+    const end = Math.min(k + 1 < events.length ? events[k + 1].q : qHi, qHi);
+    for (let q = Math.max(e.q, qLo); q < end; q++) {
+      const time = q * 900;
+      if ((time + offsetAt(time)) % 3600 === 0) cells[cellAt(time)].calls += running;
+    }
+  }
+  // Hours of the window per cell (a DST day has 23 or 25).
+  const hourAt = offsetCursor(segments);
+  for (let time = fromH; time < toH; time = nextLocalHourStart(segments, time + 1)) cells[hourCell(Math.floor((time + hourAt(time)) / 3600))].hours++;
+  for (const c of cells) c.average = c.hours ? round3(c.calls / c.hours) : 0;
+  return cells;
+}

@@ -1,0 +1,142 @@
+import { raw, sql } from "@/lib/clickhouse";
+import {
+  DURATION_BUCKETS, ENGAGEMENT_BUCKETS, MODES, RECEIVER_TYPES, STATUSES, TYPES,
+  type BreakdownRow, type DurationBucketRow, type EngagementBucketRow, type Filters, type Scope, type Totals, type TotalsReport,
+} from "@/lib/analytics";
+import { appScope, tablesOf, type ChContext } from "../context";
+import { fromCalls, hasRecordingSql } from "../conditions";
+import { minutes, round3 } from "./shared";
+
+/** Totals (with the previous period), breakdowns, durations and engagement. */
+
+/** Sums of the matching calls per combination of the categorical dimensions (at most a few hundred rows). */
+interface CubeRow {
+  type: string | null;
+  mode: string | null;
+  status: string | null;
+  receiverType: string | null;
+  hasRecording: number;
+  calls: number;
+  audioX1000: number;
+  videoX1000: number;
+  durS: number;
+  parts: number;
+}
+
+async function cubeOf(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<CubeRow[]> {
+  const apps = appScope(ctx, f, scope);
+  const t = tablesOf(ctx.ch);
+  return ctx.ch.rows<CubeRow>(
+    sql`SELECT type, mode, status, receiver_type AS receiverType, ${hasRecordingSql(t, apps.pks)} AS hasRecording, count() AS calls,
+        sum(total_audio_minutes_x1000) AS audioX1000, sum(total_video_minutes_x1000) AS videoX1000, sum(duration_seconds) AS durS,
+        sum(total_participants) AS parts
+      ${fromCalls(t, f, apps.pks)} GROUP BY type, mode, status, receiverType, hasRecording`.text,
+    signal,
+  );
+}
+
+function totalsOf(rows: CubeRow[]): Totals {
+  let calls = 0, audio = 0, video = 0, durS = 0, parts = 0, rec = 0, unanswered = 0;
+  for (const r of rows) {
+    calls += r.calls;
+    audio += r.audioX1000;
+    video += r.videoX1000;
+    durS += r.durS;
+    parts += r.parts;
+    if (r.hasRecording) rec += r.calls;
+    if (r.status === "unanswered") unanswered += r.calls;
+  }
+  return {
+    calls,
+    audioMinutes: minutes(audio),
+    videoMinutes: minutes(video),
+    totalMinutes: minutes(audio + video),
+    avgDurationSeconds: calls ? round3(durS / calls) : 0,
+    avgParticipants: calls ? round3(parts / calls) : 0,
+    recordingShare: calls ? round3(rec / calls) : 0,
+    unansweredRate: calls ? round3(unanswered / calls) : 0,
+  };
+}
+
+/** KPI totals of the filtered set, and of the equally long period just before [from, to). */
+export async function getTotals(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<TotalsReport> {
+  if (f.from === undefined || f.to === undefined) return { current: totalsOf(await cubeOf(ctx, f, scope, signal)), previous: null, previousRange: null };
+  const previousRange = { from: Math.max(0, f.from - (f.to - f.from)), to: f.from };
+  const [current, previous] = await Promise.all([cubeOf(ctx, f, scope, signal), cubeOf(ctx, { ...f, ...previousRange }, scope, signal)]);
+  return { current: totalsOf(current), previous: totalsOf(previous), previousRange };
+}
+
+/** The breakdown dimensions, in the report's order: their known values (anything else is `other`). */
+const DIMENSIONS: Array<[BreakdownRow["dimension"], readonly string[], (r: CubeRow) => string | null]> = [
+  ["type", TYPES, (r) => r.type],
+  ["mode", MODES, (r) => r.mode],
+  ["status", STATUSES, (r) => r.status],
+  ["receiverType", RECEIVER_TYPES, (r) => r.receiverType],
+  ["hasRecording", ["true", "false"], (r) => (r.hasRecording ? "true" : "false")],
+];
+
+/** Counts and minutes by each dimension's values: every known value (zeros too), then `other` when some call has one. */
+export async function getBreakdowns(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<BreakdownRow[]> {
+  const rows = await cubeOf(ctx, f, scope, signal);
+  const out: BreakdownRow[] = [];
+  for (const [dimension, known, valueOf] of DIMENSIONS) {
+    const acc = new Map<string, { calls: number; audio: number; video: number }>(known.map((v) => [v, { calls: 0, audio: 0, video: 0 }]));
+    for (const r of rows) {
+      const v = valueOf(r);
+      const label = v !== null && known.includes(v) ? v : "other";
+      const a = acc.get(label) ?? { calls: 0, audio: 0, video: 0 };
+      a.calls += r.calls;
+      a.audio += r.audioX1000;
+      a.video += r.videoX1000;
+      acc.set(label, a);
+    }
+    for (const [value, a] of acc) {
+      out.push({ dimension, value, calls: a.calls, audioMinutes: minutes(a.audio), videoMinutes: minutes(a.video), totalMinutes: minutes(a.audio + a.video) });
+    }
+  }
+  return out;
+}
+
+/** The duration bucket of a call, in SQL (DURATION_BUCKETS: the first whose bound the duration is under). */
+const BUCKET_SQL = `multiIf(${DURATION_BUCKETS.slice(0, -1)
+  .map((b, i) => `duration_seconds < ${b.maxSeconds}, ${i}`)
+  .join(", ")}, ${DURATION_BUCKETS.length - 1})`;
+
+/** Calls by totalDuration in fixed buckets: <1m, 1–5, 5–15, 15–30, 30–60, ≥60 minutes. */
+export async function getDurationDistribution(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<DurationBucketRow[]> {
+  const apps = appScope(ctx, f, scope);
+  const t = tablesOf(ctx.ch);
+  const rows = await ctx.ch.rows<{ bucket: number; calls: number }>(
+    sql`SELECT ${raw(BUCKET_SQL)} AS bucket, count() AS calls ${fromCalls(t, f, apps.pks)} GROUP BY bucket`.text,
+    signal,
+  );
+  const byBucket = new Map(rows.map((r) => [r.bucket, r.calls]));
+  return DURATION_BUCKETS.map((b, i) => ({
+    bucket: b.key,
+    label: b.label,
+    minSeconds: i === 0 ? 0 : DURATION_BUCKETS[i - 1].maxSeconds,
+    maxSeconds: Number.isFinite(b.maxSeconds) ? b.maxSeconds : null,
+    calls: byBucket.get(i) ?? 0,
+  }));
+}
+
+/** Calls per participant: how many participants (app × uid) are listed in 1, 2–5, … distinct calls. */
+export async function getEngagement(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<EngagementBucketRow[]> {
+  const apps = appScope(ctx, f, scope);
+  const t = tablesOf(ctx.ch);
+  const rows = await ctx.ch.rows<{ calls: number; participants: number }>(
+    sql`SELECT calls, count() AS participants FROM (
+        SELECT app_pk, uid, count() AS calls FROM (SELECT app_pk, p_uid ${fromCalls(t, f, apps.pks)})
+        ARRAY JOIN arrayDistinct(p_uid) AS uid GROUP BY app_pk, uid
+      ) GROUP BY calls`.text,
+    signal,
+  );
+  const counts = ENGAGEMENT_BUCKETS.map(() => 0);
+  for (const r of rows) counts[ENGAGEMENT_BUCKETS.findIndex(([, max]) => max === null || r.calls <= max)] += r.participants;
+  return ENGAGEMENT_BUCKETS.map(([min, max], i) => ({
+    bucket: max === null ? `${min}+` : min === max ? String(min) : `${min}-${max}`,
+    minCalls: min,
+    maxCalls: max,
+    participants: counts[i],
+  }));
+}

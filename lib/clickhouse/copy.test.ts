@@ -1,0 +1,164 @@
+import { spawn } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Db } from "@/db/client";
+import { openFixtureDb, randomCall, rng, writeCalls } from "@/lib/analytics/test-fixtures";
+import { openClickHouse, type ClickHouse } from "./client";
+import { CopyMismatchError, copyToClickHouse, type CopyProgress } from "./copy";
+import { migrateClickHouse } from "./migrate";
+import { callRow } from "./rows";
+import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./testing";
+
+process.env.AUTH_SECRET ??= "copy-test-secret-at-least-32-characters!!";
+
+/**
+ * `npm run warehouse -- copy --to clickhouse`: every fact of a SQLite warehouse reaches
+ * ClickHouse once, whatever is interrupted and run again.
+ */
+
+const BASE = 1_760_000_000;
+
+function fillWarehouse(db: Db, calls: number, seed: number): void {
+  const r = rng(seed);
+  writeCalls(db, Array.from({ length: calls }, (_, i) => randomCall(r, i, BASE, 90 * 86_400)));
+  const s = db.$client;
+  const rec = s.prepare("INSERT INTO recordings (app_pk, session_id, recording_url, start_time, received_ms) VALUES (?, ?, ?, ?, ?)");
+  const del = s.prepare(`INSERT INTO webhook_deliveries (app_pk, idem_key, trigger, webhook, session_id, outcome, body, received_ms, last_received_ms)
+    VALUES (?, ?, ?, 'wh', ?, 'applied', ?, ?, ?)`);
+  const cnt = s.prepare("INSERT INTO event_counts (app_pk, trigger, bucket_start, count) VALUES (?, ?, ?, ?)");
+  s.transaction(() => {
+    for (let i = 0; i < 300; i++) rec.run(1 + (i % 3), `rec-${i}`, `https://r.example/${i}`, i % 17 === 0 ? null : BASE + i, 1_700_000_000_000 + i);
+    for (let i = 0; i < 400; i++) del.run(1 + (i % 3), `key-${i}`, i % 2 ? "message_sent" : "call_ended", `s-${i}`, JSON.stringify({ trigger: "message_sent", data: { sentAt: BASE + i } }), 1_700_000_000_000 + i, 1_700_000_000_000 + i);
+    for (let i = 0; i < 200; i++) cnt.run(1 + (i % 3), i % 2 ? "message_sent" : "group_created", BASE + 900 * i, 1 + i);
+  })();
+}
+
+describe.skipIf(CLICKHOUSE_SKIP_REASON)("copy --to clickhouse", () => {
+  let server: TestClickHouse;
+  const open: ClickHouse[] = [];
+  const client = async (database: string) => {
+    await migrateClickHouse(server.config(database));
+    const ch = openClickHouse(server.config(database));
+    open.push(ch);
+    return ch;
+  };
+  const sums = async (ch: ClickHouse) =>
+    (await ch.rows<Record<string, number>>(`SELECT count() AS calls, sum(total_audio_minutes_x1000) AS audio, sum(length(p_uid)) AS participants FROM ${ch.placement.database}.calls FINAL WHERE deleted = 0`))[0];
+
+  beforeAll(async () => {
+    server = await startClickHouse({ shards: 2 });
+  });
+  afterAll(async () => {
+    for (const ch of open) await ch.close();
+    await server?.stop();
+  });
+
+  it("copies every table, resumes after an interruption, and never double counts", async () => {
+    const db = openFixtureDb("copy-resume");
+    fillWarehouse(db, 3000, 1);
+    const ch = await client("copy_resume");
+    const abort = new AbortController();
+    const seen: CopyProgress[] = [];
+    await expect(
+      copyToClickHouse(db, ch, {
+        batchSize: 250,
+        signal: abort.signal,
+        onProgress: (p) => {
+          seen.push(p);
+          if (p.table === "calls" && p.done >= 1000) abort.abort(); // killed in the middle of the calls
+        },
+      }),
+    ).rejects.toThrow(/interrupted/);
+    expect((await sums(ch)).calls).toBe(1000);
+    const progress: CopyProgress[] = [];
+    const counts = await copyToClickHouse(db, ch, { batchSize: 250, onProgress: (p) => progress.push(p) });
+    // Resumed from the checkpoint: the calls left, not all of them again.
+    expect(counts.find((c) => c.table === "calls")).toMatchObject({ copied: 2000, sqlite: 3000, clickhouse: 3000 });
+    expect(progress.filter((p) => p.table === "calls").at(-1)).toMatchObject({ done: 2000, total: 2000 });
+    for (const c of counts) expect(c.clickhouse, c.table).toBe(c.sqlite);
+    const expected = db.$client.prepare("SELECT count(*) AS calls, CAST(round(sum(total_audio_minutes) * 1000) AS INTEGER) AS audio, (SELECT count(*) FROM call_participants) AS participants FROM calls").get();
+    expect(await sums(ch)).toEqual(expected);
+    // Run again, and again from scratch: the same facts, counted once.
+    await copyToClickHouse(db, ch, { batchSize: 700 });
+    await copyToClickHouse(db, ch, { restart: true });
+    expect(await sums(ch)).toEqual(expected);
+  });
+
+  it("copies again the rows changed since the last run (a copy made while the server runs converges)", async () => {
+    const db = openFixtureDb("copy-changed");
+    fillWarehouse(db, 500, 2);
+    const ch = await client("copy_changed");
+    await copyToClickHouse(db, ch);
+    const s = db.$client;
+    const pk = s.prepare("SELECT pk FROM calls WHERE total_participants >= 1 ORDER BY pk LIMIT 1").pluck().get() as number;
+    s.prepare("UPDATE calls SET total_audio_minutes = 123.456, updated_ms = ? WHERE pk = ?").run(Date.now(), pk);
+    s.prepare("DELETE FROM call_participants WHERE call_pk = ?").run(pk);
+    s.prepare("UPDATE webhook_deliveries SET repeat_count = 7, last_received_ms = ? WHERE pk = 1").run(Date.now());
+    const counts = await copyToClickHouse(db, ch);
+    expect(counts.find((c) => c.table === "calls")?.copied).toBe(1);
+    const session = s.prepare("SELECT session_id FROM calls WHERE pk = ?").pluck().get(pk) as string;
+    const [row] = await ch.rows<{ audio: number; n: number }>(`SELECT total_audio_minutes_x1000 AS audio, length(p_uid) AS n FROM copy_changed.calls FINAL WHERE session_id = '${session}'`);
+    expect(row).toEqual({ audio: 123_456, n: 0 });
+    const [d] = await ch.rows<{ r: number }>("SELECT repeat_count AS r FROM copy_changed.webhook_deliveries FINAL WHERE idem_key = 'key-0'");
+    expect(d.r).toBe(7);
+  });
+
+  it("fails loudly when ClickHouse and SQLite disagree after the copy", async () => {
+    const db = openFixtureDb("copy-mismatch");
+    fillWarehouse(db, 200, 3);
+    const ch = await client("copy_mismatch");
+    await copyToClickHouse(db, ch);
+    // A call ClickHouse has and SQLite does not (written there by someone else).
+    const stray = callRow({
+      appPk: 1, sessionId: "stray", version: 1, mid: null, type: "audio", mode: "call", status: "ended", initiator: null, receiver: null,
+      receiverType: "user", initiatedAt: BASE, startedAt: BASE, endedAt: BASE + 60, startAt: BASE, platformHasRecording: false,
+      totalAudioMinutes: 1, totalVideoMinutes: 0, totalDurationMinutes: 1, durationSeconds: 60, totalParticipants: 0, source: "sync",
+      contentHash: null, raw: null, firstSeenMs: 1, updatedMs: 1, participants: [],
+    });
+    await ch.insert("calls", [stray]);
+    const error = await copyToClickHouse(db, ch).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CopyMismatchError);
+    expect((error as Error).message).toMatch(/calls: SQLite 200, ClickHouse 201/);
+  });
+
+  it("runs as npm run warehouse -- copy --to clickhouse, survives SIGKILL mid-run, and never prints the password", async () => {
+    const db = openFixtureDb("copy-cli");
+    fillWarehouse(db, 6000, 4);
+    const file = db.$client.name;
+    db.$client.close();
+    const env = { ...process.env, DATABASE_PATH: file, ...server.env("copy_cli"), LOG_LEVEL: "silent" };
+    const ch = openClickHouse(server.config("copy_cli"));
+    open.push(ch);
+    const run = (args: string[], killAfterCalls?: number) =>
+      new Promise<{ code: number | null; out: string }>((resolve) => {
+        const child = spawn(process.execPath, ["--import", "tsx", "scripts/warehouse.ts", ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+        let out = "";
+        child.stdout.on("data", (b: Buffer) => (out += b.toString()));
+        child.stderr.on("data", (b: Buffer) => (out += b.toString()));
+        // Killed once its checkpoint says it is in the middle of the calls.
+        const watch = killAfterCalls
+          ? setInterval(() => {
+              void ch
+                .rows<{ pk: number }>("SELECT last_pk AS pk FROM copy_cli.copy_checkpoints FINAL WHERE table_name = 'calls'")
+                .then((r) => (r[0]?.pk ?? 0) >= killAfterCalls && child.kill("SIGKILL"))
+                .catch(() => undefined);
+            }, 20)
+          : undefined;
+        child.on("exit", (code) => {
+          clearInterval(watch);
+          resolve({ code, out });
+        });
+      });
+    const killed = await run(["copy", "--to", "clickhouse", "--batch-size", "100"], 1000);
+    expect(killed.code).toBeNull(); // SIGKILL, half way
+    expect((await sums(ch)).calls).toBeLessThan(6000);
+    const done = await run(["copy", "--to", "clickhouse", "--batch-size", "500", "--no-progress"]);
+    expect(done.out).toContain("Count check passed");
+    expect(done.code).toBe(0);
+    expect(done.out).not.toContain(server.password);
+    expect(done.out).not.toContain(encodeURIComponent(server.password));
+    expect((await sums(ch)).calls).toBe(6000);
+    const missing = await run(["copy"]);
+    expect(missing.code).toBe(1);
+    expect(missing.out).toMatch(/--to/);
+  }, 120_000);
+});
