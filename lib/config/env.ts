@@ -40,6 +40,11 @@ const envSchema = z.object({
   PLATFORM_MANAGEMENT_KEY: z.preprocess(emptyToUndefined, z.string().optional()),
   PLATFORM_MANAGEMENT_SECRET: z.preprocess(emptyToUndefined, z.string().optional()),
   PORT: intFromString(3000),
+  /**
+   * Requests to the platform in flight at once, shared by every app syncing in this
+   * process; each app keeps up to this many pages in flight (docs/decisions/0002-sync.md).
+   */
+  SYNC_CONCURRENCY: intFromString(6).pipe(z.number().int().min(1, "must be at least 1").max(64, "must be at most 64")),
   /** Public address of this dashboard, for the ingest URL shown in settings (default: the request's host). */
   CALLBOARD_PUBLIC_URL: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/ }).optional()),
   LOG_LEVEL: z.preprocess(emptyToUndefined, z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),

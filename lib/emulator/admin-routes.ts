@@ -110,6 +110,8 @@ export async function handleAdmin(state: EmulatorState, req: IncomingMessage, re
           ignorePerPage: ipp === undefined ? state.quirks.ignorePerPage : ipp === true ? 25 : (num(ipp) ?? 0),
           invalidRecords: bool(body.invalidRecords) ?? state.quirks.invalidRecords,
           order: (order as ListOrder | undefined) ?? state.quirks.order,
+          maxPerPage: num(body.maxPerPage) ?? state.quirks.maxPerPage,
+          latencyMs: num(body.latencyMs) ?? state.quirks.latencyMs,
         };
         return sendJson(res, 200, state.quirks);
       }

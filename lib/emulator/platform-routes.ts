@@ -34,7 +34,8 @@ export function listPage(state: EmulatorState, app: AppStore, url: URL, onBehalf
   }
   const slots = app.query(q.filters, onBehalfOf);
   const total = slots ? slots.length : app.size;
-  const perPage = state.quirks.ignorePerPage > 0 ? state.quirks.ignorePerPage : q.perPage;
+  const asked = state.quirks.maxPerPage > 0 ? Math.min(q.perPage, state.quirks.maxPerPage) : q.perPage;
+  const perPage = state.quirks.ignorePerPage > 0 ? state.quirks.ignorePerPage : asked;
   const start = Math.min(total, (q.page - 1) * perPage);
   const end = Math.min(total, start + perPage);
   let picked: number[] = [];

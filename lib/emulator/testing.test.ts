@@ -13,11 +13,18 @@ describe("CLI arguments", () => {
     const cli = parseCli(["--port", "0", "--apps", "a:5", "--ignore-per-page", "25", "--order", "oldest", "--fault", "429:every3:list", "--rate-limit", "100"]);
     expect(cli.help).toBe(false);
     if (!cli.help) {
-      expect(cli.options.quirks).toEqual({ ignorePerPage: 25, invalidRecords: false, order: "oldest" });
+      expect(cli.options.quirks).toEqual({ ignorePerPage: 25, invalidRecords: false, order: "oldest", maxPerPage: 0, latencyMs: 0 });
       expect(cli.options.faults?.rules).toEqual([{ kind: "429", route: "list", everyNth: 3 }]);
       expect(cli.options.faults?.rateLimitPerMinute).toBe(100);
     }
     expect(() => parseCli(["--order", "random"])).toThrow(CliError);
+    const shaped = parseCli(["--mix", "big-meetings", "--latency", "120", "--max-per-page", "100"]);
+    if (!shaped.help) {
+      expect(shaped.options.mix).toBe("big-meetings");
+      expect(shaped.options.quirks).toMatchObject({ latencyMs: 120, maxPerPage: 100 });
+    }
+    expect(() => parseCli(["--mix", "huge"])).toThrow(/--mix must be one of standard, platform/);
+    expect(() => parseCli(["--latency=1.5"])).toThrow(CliError);
   });
 });
 

@@ -1,7 +1,7 @@
 import { PlatformProtocolError } from "./errors";
 import { arrayMemberElements } from "./json-elements";
 import { defaultSleep, getJson, type FetchFn, type HttpOptions, type SleepFn } from "./http";
-import { bucketFor, PLATFORM_REQUESTS_PER_MINUTE, type TokenBucket } from "./rate-limit";
+import { bucketFor, PLATFORM_REQUESTS_PER_MINUTE, type RequestGate, type TokenBucket } from "./rate-limit";
 
 /**
  * The Calls API client: `GET {calls_url}/calls` with the seed's nine filters and
@@ -74,6 +74,8 @@ export interface CallsClientOptions {
   /** Client-side budget (default the platform's 20,000 a minute per app). */
   requestsPerMinute?: number;
   bucket?: TokenBucket;
+  /** Process-wide cap on requests in flight, shared with every other app's client (SYNC_CONCURRENCY). */
+  gate?: RequestGate;
   fetch?: FetchFn;
   sleep?: SleepFn;
   random?: () => number;
@@ -83,7 +85,11 @@ export interface PagesOptions {
   perPage?: number;
   /** Refuse to walk more pages than this (a server that never ends). */
   maxPages?: number;
-  /** Pages requested ahead of the consumer (0 = strictly one at a time). */
+  /**
+   * Pages requested ahead of the consumer (0 = strictly one at a time): while the
+   * consumer handles page p, pages p+1..p+prefetch are in flight. Pages are still
+   * yielded in order, whatever order their answers arrive in.
+   */
   prefetch?: number;
   signal?: AbortSignal;
 }
@@ -147,6 +153,7 @@ export function createCallsClient(options: CallsClientOptions): CallsClient {
     fetch: options.fetch ?? ((input, init) => fetch(input, init)),
     sleep: options.sleep ?? defaultSleep,
     bucket: options.bucket ?? bucketFor(options.appId, options.requestsPerMinute ?? PLATFORM_REQUESTS_PER_MINUTE),
+    gate: options.gate,
     secrets: [options.apiKey],
     random: options.random,
   };

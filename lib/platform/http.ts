@@ -7,7 +7,7 @@ import {
   describeDetail,
   platformErrorDetail,
 } from "./errors";
-import type { TokenBucket } from "./rate-limit";
+import type { RequestGate, TokenBucket } from "./rate-limit";
 
 /**
  * One JSON GET with the platform's failure modes handled: per-request timeout (headers)
@@ -32,6 +32,8 @@ export interface HttpOptions {
   fetch: FetchFn;
   sleep: SleepFn;
   bucket?: TokenBucket;
+  /** Requests in flight across the process (SYNC_CONCURRENCY); held only while a request is on the wire. */
+  gate?: RequestGate;
   /** Strings that must never appear in an error message (the API key). */
   secrets: string[];
   random?: () => number;
@@ -44,6 +46,8 @@ class Retryable extends Error {
     message: string,
     readonly retryAfterMs?: number,
     options?: { cause?: unknown },
+    /** A 429: the wait applies to the whole app, not just this request. */
+    readonly rateLimited = false,
   ) {
     super(message, options);
   }
@@ -122,19 +126,25 @@ export async function getJson(
   for (let attempt = 1; attempt <= opts.maxAttempts; attempt++) {
     signal?.throwIfAborted();
     if (opts.bucket) await opts.bucket.take((ms) => opts.sleep(ms, signal));
+    const release = opts.gate ? await opts.gate.acquire(signal) : undefined;
     try {
       return await attemptOnce(url, opts, signal);
     } catch (err) {
       if (!(err instanceof Retryable)) throw err;
       signal?.throwIfAborted();
       last = err;
+      // The app's other requests (pages in flight) wait out the platform's Retry-After too.
+      if (err.rateLimited && err.retryAfterMs !== undefined) opts.bucket?.pause(Math.min(opts.maxRetryAfterMs, err.retryAfterMs));
       if (attempt === opts.maxAttempts) break;
       const backoff = random() * Math.min(opts.maxBackoffMs, opts.baseBackoffMs * 2 ** (attempt - 1));
       const wait =
         err.retryAfterMs !== undefined
           ? Math.min(opts.maxRetryAfterMs, err.retryAfterMs) + random() * opts.baseBackoffMs
           : backoff;
+      release?.();
       await opts.sleep(Math.round(wait), signal);
+    } finally {
+      release?.();
     }
   }
   throw new PlatformUnavailableError(
@@ -191,7 +201,7 @@ async function attemptOnce(
     }
     const detail = platformErrorDetail(errBody);
     const text = scrub(describeDetail(status, detail), opts.secrets);
-    if (status === 429) throw new Retryable(`${text} (rate limited)`, retryAfterMs(res.headers));
+    if (status === 429) throw new Retryable(`${text} (rate limited)`, retryAfterMs(res.headers), undefined, true);
     if (status >= 500 || status === 408) throw new Retryable(text, retryAfterMs(res.headers));
     if (status === 401 || status === 403) {
       throw new PlatformAuthError(`${opts.label} refused the API key (${text}); check the app's API key and region`, {

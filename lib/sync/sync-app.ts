@@ -7,6 +7,7 @@ import { env } from "@/lib/config/env";
 import { logger, type Logger } from "@/lib/log/logger";
 import { createCallsClient, type CallsClient, type CallsClientOptions } from "@/lib/platform/calls-client";
 import { PlatformAuthError, PlatformError, PlatformNotFoundError } from "@/lib/platform/errors";
+import { requestGate } from "@/lib/platform/rate-limit";
 import { acquireLock, DEFAULT_LEASE_MS, newOwnerId, releaseLock, renewLock } from "./lock";
 import { RunState } from "./run-state";
 import { inlineSink, workerSink, type WriteSink } from "./write-sink";
@@ -37,7 +38,7 @@ export interface SyncOptions {
   writer?: "auto" | "inline" | "worker";
   /** Calls written per transaction (default 8,000 inline, 4,000 with the worker). */
   batchSize?: number;
-  /** Pages requested ahead while the current one is parsed and written (default 2). */
+  /** Pages in flight while the current one is parsed and written (default SYNC_CONCURRENCY). */
   prefetch?: number;
   /** A full reconcile is due when the last one is older than this (default 24 h). */
   fullEveryMs?: number;
@@ -182,11 +183,14 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
   let sink: WriteSink | undefined;
   try {
     const conn = options.connection ?? appConnection(app, options.domain ?? env().PLATFORM_DOMAIN);
+    const concurrency = env().SYNC_CONCURRENCY;
     const client = createCallsClient({
       callsUrl: conn.callsUrl,
       apiKey: conn.apiKey,
       onBehalfOf: conn.onBehalfOf,
       appId: app.appId,
+      // Every app syncing in this process shares one cap on requests in flight.
+      gate: requestGate(concurrency),
       ...options.client,
     });
     const writer = new CallWriter(db, app.pk);
@@ -273,7 +277,7 @@ async function pageThrough(
   let ordered = true;
   let lastInitiated = Number.POSITIVE_INFINITY;
   let waitStart = performance.now();
-  for await (const page of client.pages({}, { perPage: options.perPage ?? 1000, prefetch: options.prefetch ?? 2, signal: options.signal })) {
+  for await (const page of client.pages({}, { perPage: options.perPage ?? 1000, prefetch: options.prefetch ?? env().SYNC_CONCURRENCY, signal: options.signal })) {
     summary.timings.fetchWaitMs += performance.now() - waitStart;
     summary.timings.fetchMs += page.fetchMs;
     summary.pages++;
