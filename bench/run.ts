@@ -5,6 +5,7 @@
  *   npm run bench                      # everything at the issues' sizes (1M and 10M calls: long)
  *   npm run bench -- --only sync       # one part: sync | analytics | webhooks
  *   npm run bench -- --quick           # smaller sizes, for a smoke run
+ *   npm run bench -- --only sync --mix platform,light-users   # some of the sync's data mixes
  */
 import { Command } from "commander";
 
@@ -21,8 +22,9 @@ const program = new Command("bench")
   .option("--only <area>", "sync | analytics | webhooks")
   .option("--quick", "smaller sizes (smoke run)")
   .option("--calls <n>", "override the call count of the sync and analytics benches")
+  .option("--mix <names>", "sync: data mixes to run, comma-separated (default: platform,heavy-users,light-users,big-meetings)")
   .parse(process.argv);
-const opts = program.opts<{ only?: string; quick?: boolean; calls?: string }>();
+const opts = program.opts<{ only?: string; quick?: boolean; calls?: string; mix?: string }>();
 
 function printTable(rows: BenchRow[]): void {
   const cols: Array<keyof BenchRow> = ["area", "metric", "target", "measured", "ok"];
@@ -42,7 +44,11 @@ async function main(): Promise<void> {
 
   if (want("sync")) {
     const { runSyncBackfillBench } = await import("./sync-backfill");
-    rows.push(...(await runSyncBackfillBench({ calls: calls ?? (opts.quick ? 100_000 : 1_000_000) })));
+    const { isDataMixName } = await import("@/lib/emulator/mixes");
+    const mixes = opts.mix?.split(",").map((m) => m.trim());
+    const unknown = mixes?.find((m) => !isDataMixName(m));
+    if (unknown) throw new Error(`--mix: unknown mix "${unknown}"`);
+    rows.push(...(await runSyncBackfillBench({ calls: calls ?? (opts.quick ? 100_000 : 1_000_000), mixes: mixes?.filter(isDataMixName) })));
   }
   if (want("analytics")) {
     const { runAnalyticsBench } = await import("./analytics");
