@@ -3,11 +3,12 @@
  * measured figures. Builds its own data; never touches DATABASE_PATH.
  *
  *   npm run bench                      # everything at the issues' sizes (1M and 10M calls: long)
- *   npm run bench -- --only sync       # one part: sync | analytics | webhooks
+ *   npm run bench -- --only sync       # one part: sync | http | analytics | webhooks
  *   npm run bench -- --quick           # smaller sizes, for a smoke run
  *   npm run bench -- --only sync --mix platform,light-users   # some of the sync's data mixes
  */
 import { Command } from "commander";
+import { isDataMixName } from "@/lib/emulator/mixes";
 
 export interface BenchRow {
   area: string;
@@ -19,7 +20,7 @@ export interface BenchRow {
 }
 
 const program = new Command("bench")
-  .option("--only <area>", "sync | analytics | webhooks")
+  .option("--only <area>", "sync | http | analytics | webhooks")
   .option("--quick", "smaller sizes (smoke run)")
   .option("--calls <n>", "override the call count of the sync and analytics benches")
   .option("--mix <names>", "sync: data mixes to run, comma-separated (default: platform,heavy-users,light-users,big-meetings)")
@@ -44,11 +45,15 @@ async function main(): Promise<void> {
 
   if (want("sync")) {
     const { runSyncBackfillBench } = await import("./sync-backfill");
-    const { isDataMixName } = await import("@/lib/emulator/mixes");
     const mixes = opts.mix?.split(",").map((m) => m.trim());
     const unknown = mixes?.find((m) => !isDataMixName(m));
     if (unknown) throw new Error(`--mix: unknown mix "${unknown}"`);
     rows.push(...(await runSyncBackfillBench({ calls: calls ?? (opts.quick ? 100_000 : 1_000_000), mixes: mixes?.filter(isDataMixName) })));
+  }
+  if (want("http")) {
+    const { runHttpReportsBench } = await import("./http-reports");
+    const mixes = opts.mix?.split(",").map((m) => m.trim()).filter(isDataMixName);
+    for (const n of calls ? [calls] : opts.quick ? [100_000] : [1_000_000, 10_000_000]) rows.push(...(await runHttpReportsBench({ calls: n, mixes: mixes?.length ? mixes : undefined })));
   }
   if (want("analytics")) {
     const { runAnalyticsBench } = await import("./analytics");

@@ -5,12 +5,13 @@
  * transactions alone).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { generateCallAt, makeContext } from "@/lib/emulator/generator";
 import type { DataMixName } from "@/lib/emulator/mixes";
 import { serializeServed } from "@/lib/emulator/quirks";
+import { childCpuSeconds } from "./production-server";
 import type { BenchRow } from "./run";
 
 export interface SyncBackfillResult {
@@ -96,9 +97,11 @@ export interface SyncBackfillOptions {
   latencyMs?: number;
   maxPerPage?: number;
   perPage?: number;
+  /** Sync into this warehouse file and keep it (the HTTP reports bench serves it); default: a temporary file, removed. */
+  file?: string;
 }
 
-export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize, mix = "platform", maxMeetingSize, prerender = false, latencyMs, maxPerPage, perPage = 1000 }: SyncBackfillOptions = {}): Promise<SyncBackfillResult> {
+export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize, mix = "platform", maxMeetingSize, prerender = false, latencyMs, maxPerPage, perPage = 1000, file: keep }: SyncBackfillOptions = {}): Promise<SyncBackfillResult> {
   process.env.AUTH_SECRET ??= "bench-only-secret-bench-only-secret-000";
   process.env.LOG_LEVEL ??= "silent";
   const { openDatabase } = await import("@/db/client");
@@ -108,8 +111,8 @@ export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize
   const t0 = performance.now();
   const emu = await spawnBenchEmulator(calls, { mix, maxMeetingSize, prerender, latencyMs, maxPerPage });
   const emulatorStartMs = performance.now() - t0;
-  const dir = mkdtempSync(path.join(tmpdir(), "callboard-bench-sync-"));
-  const file = path.join(dir, "warehouse.db");
+  const dir = keep ? undefined : mkdtempSync(path.join(tmpdir(), "callboard-bench-sync-"));
+  const file = keep ?? path.join(dir!, "warehouse.db");
   try {
     const db = openDatabase(file);
     // Diagnosis only: measure the sync without other parts' write triggers.
@@ -165,22 +168,11 @@ export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize
     };
   } finally {
     emu.child.kill("SIGTERM");
-    rmSync(dir, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true });
   }
 }
 
 const pct = (x: number | undefined) => (x === undefined ? "?" : `${Math.round(x * 100)}%`);
-
-/** CPU seconds (user + system) a child process has used so far; undefined off Linux. */
-function childCpuSeconds(pid: number | undefined): number | undefined {
-  try {
-    // /proc/PID/stat: fields 14 and 15 (utime, stime) in clock ticks, after the ")" of the name.
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return undefined;
-  }
-}
 
 /** Bytes of JSON a call of the mix takes on the wire (a sample of its records). */
 function bytesPerCall(mix: DataMixName, sample = 2_000): number {
