@@ -4,7 +4,9 @@ import { openDatabase, type Db } from "@/db/client";
 import { callerForUser, type Caller } from "@/lib/auth/authorize";
 import { createUser } from "@/lib/auth/users";
 import { chatEvent, sendDeliveries, type Delivery } from "@/lib/emulator/webhooks";
-import { AUTH, startHarness, type Harness } from "@/lib/ingest/test-harness";
+import { resetEnvForTests } from "@/lib/config/env";
+import { recordingGenerated } from "@/lib/ingest/fixtures";
+import { AUTH, postJson, startHarness, type Harness } from "@/lib/ingest/test-harness";
 import { evaluateDueRules } from "./evaluate";
 import { deliverDue } from "./outbox";
 import { createRule } from "./rules";
@@ -23,6 +25,10 @@ let receiver: Receiver;
 
 beforeAll(async () => {
   h = await startHarness();
+  // Reports (the recordings metric) read the warehouse at DATABASE_PATH: the harness's.
+  process.env.DATABASE_PATH = h.file;
+  process.env.ANALYTICS_WORKER = "off";
+  resetEnvForTests();
   const user = await createUser(h.db, { email: "ops@example.com", password: "ops-password-1", role: "admin" });
   admin = callerForUser(h.db, user.id)!;
   receiver = await startReceiver();
@@ -84,5 +90,18 @@ describe("webhook bursts", () => {
       { type: "alert.firing", value: 150, threshold: 100, unit: "deliveries", link: expect.stringMatching(/\/events\?app=acme$/) },
       { type: "alert.resolved", value: 0 },
     ]);
+  });
+
+  it("recordings from recording webhooks count in the window of their start time, each once", async () => {
+    const day = 1_766_016_000; // 2025-12-18T00:00:00Z
+    const { rule } = await createRule(h.db, admin, { name: "Recordings", metric: "recordings", filters: { app: ["acme"] }, windowSeconds: WINDOW, condition: { op: "above", value: 10 } });
+    const init = { appId: "acme" };
+    // 12 recordings that day, two of them delivered twice, and one the day before.
+    const sessions = Array.from({ length: 12 }, (_, i) => recordingGenerated(init, `rec-${i}`, day + 600 * i));
+    for (const d of [...sessions, sessions[0], sessions[5], recordingGenerated(init, "rec-before", day - 60)]) {
+      expect((await postJson(h.baseUrl, "acme", d)).status).toBe(200);
+    }
+    const [result] = await evaluateDueRules(h.db, { nowMs: (day + WINDOW + DELAY) * 1000, delaySeconds: DELAY, ruleId: rule.id });
+    expect(result).toMatchObject({ outcome: "fired", value: 12, window: { from: day, to: day + WINDOW } });
   });
 });
