@@ -42,7 +42,7 @@ test("an admin creates a rule, evaluates it now and sees it fire", async ({ page
 
   const row = page.locator('[data-testid="alert-rules"] tr[data-rule-id]', { hasText: name });
   await expect(row).toBeVisible();
-  await expect(row).toContainText("Calls below 1000000 calls over 1 day");
+  await expect(row).toContainText("Calls below 1,000,000 calls over 1 day");
   await expect(row).toContainText("apps: acme-sales");
 
   // The server's own schedule may get there first; either way the rule fires once.

@@ -8,7 +8,7 @@ import type { AppOption } from "@/app/_ops/scope";
 import type { AlertEventView } from "@/lib/alerts/history";
 import type { RuleView } from "@/lib/alerts/rules";
 import type { TickResult } from "@/lib/alerts/scheduler";
-import { METRICS, type Metric } from "@/lib/alerts/schema";
+import { formatMetricValue, type Metric } from "@/lib/alerts/schema";
 import { RuleFormView } from "./rule-form";
 
 export interface AlertsAnswer {
@@ -20,12 +20,7 @@ export interface AlertsAnswer {
 const QUERY_KEY = ["alerts"];
 const REFRESH_MS = 30_000;
 
-function formatValue(metric: Metric, v: number | null): string {
-  if (v === null) return "—";
-  const unit = METRICS[metric].unit;
-  const n = Number.isInteger(v) ? formatInt(v) : v.toFixed(2);
-  return unit === "%" ? `${n}%` : `${n} ${unit}`;
-}
+const formatValue = (metric: Metric, v: number | null) => (v === null ? "—" : formatMetricValue(metric, v));
 
 function filtersText(f: RuleView["filters"]): string {
   const parts = Object.entries(f).map(([k, v]) => `${k === "app" ? "apps" : k}: ${Array.isArray(v) ? v.join(", ") : String(v)}`);

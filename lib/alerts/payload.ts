@@ -6,7 +6,7 @@
 import type { WindowRange } from "./metrics";
 import type { RuleRecord } from "./rules";
 import { summarize } from "./rules";
-import { describeWindow, METRICS, type AlertFilters, type AlertState, type Metric } from "./schema";
+import { describeWindow, formatMetricValue, METRICS, type AlertFilters, type AlertState, type Metric } from "./schema";
 
 /** A query string in the dashboard's filter names (repeatable `app`), without empty values. */
 function toQuery(params: Record<string, string | number | readonly string[] | undefined>): string {
@@ -63,12 +63,6 @@ export interface Notification {
 const iso = (s: number) => new Date(s * 1000).toISOString();
 const short = (s: number) => iso(s).slice(0, 16).replace("T", " ");
 
-function formatValue(metric: Metric, v: number): string {
-  const unit = METRICS[metric].unit;
-  const n = Number.isInteger(v) ? String(v) : v.toFixed(Math.abs(v) >= 100 ? 1 : 2);
-  return unit === "%" ? `${n}%` : `${n} ${unit}`;
-}
-
 function filterText(f: AlertFilters): string {
   const parts = Object.entries(f)
     .filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0))
@@ -95,10 +89,10 @@ export function buildNotification(n: NotificationInput): Notification {
   const { rule, range } = n;
   const link = dashboardLink(n.baseUrl, rule.metric, rule.filters, range);
   const head = n.to === "firing" ? "FIRING" : "RESOLVED";
-  const change = n.changePercent === null ? "" : ` (${n.changePercent >= 0 ? "+" : ""}${n.changePercent.toFixed(1)}% against ${formatValue(rule.metric, n.previousValue ?? 0)})`;
+  const change = n.changePercent === null ? "" : ` (${n.changePercent >= 0 ? "+" : ""}${n.changePercent.toFixed(1)}% against ${formatMetricValue(rule.metric, n.previousValue ?? 0)})`;
   const fromZero = rule.condition.op === "change" && n.changePercent === null && n.previousValue === 0 ? " (from 0 in the previous window)" : "";
   const text =
-    `[Callboard] ${head}: ${rule.name}. ${METRICS[rule.metric].label} was ${formatValue(rule.metric, n.value)}${change}${fromZero}` +
+    `[Callboard] ${head}: ${rule.name}. ${METRICS[rule.metric].label} was ${formatMetricValue(rule.metric, n.value)}${change}${fromZero}` +
     ` over ${describeWindow(rule.windowSeconds)} (${short(range.from)}–${short(range.to).slice(11)} UTC; ${filterText(rule.filters)}).` +
     ` Rule: ${summarize(rule)}. ${link}`;
   return {

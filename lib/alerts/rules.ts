@@ -18,8 +18,8 @@ import {
 } from "./schema";
 import { newSigningSecret } from "./signing";
 
-/** A stored rule with its JSON columns checked. */
-export interface RuleRecord {
+/** A rule's definition and state, as both the stored record and the view carry them. */
+interface RuleBasics {
   id: number;
   name: string;
   enabled: boolean;
@@ -30,6 +30,10 @@ export interface RuleRecord {
   minCalls: number;
   state: AlertState;
   stateSinceMs: number;
+}
+
+/** A stored rule with its JSON columns checked. */
+export interface RuleRecord extends RuleBasics {
   lastWindowTo: number | null;
   version: number;
   row: AlertRuleRow;
@@ -60,19 +64,9 @@ export function destinationOf(row: AlertRuleRow): { url: string; secret: string;
 }
 
 /** Safe for any browser the rule is visible to. */
-export interface RuleView {
-  id: number;
-  name: string;
-  enabled: boolean;
-  metric: Metric;
-  filters: AlertFilters;
-  windowSeconds: number;
-  condition: AlertCondition;
-  minCalls: number;
+export interface RuleView extends RuleBasics {
   /** "Unanswered rate above 20% over 5 minutes". */
   summary: string;
-  state: AlertState;
-  stateSinceMs: number;
   lastEvaluation: { windowFrom: number; windowTo: number; atMs: number; value: number | null; previousValue: number | null; calls: number | null; note: string | null } | null;
   hasDestination: boolean;
   /** Admins only: where notifications go (origin and the URL's last four characters), never the secret. */

@@ -141,12 +141,18 @@ export const rulePatchSchema = z
   .strict();
 export type RulePatch = z.infer<typeof rulePatchSchema>;
 
+const valueFormat = new Intl.NumberFormat("en", { maximumFractionDigits: 2 });
+
+/** A metric's value for people: "34.5%", "1,250 calls", "812.25 min". */
+export function formatMetricValue(metric: Metric, v: number): string {
+  const unit = METRICS[metric].unit;
+  return unit === "%" ? `${valueFormat.format(v)}%` : `${valueFormat.format(v)} ${unit}`;
+}
+
 /** "above 20%", "below 5 calls", "up or down by more than 50%". */
 export function describeCondition(metric: Metric, c: AlertCondition): string {
-  const unit = METRICS[metric].unit;
-  const withUnit = (v: number) => (unit === "%" ? `${v}%` : `${v} ${unit}`);
-  if (c.op === "above") return `above ${withUnit(c.value)}`;
-  if (c.op === "below") return `below ${withUnit(c.value)}`;
+  if (c.op === "above") return `above ${formatMetricValue(metric, c.value)}`;
+  if (c.op === "below") return `below ${formatMetricValue(metric, c.value)}`;
   const dir = c.direction === "up" ? "up" : c.direction === "down" ? "down" : "up or down";
   return `${dir} by more than ${c.percent}% against the previous window`;
 }
