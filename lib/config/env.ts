@@ -27,6 +27,10 @@ const envSchema = z.object({
   CALLBOARD_ADMIN_EMAIL: z.preprocess(emptyToUndefined, z.email().optional()),
   CALLBOARD_ADMIN_PASSWORD: z.preprocess(emptyToUndefined, z.string().min(8).optional()),
   SYNC_INTERVAL_SECONDS: intFromString(300),
+  /** How often the server evaluates alert rules and sends their notifications; 0 turns it off (lib/alerts). */
+  ALERTS_INTERVAL_SECONDS: intFromString(15),
+  /** How long after a window closes its rules are evaluated, so that late syncs and webhooks are in. */
+  ALERTS_DELAY_SECONDS: intFromString(60),
   /** `off`: analytics reports run on the request's thread instead of the analytics worker (docs/decisions/0006-analytics-rollups.md). */
   ANALYTICS_WORKER: z.preprocess(emptyToUndefined, z.enum(["on", "off"]).default("on")),
   PLATFORM_DOMAIN: z.preprocess(

@@ -8,7 +8,7 @@ export { basicAuthHeader } from "./auth";
 export { toEpochSeconds, triggerCategory, CHAT_TRIGGERS, CALL_TRIGGERS, MEETING_TRIGGERS, RECORDING_TRIGGER } from "./envelope";
 export type { TriggerCategory, Envelope } from "./envelope";
 export {
-  getLiveSessions, getEventCounts, getRecentDeliveries, ingestUrlFor, describeWebhook,
+  getLiveSessions, getEventCounts, getRecentDeliveries, countDeliveries, ingestUrlFor, describeWebhook,
 } from "./queries";
 export type {
   LiveSession, LiveOccupant, LiveSessionsParams, EventCount, EventCountsParams, RecentDelivery,

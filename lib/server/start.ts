@@ -1,5 +1,5 @@
 /**
- * The one HTTP server: Next.js for pages and routes, the sync schedule beside it, one
+ * The one HTTP server: Next.js for pages and routes, the sync and alerts schedules beside it, one
  * process and one port. Used by `npm start`, `npm run dev`, the demo and the e2e
  * fixture. See docs/decisions/0001-custom-server.md. The webhook ingest fast path (a
  * lean node:http handler for POST /api/webhooks/{appId} in front of Next) lives here too.
@@ -47,6 +47,11 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
     const { startSyncScheduler } = await import("@/lib/sync/scheduler");
     stopScheduler = startSyncScheduler(warehouse, { intervalSeconds: config.SYNC_INTERVAL_SECONDS }).stop;
   }
+  let stopAlerts: (() => Promise<void>) | undefined;
+  if (config.ALERTS_INTERVAL_SECONDS > 0) {
+    const { startAlertScheduler } = await import("@/lib/alerts/scheduler");
+    stopAlerts = startAlertScheduler(warehouse, { intervalSeconds: config.ALERTS_INTERVAL_SECONDS }).stop;
+  }
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -78,6 +83,7 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
     close: () =>
       new Promise<void>((resolve) => {
         stopScheduler?.();
+        void stopAlerts?.();
         void analytics?.close();
         server.close(() => {
           closeIngestor();

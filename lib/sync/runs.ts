@@ -73,6 +73,27 @@ export function getSyncRuns(db: Db, appPks: readonly number[], params: SyncRunsP
     }));
 }
 
+/**
+ * Runs of these apps that failed and finished in [fromMs, toMs) (the alerts' "failed
+ * sync runs"). A run is never longer than a day, which bounds the index range on start.
+ */
+export function countFailedRuns(db: Db, appPks: readonly number[], fromMs: number, toMs: number): number {
+  if (appPks.length === 0 || !(toMs > fromMs)) return 0;
+  const row = db
+    .select({ n: sql<number>`count(*)` })
+    .from(syncRuns)
+    .where(
+      and(
+        inArray(syncRuns.appPk, [...appPks]),
+        sql`${syncRuns.startedMs} >= ${fromMs - 86_400_000} AND ${syncRuns.startedMs} < ${toMs}`,
+        eq(syncRuns.status, "failed"),
+        sql`${syncRuns.finishedMs} >= ${fromMs} AND ${syncRuns.finishedMs} < ${toMs}`,
+      ),
+    )
+    .get();
+  return row?.n ?? 0;
+}
+
 export interface AppSyncStatus {
   appId: string;
   appName: string;
