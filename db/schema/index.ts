@@ -4,3 +4,4 @@ export * from "./sync";
 export * from "./auth";
 export * from "./ingest";
 export * from "./analytics";
+export * from "./billing";
