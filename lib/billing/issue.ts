@@ -11,8 +11,8 @@ import { statementAdjustments, statements } from "@/db/schema";
 import { audit } from "@/lib/auth/audit";
 import type { Caller } from "@/lib/auth/authorize";
 import { HttpError } from "@/lib/http/errors";
-import { carriedAmounts, issuedBefore, statementNumber, type IssuedBody } from "./issued";
-import { Dec, sumMoney } from "./money";
+import { carriedSoFar, issuedBefore, statementNumber, type IssuedBody } from "./issued";
+import { sumMoney } from "./money";
 import { buildStatements, type Statement } from "./statements";
 
 export interface IssueRequest {
@@ -30,7 +30,7 @@ export async function issueStatement(db: Db, caller: Caller, req: IssueRequest, 
   // What earlier statements had carried when the draft was priced: if that changes before
   // the transaction, another issue carried an adjustment meanwhile and this draft is stale.
   const earlier = issuedBefore(db, [req.app], req.month);
-  const carriedThen = carriedAmounts(db, earlier.map((s) => s.pk));
+  const carriedThen = carriedSoFar(db, earlier.map((s) => s.pk));
   const { statements: [draft] } = await buildStatements(db, { month: req.month, tz: req.tz, apps: [req.app], detail: true }, caller, now);
   if (draft.status === "issued") throw conflict(`the statement of ${req.month} for ${req.app} is already issued (${draft.issued!.number})`);
   if (draft.status === "unpriced" || !draft.terms || !draft.currency) throw conflict(`no price sheet is in force for ${req.app} in ${req.month}: set one first (Settings → Price sheets)`);
@@ -60,13 +60,13 @@ export async function issueStatement(db: Db, caller: Caller, req: IssueRequest, 
       .get();
     const target = `${draft.app} ${req.month}`;
     audit(db, caller, "statement.issue", target, { number: statementNumber(next), timeZone: draft.timeZone, currency: draft.currency, total, carried: carried.length });
-    const carriedNow = carriedAmounts(db, earlier.map((s) => s.pk));
-    if (earlier.some((s) => !new Dec(carriedNow.get(s.pk) ?? 0).eq(carriedThen.get(s.pk) ?? 0))) {
+    const carriedNow = carriedSoFar(db, earlier.map((s) => s.pk));
+    if (JSON.stringify([...carriedNow]) !== JSON.stringify([...carriedThen])) {
       throw conflict("another statement carried an adjustment of this app meanwhile: issue again");
     }
     for (const line of carried) {
       const adjusted = earlier.find((s) => s.number === line.adjusts!.number)!;
-      db.insert(statementAdjustments).values({ statementPk: row.pk, adjustsPk: adjusted.pk, amount: line.amount, details: { month: adjusted.month } }).run();
+      db.insert(statementAdjustments).values({ statementPk: row.pk, adjustsPk: adjusted.pk, amount: line.amount, details: { month: adjusted.month, usage: line.adjusts!.usage } }).run();
       audit(db, caller, "statement.adjustment", target, { number: statementNumber(next), adjusts: line.adjusts!.number, month: line.adjusts!.month, amount: line.amount, currency: draft.currency });
     }
     return next;

@@ -62,17 +62,22 @@ export function issuedBefore(db: Db, appIds: readonly string[], month: string): 
   return db.select().from(statements).where(and(lt(statements.month, month), inArray(statements.appId, [...appIds]))).orderBy(statements.month).all().map(toIssued);
 }
 
-/** What later statements carried of each issued statement so far. */
-export function carriedAmounts(db: Db, pks: readonly number[]): Map<number, string> {
-  if (pks.length === 0) return new Map();
+/** What later statements carried of each issued statement so far: the amount, and the usage the last one accounted for. */
+export function carriedSoFar(db: Db, pks: readonly number[]): Map<number, { amount: string; usage: Usage | null }> {
+  const out = new Map<number, { amount: string; usage: Usage | null }>();
+  if (pks.length === 0) return out;
   const rows = db
-    .select({ adjustsPk: statementAdjustments.adjustsPk, amount: statementAdjustments.amount })
+    .select({ adjustsPk: statementAdjustments.adjustsPk, amount: statementAdjustments.amount, details: statementAdjustments.details })
     .from(statementAdjustments)
     .where(inArray(statementAdjustments.adjustsPk, [...pks]))
+    .orderBy(statementAdjustments.pk)
     .all();
-  const out = new Map<number, Dec>();
-  for (const r of rows) out.set(r.adjustsPk, (out.get(r.adjustsPk) ?? new Dec(0)).plus(r.amount));
-  return new Map([...out].map(([pk, d]) => [pk, d.toFixed()]));
+  for (const r of rows) {
+    const before = out.get(r.adjustsPk);
+    const usage = (r.details?.usage as Usage | undefined) ?? before?.usage ?? null;
+    out.set(r.adjustsPk, { amount: new Dec(before?.amount ?? 0).plus(r.amount).toFixed(), usage });
+  }
+  return out;
 }
 
 /** The statements (number, month) that carried adjustments of an issued statement. */
@@ -93,8 +98,9 @@ export interface PendingAdjustment {
   month: string;
   timeZone: string;
   currency: string;
-  /** Usage as issued and as the engine reads it now, and the change. */
+  /** Usage as issued, as last carried (or issued), as the engine reads it now, and the change since last accounted. */
   issuedUsage: Usage;
+  accountedUsage: Usage;
   currentUsage: Usage;
   delta: Usage;
   /** The month's usage priced now with the issued terms (without carried lines). */
@@ -105,9 +111,12 @@ export interface PendingAdjustment {
   carried: string;
   /** repricedTotal − issuedAmount − carried: what a next statement can carry. */
   amount: string;
-  /** The usage changed since issue (even when the amount did not). */
+  /** The usage changed since it was last accounted for (even when the amount did not). */
   usageChanged: boolean;
 }
+
+/** Something to carry: money, or a usage change worth a 0.00 line on the next statement. */
+export const isPending = (p: PendingAdjustment): boolean => p.usageChanged || !new Dec(p.amount).isZero();
 
 /** The pending adjustment of each issued statement (by pk), from the engine's current numbers. */
 export async function pendingAdjustments(db: Db, issued: readonly IssuedStatement[], scope: Scope): Promise<Map<number, PendingAdjustment>> {
@@ -124,18 +133,20 @@ export async function pendingAdjustments(db: Db, issued: readonly IssuedStatemen
     const usage = await monthUsage(monthRange(g.month, g.tz), [...g.apps], scope);
     for (const app of g.apps) usageNow.set(`${key}|${app}`, usage.get(app) ?? NO_USAGE);
   }
-  const carried = carriedAmounts(db, issued.map((s) => s.pk));
+  const carried = carriedSoFar(db, issued.map((s) => s.pk));
   const out = new Map<number, PendingAdjustment>();
   for (const s of issued) {
     const current = usageNow.get(`${s.month}|${s.timeZone}|${s.appId}`) ?? NO_USAGE;
     const places = minorUnits(s.currency);
     const repriced = priceUsage(current, s.body.terms).total;
     const issuedAmount = sumMoney([s.body.usageAmount, s.body.minimumTopUp], s.currency);
-    const carriedSoFar = fixed(new Dec(carried.get(s.pk) ?? "0"), places);
+    const before = carried.get(s.pk);
+    const carriedAmount = fixed(new Dec(before?.amount ?? 0), places);
+    const accounted = before?.usage ?? s.body.usage;
     out.set(s.pk, {
-      number: s.number, month: s.month, timeZone: s.timeZone, currency: s.currency, issuedUsage: s.body.usage, currentUsage: current,
-      delta: usageDelta(current, s.body.usage), repricedTotal: repriced, issuedAmount, carried: carriedSoFar,
-      amount: fixed(new Dec(repriced).minus(issuedAmount).minus(carriedSoFar), places), usageChanged: !sameUsage(current, s.body.usage),
+      number: s.number, month: s.month, timeZone: s.timeZone, currency: s.currency, issuedUsage: s.body.usage, accountedUsage: accounted, currentUsage: current,
+      delta: usageDelta(current, accounted), repricedTotal: repriced, issuedAmount, carried: carriedAmount,
+      amount: fixed(new Dec(repriced).minus(issuedAmount).minus(carriedAmount), places), usageChanged: !sameUsage(current, accounted),
     });
   }
   return out;

@@ -49,8 +49,8 @@ export interface StatementLine {
   unitPrice: string;
   /** Rounded to the currency's minor unit. */
   amount: string;
-  /** An adjustment line: the issued statement it corrects. */
-  adjusts?: { number: string; month: string };
+  /** An adjustment line: the issued statement it corrects, and that month's usage it accounts for. */
+  adjusts?: { number: string; month: string; usage: Usage };
 }
 
 export interface PricedUsage {

@@ -8,9 +8,9 @@ import type { Db } from "@/db/client";
 import { listApps } from "@/lib/apps/registry";
 import type { Scope } from "@/lib/analytics";
 import { notFound } from "@/lib/http/errors";
-import { isZero, sumMoney } from "./money";
+import { sumMoney } from "./money";
 import { isMonthOver, monthRange, type MonthRange } from "./month";
-import { carriedBy, issuedBefore, issuedForMonth, pendingAdjustments, type IssuedStatement, type PendingAdjustment } from "./issued";
+import { carriedBy, isPending, issuedBefore, issuedForMonth, pendingAdjustments, type IssuedStatement, type PendingAdjustment } from "./issued";
 import { priceUsage, type PriceTerms, type StatementLine, type Usage } from "./pricing";
 import { termsInForce } from "./price-sheets";
 import { monthUsage, NO_USAGE, participantUsage, type ParticipantUsage } from "./usage";
@@ -84,7 +84,7 @@ export function draftStatement(app: AppRef, range: MonthRange, usage: Usage, ter
   const carried = carriable.filter((p) => p.currency === terms.currency);
   const adjustmentLines: StatementLine[] = carried.map((p) => ({
     kind: "adjustment", label: `Adjustment to ${p.number} (${p.month}): usage changed after issue`, quantity: "", included: "", billable: "", unitPrice: "", amount: p.amount,
-    adjusts: { number: p.number, month: p.month },
+    adjusts: { number: p.number, month: p.month, usage: p.currentUsage },
   }));
   const adjustmentsAmount = sumMoney(adjustmentLines.map((l) => l.amount), terms.currency);
   return {
@@ -96,7 +96,7 @@ export function draftStatement(app: AppRef, range: MonthRange, usage: Usage, ter
 
 function issuedStatement(s: IssuedStatement, pending: PendingAdjustment | undefined, carried: Statement["carriedBy"], now: number): Statement {
   const b = s.body;
-  const changed = pending && (pending.usageChanged || !isZero(pending.amount));
+  const changed = pending && isPending(pending);
   return {
     app: s.appId, name: s.appName, month: s.month, timeZone: s.timeZone, from: b.from, to: b.to, status: "issued", monthOver: isMonthOver(s.month, s.timeZone, now),
     currency: s.currency, terms: b.terms, usage: b.usage, lines: b.lines, usageAmount: b.usageAmount, minimumTopUp: b.minimumTopUp,
@@ -105,14 +105,14 @@ function issuedStatement(s: IssuedStatement, pending: PendingAdjustment | undefi
   };
 }
 
-/** Pending adjustments (non-zero) of each app's issued months before `month`. */
+/** Pending adjustments of each app's issued months before `month`. */
 async function carriableByApp(db: Db, appIds: string[], month: string, scope: Scope): Promise<Map<string, PendingAdjustment[]>> {
   const earlier = issuedBefore(db, appIds, month);
   const pending = await pendingAdjustments(db, earlier, scope);
   const out = new Map<string, PendingAdjustment[]>();
   for (const s of earlier) {
     const p = pending.get(s.pk);
-    if (!p || isZero(p.amount)) continue;
+    if (!p || !isPending(p)) continue;
     out.set(s.appId, [...(out.get(s.appId) ?? []), p]);
   }
   return out;
