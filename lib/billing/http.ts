@@ -14,9 +14,8 @@ import { toErrorResponse } from "@/lib/http/errors";
 import { logger } from "@/lib/log/logger";
 import { STATEMENT_CSV_COLUMNS, statementCsvRows } from "./csv";
 import { issueStatement } from "./issue";
-import { ROUNDING_RULE } from "./money";
 import { isMonth } from "./month";
-import { buildStatements } from "./statements";
+import { statementsJson } from "./statements";
 
 export interface StatementRouteDeps {
   db: () => Db;
@@ -61,9 +60,9 @@ export async function handleStatementsGet(request: Request, deps: StatementRoute
   try {
     const q = querySchema.parse(queryObject(new URL(request.url).searchParams));
     const caller = await deps.authorize(request);
-    const { range, statements } = await buildStatements(deps.db(), { month: q.month, tz: q.tz, apps: q.app, detail: q.detail === "participants" }, caller, (deps.now ?? secondsNow)());
-    if (q.format === "csv") return csvResponse(`statements-${q.month}`, statementCsvRows(statements), STATEMENT_CSV_COLUMNS, request.signal);
-    return Response.json({ month: q.month, tz: q.tz, from: range.from, to: range.to, rounding: ROUNDING_RULE, data: statements }, { headers: { "Cache-Control": "private, no-store" } });
+    const body = await statementsJson(deps.db(), { month: q.month, tz: q.tz, apps: q.app, detail: q.detail === "participants" }, caller, (deps.now ?? secondsNow)());
+    if (q.format === "csv") return csvResponse(`statements-${q.month}`, statementCsvRows(body.data), STATEMENT_CSV_COLUMNS, request.signal);
+    return Response.json(body, { headers: { "Cache-Control": "private, no-store" } });
   } catch (error) {
     return toErrorResponse(error, (e) => logger.error({ err: e, route: "statements" }, "statements route failed"));
   }

@@ -72,3 +72,8 @@ export function monthRange(month: string, tz: string): MonthRange {
 export function isMonthOver(month: string, tz: string, now: number): boolean {
   return now >= monthRange(month, tz).to;
 }
+
+/** The last month (in `tz`) that is over: the statements page's default. */
+export function lastWholeMonth(tz: string, now = Math.floor(Date.now() / 1000)): string {
+  return addMonths(monthOf(now, tz), -1);
+}

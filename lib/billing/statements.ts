@@ -8,7 +8,7 @@ import type { Db } from "@/db/client";
 import { listApps } from "@/lib/apps/registry";
 import type { Scope } from "@/lib/analytics";
 import { notFound } from "@/lib/http/errors";
-import { sumMoney } from "./money";
+import { ROUNDING_RULE, sumMoney } from "./money";
 import { isMonthOver, monthRange, type MonthRange } from "./month";
 import { carriedBy, isPending, issuedBefore, issuedForMonth, pendingAdjustments, type IssuedStatement, type PendingAdjustment } from "./issued";
 import { priceUsage, type PriceTerms, type StatementLine, type Usage } from "./pricing";
@@ -116,6 +116,21 @@ async function carriableByApp(db: Db, appIds: string[], month: string, scope: Sc
     out.set(s.appId, [...(out.get(s.appId) ?? []), p]);
   }
   return out;
+}
+
+/** The JSON answer of `GET /api/v1/statements` (and what the page renders). */
+export interface StatementsJson {
+  month: string;
+  tz: string;
+  from: number;
+  to: number;
+  rounding: string;
+  data: Statement[];
+}
+
+export async function statementsJson(db: Db, q: StatementQuery, scope: Scope, now?: number): Promise<StatementsJson> {
+  const { range, statements } = await buildStatements(db, q, scope, now);
+  return { month: q.month, tz: q.tz, from: range.from, to: range.to, rounding: ROUNDING_RULE, data: statements };
 }
 
 /** Every statement of the query, one per app (issued or draft), in app id order. */
