@@ -1,6 +1,6 @@
 "use client";
 
-import { useActionState } from "react";
+import { useActionForm } from "@/components/use-action-form";
 import type { ActionState } from "@/lib/auth/route-support";
 import { removePriceSheetAction, setPriceSheetAction } from "./actions";
 
@@ -24,9 +24,10 @@ function Field({ id, label, hint, ...input }: { id: string; label: string; hint?
 
 /** Set (or replace) the sheet of an app or the default from a month. */
 export function SetPriceSheetForm({ apps, month }: { apps: Array<{ appId: string; name: string }>; month: string }) {
-  const [state, action, pending] = useActionState(setPriceSheetAction, {});
+  // A refused sheet keeps what was typed; a set one clears the form.
+  const { state, pending, ref, onSubmit } = useActionForm(setPriceSheetAction, true);
   return (
-    <form action={action} className="stack" aria-label="Set prices">
+    <form ref={ref} onSubmit={onSubmit} className="stack" aria-label="Set prices">
       <div className="row-form">
         <div className="field">
           <label htmlFor="price-app">For</label>
@@ -54,9 +55,9 @@ export function SetPriceSheetForm({ apps, month }: { apps: Array<{ appId: string
 }
 
 export function RemovePriceSheetForm({ app, effectiveMonth, label }: { app: string | null; effectiveMonth: string; label: string }) {
-  const [state, action, pending] = useActionState(removePriceSheetAction, {});
+  const { state, pending, ref, onSubmit } = useActionForm(removePriceSheetAction, false);
   return (
-    <form action={action} aria-label={`Remove ${label}`}>
+    <form ref={ref} onSubmit={onSubmit} aria-label={`Remove ${label}`}>
       <input type="hidden" name="app" value={app ?? DEFAULT_SCOPE} />
       <input type="hidden" name="effectiveMonth" value={effectiveMonth} />
       <Message state={state} />
