@@ -96,8 +96,8 @@ test.describe("as admin", () => {
     expect(printed[0].background).toBe("rgb(255, 255, 255)");
     expect(printed[0].color).toBe("rgb(0, 0, 0)");
     await snap(page, "statements-print");
-    const pdf = await page.pdf({ format: "A4", printBackground: true });
-    test.info().attach("statements.pdf", { body: pdf, contentType: "application/pdf" });
+    // Kept in the test's output folder, to look at.
+    const pdf = await page.pdf({ format: "A4", printBackground: true, path: test.info().outputPath("statements.pdf") });
     const text = pdf.toString("latin1");
     expect(text.startsWith("%PDF-")).toBe(true);
     // One page per statement at least (a long one may run over).
@@ -110,8 +110,13 @@ test.describe("as viewer", () => {
 
   test("sees the statements of their apps only, and cannot issue", async ({ page }) => {
     const state = demoState();
-    await page.goto(`/statements?month=${lastMonth()}`);
+    // On a phone, in dark mode: nothing wider than the screen but the scrolling tables.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.goto(`/statements?month=${lastMonth()}&detail=true`);
     await page.waitForLoadState("networkidle");
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(1);
+    await snap(page, "statements-viewer-390-dark");
     const cards = page.locator("article.statement");
     await expect(cards).toHaveCount(state.viewer.apps.length);
     await expect(cards.first()).toHaveAttribute("data-app", state.viewer.apps[0]);

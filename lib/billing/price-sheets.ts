@@ -11,7 +11,7 @@ import { audit, type AuditActor } from "@/lib/auth/audit";
 import { HttpError, notFound } from "@/lib/http/errors";
 import { Dec, fixed, isCurrency, minorUnits, parseDecimal } from "./money";
 import { isMonth } from "./month";
-import type { PriceTerms } from "./pricing";
+import type { Prices, PriceTerms } from "./pricing";
 
 /** Places a unit price may have (0.000125 per minute is a real price). */
 export const UNIT_PRICE_PLACES = 6;
@@ -29,18 +29,12 @@ export interface PriceSheetInput {
   monthlyMinimum?: string;
 }
 
-export interface PriceSheet {
+export interface PriceSheet extends Prices {
   id: number;
   /** App id, or null: the account default. */
   app: string | null;
   appName: string | null;
   effectiveMonth: string;
-  currency: string;
-  audioPerMinute: string;
-  videoPerMinute: string;
-  perRecording: string;
-  includedMinutes: string;
-  monthlyMinimum: string;
   updatedMs: number;
   updatedBy: string;
 }

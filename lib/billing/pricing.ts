@@ -20,19 +20,26 @@ export interface Usage {
   participants: number;
 }
 
-/** The price terms a statement is priced with (a price sheet's values, frozen into an issued statement). */
-export interface PriceTerms {
+/** A price sheet's prices (decimal text): what a month is priced with. */
+export interface Prices {
+  /** ISO 4217. */
+  currency: string;
+  audioPerMinute: string;
+  videoPerMinute: string;
+  perRecording: string;
+  /** Participant-minutes free each month, audio and video together. */
+  includedMinutes: string;
+  /** The least a month costs ("0.00": none). */
+  monthlyMinimum: string;
+}
+
+/** The terms a statement is priced with: a sheet's prices and where they come from (frozen into an issued statement). */
+export interface PriceTerms extends Prices {
   /** The sheet's id (null when it no longer exists). */
   sheetId: number | null;
   /** Whose sheet: the app's own or the account default. */
   scope: "app" | "default";
   effectiveMonth: string;
-  currency: string;
-  audioPerMinute: string;
-  videoPerMinute: string;
-  perRecording: string;
-  includedMinutes: string;
-  monthlyMinimum: string;
 }
 
 export type LineKind = "audio" | "video" | "recordings" | "minimum" | "adjustment";
