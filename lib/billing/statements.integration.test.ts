@@ -25,6 +25,8 @@ const { buildStatements } = await import("./statements");
 const { issueStatement } = await import("./issue");
 const { setPriceSheet } = await import("./price-sheets");
 const { handleStatementsGet, handleStatementsPost } = await import("./http");
+const { closeIngestor, handleWebhookRequest } = await import("@/lib/ingest");
+const { recordingGenerated } = await import("@/lib/ingest/fixtures");
 
 type Emu = Awaited<ReturnType<typeof spawnEmulator>>;
 type Caller = NonNullable<ReturnType<typeof callerForUser>>;
@@ -149,6 +151,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await emu?.stop();
+  await closeIngestor();
   closeDb();
 });
 
@@ -222,6 +225,9 @@ describe("issuing freezes a month", () => {
     const now = Date.UTC(2025, 9, 15) / 1000; // mid-October 2025
     await expect(issueStatement(warehouse(), admin, { month: "2025-10", tz: "UTC", app: "alpha" }, now)).rejects.toMatchObject({ status: 409, message: /not ended/ });
     await expect(issueStatement(warehouse(), viewer, { month: "2025-09", tz: "UTC", app: "beta" }, now)).rejects.toMatchObject({ status: 403 });
+    // What a hand-made form could send is a 400, not a crash.
+    await expect(issueStatement(warehouse(), admin, { month: "2025-9", tz: "UTC", app: "beta" }, now)).rejects.toMatchObject({ status: 400, message: /month/ });
+    await expect(issueStatement(warehouse(), admin, { month: "2025-09", tz: "Nowhere/City", app: "beta" }, now)).rejects.toMatchObject({ status: 400, message: /tz/ });
     const res = await post({ month: "2025-09", tz: "UTC", app: "beta" }, viewerToken);
     expect(res.status).toBe(403);
     // Before the first sheet's month: usage only, and nothing to issue.
@@ -275,6 +281,25 @@ describe("issuing freezes a month", () => {
     expect(() => put("alpha", "2025-11", DEFAULT)).toThrow(/issued/);
     expect(() => put(null, "2025-06", DEFAULT)).toThrow(/issued/);
     expect(put("alpha", "2025-12", ALPHA_H2).effectiveMonth).toBe("2025-12");
+  });
+
+  it("a recording webhook after issue changes usage, not the statement; a change worth 0.00 is carried as a 0.00 line", async () => {
+    expect((await post({ month: "2025-07", tz: "UTC", app: "beta" })).status).toBe(201);
+    const before = (await (await get("month=2025-07&app=beta")).json()) as { data: Array<{ total: string; usage: { recordings: number } }> };
+    const call = truth.find((c) => c.app === "beta" && localMonth(c.start, "UTC") === "2025-07" && !c.rec)!;
+    const delivery = recordingGenerated({ appId: "beta" }, call.sessionId, call.start + 5);
+    const res = await handleWebhookRequest(new Request("http://local/api/webhooks/beta", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(delivery) }), "beta");
+    expect(res.status).toBe(200);
+    const after = (await (await get("month=2025-07&app=beta")).json()) as { data: Array<{ total: string; usage: { recordings: number }; pendingAdjustment: { amount: string; delta: { recordings: number }; usageChanged: boolean } }> };
+    expect(after.data[0].usage).toEqual(before.data[0].usage);
+    expect(after.data[0].total).toBe(before.data[0].total);
+    // Beta's July is topped up to its 150.00 minimum: one more recording costs nothing more.
+    expect(after.data[0].total).toBe("150.00");
+    expect(after.data[0].pendingAdjustment).toMatchObject({ amount: "0.00", delta: { recordings: 1 }, usageChanged: true });
+    const aug = (await (await post({ month: "2025-08", tz: "UTC", app: "beta" })).json()) as { data: { lines: Array<{ kind: string; amount: string; adjusts?: { month: string } }> } };
+    expect(aug.data.lines.filter((l) => l.kind === "adjustment")).toMatchObject([{ amount: "0.00", adjusts: { month: "2025-07" } }]);
+    const july = (await (await get("month=2025-07&app=beta")).json()) as { data: Array<{ pendingAdjustment: unknown }> };
+    expect(july.data[0].pendingAdjustment).toBeNull();
   });
 });
 

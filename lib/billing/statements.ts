@@ -7,9 +7,10 @@
 import type { Db } from "@/db/client";
 import { listApps } from "@/lib/apps/registry";
 import type { Scope } from "@/lib/analytics";
-import { notFound } from "@/lib/http/errors";
+import { isValidTimeZone } from "@/lib/analytics/tz";
+import { HttpError, notFound } from "@/lib/http/errors";
 import { ROUNDING_RULE, sumMoney } from "./money";
-import { isMonthOver, monthRange, type MonthRange } from "./month";
+import { isMonth, isMonthOver, monthRange, type MonthRange } from "./month";
 import { carriedBy, isPending, issuedBefore, issuedForMonth, pendingAdjustments, type IssuedStatement, type PendingAdjustment } from "./issued";
 import { priceUsage, type PriceTerms, type StatementLine, type Usage } from "./pricing";
 import { termsInForce } from "./price-sheets";
@@ -135,6 +136,9 @@ export async function statementsJson(db: Db, q: StatementQuery, scope: Scope, no
 
 /** Every statement of the query, one per app (issued or draft), in app id order. */
 export async function buildStatements(db: Db, q: StatementQuery, scope: Scope, now = Math.floor(Date.now() / 1000)): Promise<{ range: MonthRange; statements: Statement[] }> {
+  // Routes validate first; library callers (actions, scripts) get the same 400.
+  if (!isMonth(q.month)) throw new HttpError(400, "invalid_parameter", `month: "${q.month}" is not a month (YYYY-MM)`, { parameter: "month" });
+  if (!isValidTimeZone(q.tz)) throw new HttpError(400, "invalid_parameter", `tz: "${q.tz}" is not an IANA time zone`, { parameter: "tz" });
   const range = monthRange(q.month, q.tz);
   const apps = statementApps(db, q.apps, scope);
   const ids = apps.map((a) => a.appId);
