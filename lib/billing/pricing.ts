@@ -35,7 +35,7 @@ export interface Prices {
 
 /** The terms a statement is priced with: a sheet's prices and where they come from (frozen into an issued statement). */
 export interface PriceTerms extends Prices {
-  /** The sheet's id (null when it no longer exists). */
+  /** The id of the sheet priced with (null: none); the terms themselves are what counts, frozen on issue. */
   sheetId: number | null;
   /** Whose sheet: the app's own or the account default. */
   scope: "app" | "default";
