@@ -33,6 +33,7 @@ export function AppHeader({ caller }: { caller: Caller }) {
           <Link href="/participants">Participants</Link>
           <Link href="/apps">Tenant apps</Link>
           <Link href="/recordings">Recordings</Link>
+          <Link href="/statements">Statements</Link>
           <Link href="/live">Live now</Link>
           <Link href="/events">Events</Link>
           <Link href="/sync">Sync</Link>

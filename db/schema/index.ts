@@ -5,3 +5,4 @@ export * from "./auth";
 export * from "./ingest";
 export * from "./analytics";
 export * from "./alerts";
+export * from "./billing";

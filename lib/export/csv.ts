@@ -13,6 +13,8 @@ export interface CsvColumn<T> {
   header?: string;
   /** `decimal`: fixed to 3 places. */
   kind?: "decimal";
+  /** Exact decimal text kept as is ("-4.50" is an amount, not a formula); anything else in the column is still neutralised. */
+  exact?: boolean;
 }
 
 const FORMULA_START = /^[=+\-@\t\r]/;
@@ -21,12 +23,16 @@ export function neutralise(value: string): string {
   return FORMULA_START.test(value) ? `'${value}` : value;
 }
 
-export function csvCell(value: unknown, kind?: "decimal"): string {
+/** Exact decimal text: a number to a spreadsheet, never a formula. */
+const DECIMAL_TEXT = /^-?\d+(\.\d+)?$/;
+
+export function csvCell(value: unknown, kind?: "decimal" | "exact"): string {
   if (value === null || value === undefined) return "";
   if (typeof value === "number") {
     if (kind === "decimal") return value.toFixed(3);
     return String(value);
   }
+  if (kind === "exact" && typeof value === "string" && DECIMAL_TEXT.test(value)) return value;
   if (typeof value === "boolean") return value ? "true" : "false";
   return neutralise(String(value));
 }
@@ -67,7 +73,7 @@ export function csvStream<T>(rows: Iterable<T>, columns: ReadonlyArray<CsvColumn
             done = true;
             break;
           }
-          records.push(columns.map((c) => csvCell(next.value[c.key], c.kind)));
+          records.push(columns.map((c) => csvCell(next.value[c.key], c.exact ? "exact" : c.kind)));
         }
         // A lone CR or LF is a line break to a spreadsheet: quote it too (RFC 4180 §2.6).
         const text = stringify(records, { header: first, columns: headers, record_delimiter: "\r\n", quoted_match: /[\r\n]/ });
