@@ -6,6 +6,7 @@ import {
   envelopeSchema, eventTime, InvalidEventError, isLiveTrigger, parseLive, parseRecording,
   RECORDING_TRIGGER, triggerCategory, type Envelope,
 } from "./envelope";
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "./json-depth";
 import { bodyKey, liveKey, recordingKey } from "./keys";
 import { GroupCommitter, StoreUnavailableError, type Effect, type GroupCommitterOptions, type PreparedDelivery } from "./store";
 
@@ -17,8 +18,8 @@ import { GroupCommitter, StoreUnavailableError, type Effect, type GroupCommitter
  *
  * Order of checks: method (405) → app exists (404) → credentials (401) → webhook
  * enabled (403) → content type (415) → declared size (413) → body: size (413),
- * UTF-8 (400), JSON (400), envelope (400), appId matches the route (400), the fields a
- * known trigger needs (422). See docs/decisions/0003-webhook-ingest.md.
+ * UTF-8 (400), nesting depth (422, before parsing), JSON (400), envelope (400), appId
+ * matches the route (400), the fields a known trigger needs (422). See docs/decisions/0003-webhook-ingest.md.
  */
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -178,6 +179,10 @@ export function createIngestor(sqlite: Database.Database, options: IngestorOptio
       throw fail(400, "invalid_utf8", "The body is not valid UTF-8.");
     }
     if (text.trim() === "") throw fail(400, "invalid_json", "The body is empty: send the JSON envelope.");
+    // Before parsing: a 4xx, never a 500 (which the platform retries forever).
+    if (jsonNestsDeeperThan(body)) {
+      throw fail(422, "nesting_too_deep", `The body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels, the limit.`, undefined, { limit: MAX_JSON_DEPTH });
+    }
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -261,6 +266,7 @@ export function createIngestor(sqlite: Database.Database, options: IngestorOptio
 
 /** The trigger of a refused body, when it can be read (for the rejections list). */
 function triggerOf(body: Uint8Array): string | null {
+  if (jsonNestsDeeperThan(body)) return null; // not worth building to read one field
   try {
     const v: unknown = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"));
     const t = typeof v === "object" && v !== null ? (v as { trigger?: unknown }).trigger : undefined;
