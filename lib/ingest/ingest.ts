@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import { isJsonContentType } from "@/lib/http/content-type";
 import { HttpError } from "@/lib/http/errors";
 import { logger } from "@/lib/log/logger";
 import { checkBasicAuth } from "./auth";
@@ -65,25 +66,17 @@ const fail = (status: number, code: string, message: string, headers?: Record<st
 const STORED: IngestResult = { status: 200, body: { status: "stored" } };
 const DUPLICATE: IngestResult = { status: 200, body: { status: "duplicate" } };
 const INTERNAL: IngestResult = { status: 500, body: { error: { code: "internal_error", message: "Something went wrong on our side." } } };
-const UNAVAILABLE: IngestResult = {
+/** Not stored (disk full, warehouse locked, I/O error): the platform must send it again. */
+const unavailable = (retryAfterSeconds: number): IngestResult => ({
   status: 503,
   body: { error: { code: "unavailable", message: "The delivery could not be stored right now; send it again." } },
-  headers: { "Retry-After": "5" },
-};
+  headers: { "Retry-After": String(retryAfterSeconds) },
+});
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 const BUCKET_SECONDS = 900;
 const APP_CACHE_MS = 1000;
 const MIN_EVENT_TIME = 1_000_000_000; // 2001: anything older is not an event time
-
-/** Media type is JSON (`application/json` or `*\/*+json`) and any charset is UTF-8. */
-export function isJsonContentType(header: string | null | undefined): boolean {
-  if (!header) return false;
-  const [type, ...params] = header.split(";").map((p) => p.trim().toLowerCase());
-  if (type !== "application/json" && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) return false;
-  const charset = params.find((p) => p.startsWith("charset="));
-  return !charset || /^charset="?utf-?8"?$/.test(charset);
-}
 
 export interface Ingestor {
   readonly maxBodyBytes: number;
@@ -255,7 +248,7 @@ export function createIngestor(sqlite: Database.Database, options: IngestorOptio
     try {
       return (await committer.submit(delivery)) === "stored" ? STORED : DUPLICATE;
     } catch (error) {
-      if (error instanceof StoreUnavailableError) return UNAVAILABLE;
+      if (error instanceof StoreUnavailableError) return unavailable(error.retryAfterSeconds);
       logger.error({ appId: app.appId, err: error instanceof Error ? error.message : String(error) }, "webhook delivery failed");
       return INTERNAL;
     }

@@ -1,7 +1,9 @@
 import type Database from "better-sqlite3";
 import { logger } from "@/lib/log/logger";
 import type { LiveEvent, RecordingEvent } from "./envelope";
+import { noteWriteFailure, noteWriteSuccess, writeFailureReason } from "@/lib/health/write-state";
 import type { WalSyncer } from "./wal-sync";
+import { WriteBackoff, type WriteBackoffOptions } from "./write-backoff";
 
 /**
  * Persist first, then apply, in one transaction — and many deliveries per transaction.
@@ -14,6 +16,9 @@ import type { WalSyncer } from "./wal-sync";
  * everything queued so far in one transaction (group commit).
  * Each delivery's effects run in a savepoint: one that fails to apply is still stored
  * (outcome `failed`) and never takes the rest of the batch down.
+ * A batch that cannot be written at all (disk full, lock held past the busy timeout)
+ * stores nothing and is answered 503 + Retry-After; the ingest then pauses its tries
+ * (write-backoff.ts) and reports the failure to /api/health (lib/health/write-state.ts).
  */
 
 export type Effect =
@@ -50,7 +55,11 @@ export interface Rejection {
 export type StoreOutcome = "stored" | "duplicate";
 
 export class StoreUnavailableError extends Error {
-  constructor(cause: unknown) {
+  constructor(
+    cause: unknown,
+    /** Seconds until the ingest tries the warehouse again (the answer's Retry-After). */
+    readonly retryAfterSeconds = 5,
+  ) {
     super("The warehouse could not store the delivery.", { cause });
     this.name = "StoreUnavailableError";
   }
@@ -174,6 +183,8 @@ export interface GroupCommitterOptions {
   retainDeliveriesDays?: number;
   /** Set when the connection commits with `synchronous = NORMAL`: answers wait for its fsync. */
   syncer?: WalSyncer;
+  /** How long to stop trying after a batch could not be written (write-backoff.ts). */
+  backoff?: WriteBackoffOptions;
 }
 
 const HOUR_MS = 3_600_000;
@@ -194,6 +205,7 @@ export class GroupCommitter {
   private readonly maxBatch: number;
   private readonly keepRejections: number;
   private readonly writeBatch: (jobs: Job[], rejections: Rejection[]) => StoreOutcome[];
+  private readonly backoff: WriteBackoff;
 
   /** Batches committed and deliveries written: for tests and the benchmark. */
   readonly stats = { batches: 0, deliveries: 0, largestBatch: 0 };
@@ -204,6 +216,7 @@ export class GroupCommitter {
     this.keepRejections = options.keepRejections ?? 1000;
     this.retainDeliveriesMs = (options.retainDeliveriesDays ?? 90) * DAY_MS;
     this.syncer = options.syncer;
+    this.backoff = new WriteBackoff(sqlite, options.backoff);
     this.applyOne = sqlite.transaction((d: PreparedDelivery) => applyEffect(this.st, d));
     this.writeBatch = sqlite.transaction((jobs: Job[], rejections: Rejection[]) => {
       const outcomes: StoreOutcome[] = [];
@@ -225,24 +238,35 @@ export class GroupCommitter {
     try {
       this.applyOne(d);
     } catch (error) {
+      // Disk full, a lock, an I/O error: the batch fails and is answered 503, so the
+      // platform sends it again. Only an effect that cannot apply to this data is
+      // stored as `failed`.
+      if (writeFailureReason(error) !== null) throw error;
       this.st.markFailed.run(row.pk);
       logger.error({ err: error instanceof Error ? error.message : String(error), trigger: d.trigger, deliveryPk: row.pk }, "webhook delivery stored but not applied");
     }
     return "stored";
   }
 
-  /** Queues a delivery; resolves once the transaction holding it has committed. */
+  /**
+   * Queues a delivery; resolves once the transaction holding it has committed. While
+   * the warehouse is refusing writes it rejects at once (the answer is 503 + Retry-After).
+   */
   submit(delivery: PreparedDelivery): Promise<StoreOutcome> {
     if (this.closed) return Promise.reject(new StoreUnavailableError(new Error("ingest closed")));
+    if (this.backoff.remainingMs() > 0) {
+      return Promise.reject(new StoreUnavailableError(new Error("warehouse not taking writes"), this.backoff.retryAfterSeconds()));
+    }
     return new Promise<StoreOutcome>((resolve, reject) => {
       this.jobs.push({ delivery, resolve, reject });
       this.schedule();
     });
   }
 
-  /** Records a refused delivery (best effort, written with the next batch). */
+  /** Records a refused delivery (best effort, written with the next batch; the oldest go first when writes fail). */
   noteRejection(rejection: Rejection): void {
     if (this.closed) return;
+    if (this.rejections.length >= this.maxBatch) this.rejections.shift();
     this.rejections.push(rejection);
     this.schedule();
   }
@@ -258,6 +282,10 @@ export class GroupCommitter {
 
   /** Writes everything queued now, in batches of at most `maxBatch`. */
   flush(): void {
+    if (this.backoff.remainingMs() > 0) {
+      this.refuseQueued(new Error("warehouse not taking writes"));
+      return;
+    }
     while (this.jobs.length > 0 || this.rejections.length > 0) {
       const jobs = this.jobs.splice(0, this.maxBatch);
       const rejections = this.rejections.splice(0, this.maxBatch);
@@ -265,20 +293,29 @@ export class GroupCommitter {
       try {
         outcomes = this.writeBatch(jobs, rejections);
       } catch (error) {
-        logger.error({ err: error instanceof Error ? error.message : String(error), deliveries: jobs.length }, "webhook batch not committed");
-        const failure = new StoreUnavailableError(error);
-        for (const job of jobs) job.reject(failure);
-        continue;
+        // Not one delivery of the batch is stored: each is answered 503 and sent again.
+        // The rest of the queue is refused at once rather than waiting on a lock in turn.
+        const reason = writeFailureReason(error) ?? "unknown";
+        noteWriteFailure(reason);
+        this.backoff.failed();
+        logger.error({ err: error instanceof Error ? error.message : String(error), reason, deliveries: jobs.length }, "webhook batch not committed");
+        this.jobs.unshift(...jobs);
+        this.rejections.unshift(...rejections);
+        this.refuseQueued(error);
+        return;
       }
+      this.backoff.succeeded();
       this.stats.batches += 1;
       this.stats.deliveries += jobs.length;
       this.stats.largestBatch = Math.max(this.stats.largestBatch, jobs.length);
       const answer = (error?: Error) => {
         if (error) {
+          noteWriteFailure(writeFailureReason(error) ?? "io_error");
           logger.error({ err: error.message, deliveries: jobs.length }, "webhook batch committed but not fsynced");
           const failure = new StoreUnavailableError(error);
           for (const job of jobs) job.reject(failure);
         } else {
+          if (jobs.length > 0) noteWriteSuccess();
           jobs.forEach((job, i) => job.resolve(outcomes[i]));
         }
       };
@@ -288,6 +325,13 @@ export class GroupCommitter {
       for (const r of rejections) this.rejectedApps.add(r.appPk);
     }
     this.housekeeping();
+  }
+
+  /** Answers every queued delivery 503; queued rejections stay for a later batch (at most `maxBatch`). */
+  private refuseQueued(cause: unknown): void {
+    const failure = new StoreUnavailableError(cause, this.backoff.retryAfterSeconds());
+    for (const job of this.jobs.splice(0)) job.reject(failure);
+    if (this.rejections.length > this.maxBatch) this.rejections.splice(0, this.rejections.length - this.maxBatch);
   }
 
   private housekeeping(): void {
