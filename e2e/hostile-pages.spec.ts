@@ -46,7 +46,8 @@ test.afterAll(async () => {
 const attackerUrl = () => `http://${EVIL_HOST}:${(attacker.address() as AddressInfo).port}/`;
 const appUrl = (p: string) => `http://${APP_HOST}:${new URL(demoState().url).port}${p}`;
 
-test("a form on a sibling subdomain cannot create an admin with the admin's cookie", async () => {
+/** A browser signed in as the demo admin at APP_HOST (its cookie is that host's). */
+async function adminOnAppHost() {
   const context = await browser.newContext();
   const page = await context.newPage();
   await page.goto(appUrl("/signin"));
@@ -55,6 +56,11 @@ test("a form on a sibling subdomain cannot create an admin with the admin's cook
   await page.getByLabel("Password").fill(admin.password);
   await page.getByRole("button", { name: /sign in/i }).click();
   await page.waitForURL((url) => !url.pathname.startsWith("/signin"));
+  return { context, page };
+}
+
+test("a form on a sibling subdomain cannot create an admin with the admin's cookie", async () => {
+  const { context, page } = await adminOnAppHost();
 
   const email = `cross-site-${RUN}@evil.example`;
   // The classic: a text/plain form whose body reads as JSON ({"…":"…","pad":"="}).
@@ -74,14 +80,8 @@ test("a form on a sibling subdomain cannot create an admin with the admin's cook
 });
 
 test("a server action's form replayed from a sibling subdomain is refused", async () => {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  await page.goto(appUrl("/signin"));
+  const { context, page } = await adminOnAppHost();
   const { admin } = demoState();
-  await page.getByLabel("Email").fill(admin.email);
-  await page.getByLabel("Password").fill(admin.password);
-  await page.getByRole("button", { name: /sign in/i }).click();
-  await page.waitForURL((url) => !url.pathname.startsWith("/signin"));
 
   await page.goto(appUrl("/settings/tokens"));
   const form = page.getByRole("form", { name: "Create an API token" });
