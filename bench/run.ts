@@ -3,7 +3,8 @@
  * measured figures. Builds its own data; never touches DATABASE_PATH.
  *
  *   npm run bench                      # everything at the issues' sizes (1M and 10M calls: long)
- *   npm run bench -- --only sync       # one part: sync | http | analytics | webhooks
+ *   npm run bench -- --only sync       # one part: sync | http | analytics | webhooks | webhook-kill
+ *   npm run bench -- --only webhook-kill --rounds 10   # SIGKILL the server under webhook load, count what was lost
  *   npm run bench -- --quick           # smaller sizes, for a smoke run
  *   npm run bench -- --only sync --mix platform,light-users   # some of the sync's data mixes
  */
@@ -20,12 +21,13 @@ export interface BenchRow {
 }
 
 const program = new Command("bench")
-  .option("--only <area>", "sync | http | analytics | webhooks")
+  .option("--only <area>", "sync | http | analytics | webhooks | webhook-kill")
+  .option("--rounds <n>", "kill-and-restart rounds of the webhook kill test (default 5)")
   .option("--quick", "smaller sizes (smoke run)")
   .option("--calls <n>", "override the call count of the sync and analytics benches")
   .option("--mix <names>", "sync: data mixes to run, comma-separated (default: platform,heavy-users,light-users,big-meetings)")
   .parse(process.argv);
-const opts = program.opts<{ only?: string; quick?: boolean; calls?: string; mix?: string }>();
+const opts = program.opts<{ only?: string; quick?: boolean; calls?: string; mix?: string; rounds?: string }>();
 
 function printTable(rows: BenchRow[]): void {
   const cols: Array<keyof BenchRow> = ["area", "metric", "target", "measured", "ok"];
@@ -62,6 +64,10 @@ async function main(): Promise<void> {
   if (want("webhooks")) {
     const { runWebhookBench } = await import("./webhooks");
     rows.push(...(await runWebhookBench({ durationSeconds: opts.quick ? 5 : 30 })));
+  }
+  if (want("webhook-kill")) {
+    const { runWebhookKillBench } = await import("./webhook-kill");
+    rows.push(...(await runWebhookKillBench({ rounds: opts.rounds ? Number(opts.rounds) : opts.quick ? 2 : 5 })));
   }
   console.log("");
   printTable(rows);

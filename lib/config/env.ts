@@ -15,6 +15,14 @@ const intFromString = (fallback: number) =>
 
 const emptyToUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
 
+/** A limit in whole seconds, at least 1. */
+const secondsFromString = (fallback: number) => intFromString(fallback).pipe(z.number().min(1, "must be at least 1 second"));
+
+const booleanFromString = z.preprocess(
+  emptyToUndefined,
+  z.enum(["true", "false", "1", "0"], { error: "must be true or false" }).optional().transform((v) => v === "true" || v === "1"),
+);
+
 const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   DATABASE_PATH: z.preprocess(emptyToUndefined, z.string().default("./data/callboard.db")),
@@ -51,6 +59,16 @@ const envSchema = z.object({
   SYNC_CONCURRENCY: intFromString(6).pipe(z.number().int().min(1, "must be at least 1").max(64, "must be at most 64")),
   /** Public address of this dashboard, for the ingest URL shown in settings (default: the request's host). */
   CALLBOARD_PUBLIC_URL: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  /** next-auth's own setting, read here too: the public address sign-in redirects and the same-origin check use. */
+  AUTH_URL: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  /** `true` behind a reverse proxy: X-Forwarded-Host / X-Forwarded-Proto name the request's own address. */
+  AUTH_TRUST_HOST: booleanFromString,
+  /** Slow or stalled clients are cut off (lib/server/http-limits.ts, docs/decisions/0009-hostile-clients.md). */
+  HTTP_HEADERS_TIMEOUT_SECONDS: secondsFromString(10),
+  HTTP_REQUEST_TIMEOUT_SECONDS: secondsFromString(30),
+  HTTP_IDLE_TIMEOUT_SECONDS: secondsFromString(65),
+  /** Open connections one client address may hold; 0 turns the cap off. */
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: intFromString(128),
   LOG_LEVEL: z.preprocess(emptyToUndefined, z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),
 });
 

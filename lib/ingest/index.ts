@@ -1,5 +1,5 @@
 /** The push side: webhook deliveries authenticated, persisted, then applied. */
-export { createIngestor, isJsonContentType, MAX_BODY_BYTES } from "./ingest";
+export { createIngestor, MAX_BODY_BYTES } from "./ingest";
 export type { IngestApp, IngestHeaders, IngestResult, Ingestor, IngestorOptions, Preflight } from "./ingest";
 export { getIngestor, closeIngestor, openIngestConnection } from "./runtime";
 export { createIngestHttpHandler, matchIngestPath, INGEST_PREFIX } from "./http";

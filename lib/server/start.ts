@@ -4,7 +4,7 @@
  * fixture. See docs/decisions/0001-custom-server.md. The webhook ingest fast path (a
  * lean node:http handler for POST /api/webhooks/{appId} in front of Next) lives here too.
  */
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server } from "node:http";
 import next from "next";
 import { db } from "@/db";
 import { PEER_HEADER } from "@/lib/auth/client-address";
@@ -14,6 +14,7 @@ import { analyticsStore } from "@/lib/analytics/store";
 import { startAnalyticsWorker, type AnalyticsWorker } from "@/lib/analytics/worker-host";
 import { closeIngestor, createIngestHttpHandler, getIngestor } from "@/lib/ingest";
 import { logger } from "@/lib/log/logger";
+import { applyHttpLimits, connectionsCheckingIntervalMs, type HttpLimits } from "./http-limits";
 
 export interface RunningServer {
   server: Server;
@@ -34,13 +35,21 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
   getIngestor();
   const ingest = createIngestHttpHandler(getIngestor);
 
-  const server = createServer((req, res) => {
+  const limits: HttpLimits = {
+    headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_SECONDS * 1000,
+    requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_SECONDS * 1000,
+    idleTimeoutMs: config.HTTP_IDLE_TIMEOUT_SECONDS * 1000,
+    maxConnectionsPerAddress: config.HTTP_MAX_CONNECTIONS_PER_ADDRESS,
+  };
+  let overCap: (req: IncomingMessage) => boolean = () => false;
+  const server = createServer({ connectionsCheckingInterval: connectionsCheckingIntervalMs(limits) }, (req, res) => {
+    if (overCap(req)) return; // already answered 503 and closing
     if (ingest(req, res)) return;
     // The sign-in throttle's client address: always the socket's, never the client's say.
     req.headers[PEER_HEADER] = req.socket.remoteAddress ?? "";
     void handle(req, res);
   });
-  server.keepAliveTimeout = 65_000;
+  overCap = applyHttpLimits(server, limits);
 
   let stopScheduler: (() => void) | undefined;
   if (config.SYNC_INTERVAL_SECONDS > 0) {
