@@ -63,9 +63,20 @@ const config: NextAuthConfig = {
 
 export const { auth, signIn, signOut } = NextAuth(config);
 
-/** next-auth's defaults for its HTTP routes (what NextAuth() applies to its own handlers). */
-const httpConfig: NextAuthConfig = { ...config, basePath: "/api/auth", secret: env().AUTH_SECRET };
-setEnvDefaults(process.env, httpConfig, true);
+/**
+ * next-auth's defaults for its HTTP routes (what NextAuth() applies to its own handlers).
+ * Built on the first request, not at import: `next build` loads this module without a
+ * configured AUTH_SECRET, and a missing secret must fail a request, not the build.
+ */
+let httpConfigCache: NextAuthConfig | undefined;
+function httpConfig(): NextAuthConfig {
+  if (!httpConfigCache) {
+    const built: NextAuthConfig = { ...config, basePath: "/api/auth", secret: env().AUTH_SECRET };
+    setEnvDefaults(process.env, built, true);
+    httpConfigCache = built;
+  }
+  return httpConfigCache;
+}
 
 /**
  * GET and POST /api/auth/*: next-auth's own handlers take the request's URL from
@@ -79,5 +90,5 @@ export async function authHttpHandler(request: Request): Promise<Response> {
   const asked = new URL(request.url);
   const url = origin ? `${origin}${asked.pathname}${asked.search}` : request.url;
   const body = request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer();
-  return Auth(new Request(url, { method: request.method, headers: request.headers, body }), httpConfig);
+  return Auth(new Request(url, { method: request.method, headers: request.headers, body }), httpConfig());
 }
