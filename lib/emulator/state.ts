@@ -1,5 +1,6 @@
 // Everything one running emulator knows: apps, quirk switches, faults, credentials.
 import { FaultInjector, type FaultConfig } from "./faults";
+import type { NonConverging } from "./non-converging";
 import { hashString, hex, mix, mulberry32 } from "./prng";
 import { AppStore } from "./store";
 import type { Region } from "./types";
@@ -13,9 +14,11 @@ export interface EmulatorQuirks {
   invalidRecords: boolean;
   /** List order; "shuffled" keeps page membership of "newest" but permutes within a page. */
   order: ListOrder;
+  /** A list that never ends (non-converging.ts): "growing" or "repeating"; "off" by default. */
+  nonConverging: NonConverging;
 }
 
-export const DEFAULT_QUIRKS: EmulatorQuirks = { ignorePerPage: 0, invalidRecords: false, order: "newest" };
+export const DEFAULT_QUIRKS: EmulatorQuirks = { ignorePerPage: 0, invalidRecords: false, order: "newest", nonConverging: "off" };
 
 export interface EmulatorAppSpec {
   appId: string;
