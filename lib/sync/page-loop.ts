@@ -36,13 +36,11 @@ export interface PassResult {
   complete: boolean;
   /** Every page came newest first by initiatedAt. */
   ordered: boolean;
-  /** The total the platform announced on the pass's first page. */
-  announcedTotal: number | null;
 }
 
 export async function walkPages(client: CallsClient, state: RunState, summary: SyncSummary, o: PassOptions): Promise<PassResult> {
   const guard = new ConvergenceGuard({ appId: o.appId, perPage: o.perPage, startPage: o.startPage, allowGrowth: o.allowGrowth });
-  const result: PassResult = { complete: true, ordered: true, announcedTotal: null };
+  const result: PassResult = { complete: true, ordered: true };
   let lastInitiated = Number.POSITIVE_INFINITY;
   let waitStart = performance.now();
   const pages = client.pages({}, { perPage: o.perPage, startPage: o.startPage, prefetch: o.prefetch, signal: o.signal });
@@ -60,7 +58,7 @@ export async function walkPages(client: CallsClient, state: RunState, summary: S
     }
     o.cursor?.handled(page.page, result.ordered);
     guard.checkPage(page.pagination, page.records.length, repeated);
-    result.announcedTotal = guard.announcedTotal;
+    if (o.cursor && o.cursor.announcedTotal === null) o.cursor.announcedTotal = guard.announcedTotal;
     o.onPage?.({ page: page.page, fetched: summary.fetched });
     if (o.stopAtKnown && result.ordered && allKnown) {
       summary.stoppedEarly = true;

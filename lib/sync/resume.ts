@@ -48,6 +48,8 @@ export class PageCursor {
   private orderedThrough: number;
   private orderBroken = false;
   private firstPassOver = false;
+  /** The total the platform announced on the first pass's first page. */
+  announcedTotal: number | null = null;
 
   constructor(readonly startPage: number) {
     this.handed = this.committedThrough = this.orderedThrough = startPage - 1;

@@ -192,7 +192,6 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
   const elu0 = performance.eventLoopUtilization();
   const perPage = resume?.perPage ?? options.perPage ?? 1000;
   const cursor = new PageCursor(resume?.page ?? 1);
-  let announcedTotal: number | null = null;
   let sink: WriteSink | undefined;
   let state: RunState | undefined;
   try {
@@ -214,12 +213,11 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
     // the copy handed over: a smaller batch keeps peak memory in bounds (~470 MB measured
     // at 4,000 vs ~680 MB at 8,000) and is still ~16,000 rows per transaction.
     const batchSize = options.batchSize ?? (active.kind === "worker" ? 4_000 : 8_000);
-    const saveProgress = () => active.saveProgress(runPk, { ...progressOf(summary), committedPage: cursor.committedPage, announcedTotal });
+    const saveProgress = () => active.saveProgress(runPk, { ...progressOf(summary), committedPage: cursor.committedPage, announcedTotal: cursor.announcedTotal });
     state = new RunState(writer, active, summary, batchSize, cursor, saveProgress);
 
     const pass = { appId: app.appId, perPage, prefetch: options.prefetch ?? 2, signal, allowGrowth: options.allowGrowth === true, onPage: options.onPage };
     const first = await walkPages(client, state, summary, { ...pass, startPage: cursor.startPage, stopAtKnown: !fullDue, cursor });
-    announcedTotal = first.announcedTotal;
     await state.drain();
     cursor.endFirstPass();
     let pagedEverything = first.complete;
@@ -259,7 +257,7 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
     summary.timings.writerBusy = sink?.utilization?.();
     await sink?.close().catch(() => undefined);
     summary.timings.wallMs = summary.durationMs = performance.now() - wallStart;
-    finishRun(db, app, owner, runPk, summary, { committedPage: cursor.committedPage, announcedTotal }, log);
+    finishRun(db, app, owner, runPk, summary, { committedPage: cursor.committedPage, announcedTotal: cursor.announcedTotal }, log);
   }
   log.info(
     {
