@@ -5,6 +5,9 @@
  *   npm run bench                      # everything at the issues' sizes (1M and 10M calls: long)
  *   npm run bench -- --only sync       # one part: sync | analytics | webhooks
  *   npm run bench -- --quick           # smaller sizes, for a smoke run
+ *   npm run bench -- --only sync-long [--calls N]
+ *                                      # one backfill of N calls (default 10M), the rate and
+ *                                      # peak memory at 1M, 5M and 10M (never in the full run)
  */
 import { Command } from "commander";
 
@@ -18,7 +21,7 @@ export interface BenchRow {
 }
 
 const program = new Command("bench")
-  .option("--only <area>", "sync | analytics | webhooks")
+  .option("--only <area>", "sync | analytics | webhooks | sync-long")
   .option("--quick", "smaller sizes (smoke run)")
   .option("--calls <n>", "override the call count of the sync and analytics benches")
   .parse(process.argv);
@@ -43,6 +46,10 @@ async function main(): Promise<void> {
   if (want("sync")) {
     const { runSyncBackfillBench } = await import("./sync-backfill");
     rows.push(...(await runSyncBackfillBench({ calls: calls ?? (opts.quick ? 100_000 : 1_000_000) })));
+  }
+  if (opts.only === "sync-long") {
+    const { runLongBackfillBench } = await import("./sync-backfill");
+    rows.push(...(await runLongBackfillBench({ calls: calls ?? 10_000_000 })));
   }
   if (want("analytics")) {
     const { runAnalyticsBench } = await import("./analytics");

@@ -26,6 +26,9 @@ export interface SyncRunView {
   error: string | null;
   /** The first skipped records with their reasons (at most 100 per run). */
   skippedRecords: Array<{ sessionId: string | null; reason: string }>;
+  /** The page the run began at: above 1 when it resumed the failed run `resumedFromRun`. */
+  startPage: number;
+  resumedFromRun: number | null;
 }
 
 export interface SyncRunsParams {
@@ -70,6 +73,8 @@ export function getSyncRuns(db: Db, appPks: readonly number[], params: SyncRunsP
       refreshed: run.refreshed,
       error: run.error,
       skippedRecords: Array.isArray(run.skippedRecords) ? run.skippedRecords : [],
+      startPage: run.startPage,
+      resumedFromRun: run.resumedFromRun,
     }));
 }
 
