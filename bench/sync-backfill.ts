@@ -8,6 +8,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import type { Db } from "@/db/client";
+import type { AppRow } from "@/db/schema";
+import type { syncApp as SyncAppFn } from "@/lib/sync/sync-app";
 import type { BenchRow } from "./run";
 
 export interface SyncBackfillResult {
@@ -79,7 +82,17 @@ export interface SyncBackfillOptions {
   prerender?: boolean;
 }
 
-export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize, maxMeetingSize = BENCH_MAX_MEETING_SIZE, prerender = true }: SyncBackfillOptions = {}): Promise<SyncBackfillResult> {
+interface BenchBackfill {
+  db: Db;
+  app: AppRow;
+  file: string;
+  emu: Spawned;
+  emulatorStartMs: number;
+  syncApp: typeof SyncAppFn;
+}
+
+/** An emulator serving `calls` calls of one app, a fresh warehouse with the app registered; both removed after `run`. */
+async function withBenchBackfill<T>(o: { calls: number; maxMeetingSize: number; prerender: boolean }, run: (b: BenchBackfill) => Promise<T>): Promise<T> {
   process.env.AUTH_SECRET ??= "bench-only-secret-bench-only-secret-000";
   process.env.LOG_LEVEL ??= "silent";
   const { openDatabase } = await import("@/db/client");
@@ -87,20 +100,29 @@ export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize
   const { syncApp } = await import("@/lib/sync/sync-app");
 
   const t0 = performance.now();
-  const emu = await spawnBenchEmulator(calls, maxMeetingSize, prerender);
+  const emu = await spawnBenchEmulator(o.calls, o.maxMeetingSize, o.prerender);
   const emulatorStartMs = performance.now() - t0;
   const dir = mkdtempSync(path.join(tmpdir(), "callboard-bench-sync-"));
   const file = path.join(dir, "warehouse.db");
   try {
     const db = openDatabase(file);
+    const info = emu.apps[0];
+    const app = addApp(db, { appId: info.appId, name: "bench", region: info.region, apiKey: info.apiKey, callsUrl: info.callsUrl });
+    return await run({ db, app, file, emu, emulatorStartMs, syncApp });
+  } finally {
+    emu.child.kill("SIGTERM");
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize, maxMeetingSize = BENCH_MAX_MEETING_SIZE, prerender = true }: SyncBackfillOptions = {}): Promise<SyncBackfillResult> {
+  return withBenchBackfill({ calls, maxMeetingSize, prerender }, async ({ db, app, emu, emulatorStartMs, syncApp }) => {
     // Diagnosis only: measure the sync without other parts' write triggers.
     if (process.env.BENCH_SYNC_DROP_TRIGGERS === "1") {
       for (const t of db.$client.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'").pluck().all() as string[]) {
         db.$client.exec(`DROP TRIGGER "${t}"`);
       }
     }
-    const info = emu.apps[0];
-    const app = addApp(db, { appId: info.appId, name: "bench", region: info.region, apiKey: info.apiKey, callsUrl: info.callsUrl });
     let peak = process.memoryUsage().rss;
     const sample = () => {
       peak = Math.max(peak, process.memoryUsage().rss);
@@ -144,10 +166,7 @@ export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize
       mainBusy: summary.timings.mainBusy,
       writerBusy: summary.timings.writerBusy,
     };
-  } finally {
-    emu.child.kill("SIGTERM");
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 const pct = (x: number | undefined) => (x === undefined ? "?" : `${Math.round(x * 100)}%`);
@@ -208,21 +227,7 @@ export interface LongBackfillResult {
  * one, renewed every 15 s by the sync thread while the worker writes.
  */
 export async function measureLongBackfill({ calls = 10_000_000, maxMeetingSize = BENCH_MAX_MEETING_SIZE, prerender = false } = {}): Promise<LongBackfillResult> {
-  process.env.AUTH_SECRET ??= "bench-only-secret-bench-only-secret-000";
-  process.env.LOG_LEVEL ??= "silent";
-  const { openDatabase } = await import("@/db/client");
-  const { addApp } = await import("@/lib/apps/registry");
-  const { syncApp } = await import("@/lib/sync/sync-app");
-
-  const t0 = performance.now();
-  const emu = await spawnBenchEmulator(calls, maxMeetingSize, prerender);
-  const emulatorStartMs = performance.now() - t0;
-  const dir = mkdtempSync(path.join(tmpdir(), "callboard-bench-long-"));
-  const file = path.join(dir, "warehouse.db");
-  try {
-    const db = openDatabase(file);
-    const info = emu.apps[0];
-    const app = addApp(db, { appId: info.appId, name: "bench", region: info.region, apiKey: info.apiKey, callsUrl: info.callsUrl });
+  return withBenchBackfill({ calls, maxMeetingSize, prerender }, async ({ db, app, file, emulatorStartMs, syncApp }) => {
     const marks: LongBackfillMark[] = [];
     const wanted = [...LONG_BACKFILL_MARKS.filter((m) => m < calls), calls];
     let peak = process.memoryUsage().rss;
@@ -258,10 +263,7 @@ export async function measureLongBackfill({ calls = 10_000_000, maxMeetingSize =
     if (summary.status === "succeeded" && marks.at(-1)?.calls !== summary.fetched) mark(summary.fetched);
     db.$client.close();
     return { status: summary.status, error: summary.error, marks, emulatorStartMs };
-  } finally {
-    emu.child.kill("SIGTERM");
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 function fileMb(file: string): number {

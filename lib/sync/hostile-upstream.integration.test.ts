@@ -1,13 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Db, SyncHarness as Harness } from "./testing";
 
 process.env.AUTH_SECRET ??= "integration-test-secret-at-least-32-characters";
 process.env.LOG_LEVEL ??= "silent";
 
-const { getAppById } = await import("@/lib/apps/registry");
-const { expectIntact, fastClient, startSyncHarness } = await import("./testing");
-const { syncApp } = await import("./sync-app");
-type Harness = Awaited<ReturnType<typeof startSyncHarness>>;
-type Db = ReturnType<Harness["freshDb"]>["db"];
+const { expectIntact, fastClient, getAppById, startSyncHarness, syncApp } = await import("./testing");
 
 /**
  * Issue 12, items 1 and 10: upstreams that do not converge (a list that grows as it is

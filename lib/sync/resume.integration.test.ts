@@ -1,14 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Db, SyncHarness as Harness } from "./testing";
 
 process.env.AUTH_SECRET ??= "integration-test-secret-at-least-32-characters";
 process.env.LOG_LEVEL ??= "silent";
 
-const { getAppById } = await import("@/lib/apps/registry");
-const { expectIntact, fastClient, startSyncHarness } = await import("./testing");
-const { syncApp } = await import("./sync-app");
+const { expectIntact, fastClient, getAppById, startSyncHarness, syncApp } = await import("./testing");
 const { getSyncRuns } = await import("./runs");
-type Harness = Awaited<ReturnType<typeof startSyncHarness>>;
-type Db = ReturnType<Harness["freshDb"]>["db"];
 
 /**
  * Issue 18: a backfill that fails part-way continues from the page after the last one

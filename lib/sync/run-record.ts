@@ -5,12 +5,13 @@ import { logger, type Logger } from "@/lib/log/logger";
 import { acquireLock, releaseLock } from "./lock";
 import { findResumePoint, type ResumePoint } from "./resume";
 import type { SyncOptions, SyncSummary } from "./sync-app";
+import type { SyncCounts } from "./writer";
 
 /** A run's row in sync_runs and the app's lock around it: how a run begins and ends. */
 
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
-export function progressOf(s: SyncSummary) {
+export function progressOf(s: SyncSummary): SyncCounts {
   return { pages: s.pages, fetched: s.fetched, inserted: s.inserted, updated: s.updated, unchanged: s.unchanged, skipped: s.skipped, refreshed: s.refreshed };
 }
 

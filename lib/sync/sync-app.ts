@@ -14,7 +14,7 @@ import { PageCursor, type ResumePoint } from "./resume";
 import { beginRun, finishRun, progressOf } from "./run-record";
 import { RunState } from "./run-state";
 import { inlineSink, workerSink, type WriteSink } from "./write-sink";
-import { CallWriter } from "./writer";
+import { CallWriter, type SyncCounts } from "./writer";
 
 /**
  * The pull side: pages through one app's calls and upserts them into the warehouse.
@@ -93,18 +93,11 @@ export interface SyncTimings {
   writerBusy?: number;
 }
 
-export interface SyncSummary {
+export interface SyncSummary extends SyncCounts {
   appId: string;
   status: "succeeded" | "failed" | "already_running";
   runPk: number | null;
   kind: "full" | "incremental";
-  pages: number;
-  fetched: number;
-  inserted: number;
-  updated: number;
-  unchanged: number;
-  skipped: number;
-  refreshed: number;
   /** Ongoing calls the platform no longer knows (404 on refresh). */
   refreshMissing: number;
   /** Incremental run that stopped at calls already stored. */

@@ -1,14 +1,12 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SyncHarness as Harness } from "./testing";
 
 process.env.AUTH_SECRET ??= "integration-test-secret-at-least-32-characters";
 process.env.LOG_LEVEL ??= "silent";
 
-const { getAppById } = await import("@/lib/apps/registry");
-const { fastClient, startSyncHarness } = await import("./testing");
-const { syncApp, syncAll } = await import("./sync-app");
-type Harness = Awaited<ReturnType<typeof startSyncHarness>>;
+const { fastClient, getAppById, startSyncHarness, syncApp, syncAll } = await import("./testing");
 
 /**
  * Integration over real HTTP: the real client and sync against the emulator, a separate

@@ -8,6 +8,12 @@ import { openDatabase, type Db } from "@/db/client";
 import { addApp, getAppById } from "@/lib/apps/registry";
 import { spawnEmulator, type SpawnOptions } from "@/lib/emulator/testing";
 
+// What every sync integration test uses, from one module (imported once the test has set
+// its environment).
+export { openDatabase, type Db } from "@/db/client";
+export { getAppById } from "@/lib/apps/registry";
+export { syncApp, syncAll } from "./sync-app";
+
 export type Emu = Awaited<ReturnType<typeof spawnEmulator>>;
 
 export interface Truth {

@@ -3,16 +3,12 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Db, SyncHarness as Harness } from "./testing";
 
 process.env.AUTH_SECRET ??= "integration-test-secret-at-least-32-characters";
 process.env.LOG_LEVEL ??= "silent";
 
-const { openDatabase } = await import("@/db/client");
-const { getAppById } = await import("@/lib/apps/registry");
-const { expectIntact, fastClient, startSyncHarness } = await import("./testing");
-const { syncApp } = await import("./sync-app");
-type Harness = Awaited<ReturnType<typeof startSyncHarness>>;
-type Db = ReturnType<Harness["freshDb"]>["db"];
+const { expectIntact, fastClient, getAppById, openDatabase, startSyncHarness, syncApp } = await import("./testing");
 
 /**
  * Issue 12, items 8 and 9 (the sync's side): a warehouse that fills up, or that another

@@ -1,14 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SyncHarness as Harness } from "./testing";
 
 process.env.AUTH_SECRET ??= "integration-test-secret-at-least-32-characters";
 process.env.LOG_LEVEL ??= "silent";
 
-const { openDatabase } = await import("@/db/client");
-const { getAppById } = await import("@/lib/apps/registry");
-const { fastClient, startSyncHarness } = await import("./testing");
-const { syncApp } = await import("./sync-app");
+const { fastClient, getAppById, openDatabase, startSyncHarness, syncApp } = await import("./testing");
 const { workerSink } = await import("./write-sink");
-type Harness = Awaited<ReturnType<typeof startSyncHarness>>;
 
 /**
  * Issue 18: a 10M-call backfill failed with "database is locked" while only its own

@@ -97,15 +97,20 @@ export function extraParticipantJson(raw: unknown): string | null {
   return extra ? JSON.stringify(extra) : null;
 }
 
-/** A running sync's counters and resume point, as its sync_runs row keeps them. */
-export interface SyncProgress {
+/** A run's counters: in its summary, on its sync_runs row, in the runs view. */
+export interface SyncCounts {
   pages: number;
   fetched: number;
   inserted: number;
   updated: number;
   unchanged: number;
   skipped: number;
+  /** Ongoing calls re-fetched one by one. */
   refreshed: number;
+}
+
+/** A running sync's counters and resume point, as its sync_runs row keeps them. */
+export interface SyncProgress extends SyncCounts {
   /** The page through which the first pass is committed (null: not resumable by page). */
   committedPage: number | null;
   announcedTotal: number | null;
