@@ -49,6 +49,7 @@ export async function walkPages(client: CallsClient, state: RunState, summary: S
     summary.timings.fetchMs += page.fetchMs;
     summary.pages++;
     summary.fetched += page.records.length;
+    o.cursor?.served(page.pagination.perPage ?? page.records.length);
     o.cursor?.handing(page.page);
     const { allKnown, initiated, repeated } = await state.handle(page.records, page.rawTexts);
     for (const t of initiated) {

@@ -19,11 +19,11 @@ const PER_PAGE = 250;
 const client = { ...fastClient, timeoutMs: 5_000, maxAttempts: 2 };
 
 beforeAll(async () => {
-  h = await startSyncHarness({ seed: 7, now: 1_780_000_000, apps: [{ appId: "big", count: CALLS }, { appId: "mixed", count: 1200 }] });
+  h = await startSyncHarness({ seed: 7, now: 1_780_000_000, apps: [{ appId: "big", count: CALLS }, { appId: "mixed", count: 1200 }, { appId: "sized", count: 1200 }] });
 });
 afterEach(async () => {
   await h.emu.admin.clearFaults();
-  await h.emu.admin.setQuirks({ order: "newest" });
+  await h.emu.admin.setQuirks({ order: "newest", ignorePerPage: 0 });
 });
 afterAll(async () => {
   await h?.close();
@@ -121,5 +121,39 @@ describe("resuming a failed backfill (issue 18)", () => {
     expect((await listedPages())[0]).toBe(1);
     const t = await h.truth("mixed");
     h.expectSame(other, "mixed", t);
+  });
+
+  it("counts the cursor in the page size the platform served, and trusts no cursor served in another size", async () => {
+    const t = await h.truth("sized");
+    // A server that ignores perPage serves pages of 25; the run fails after ten of them.
+    const failAfterTenPages = async (db: Db) => {
+      await h.emu.admin.setQuirks({ ignorePerPage: 25 });
+      await h.emu.admin.setFaults({ rules: [{ kind: "503", route: "list", afterN: 10 }] });
+      const r = await syncApp(db, getAppById(db, "sized")!, { trigger: "test", perPage: 200, batchSize: 25, prefetch: 0, client });
+      expect(r.status).toBe("failed");
+      expect(runRow(db, r.runPk)).toMatchObject({ per_page: 25, committed_page: 10 });
+      expect(h.warehouse(db, "sized").calls).toBe(250);
+      await h.emu.admin.clearFaults();
+    };
+
+    // It now honours perPage: the resumed run asks for pages of 25 and misses nothing.
+    const { db } = h.freshDb();
+    h.register(db, "sized");
+    await failAfterTenPages(db);
+    await h.emu.admin.setQuirks({ ignorePerPage: 0 });
+    const resumed = await syncApp(db, getAppById(db, "sized")!, { trigger: "test", client });
+    expect(resumed).toMatchObject({ status: "succeeded", resumedFromPage: 11 });
+    h.expectSame(db, "sized", t);
+
+    // It now serves pages of 100 whatever is asked: page 11 is no longer where the cursor
+    // points, so the resumed run walks the head whole and still misses nothing.
+    const { db: other } = h.freshDb();
+    h.register(other, "sized");
+    await failAfterTenPages(other);
+    await h.emu.admin.setQuirks({ ignorePerPage: 100 });
+    const moved = await syncApp(other, getAppById(other, "sized")!, { trigger: "test", client });
+    expect(moved).toMatchObject({ status: "succeeded", resumedFromPage: 11 });
+    expect(runRow(other, moved.runPk).committed_page).toBeNull();
+    h.expectSame(other, "sized", t);
   });
 });

@@ -14,6 +14,11 @@ import type { Db } from "@/db/client";
  * past one that is not. The head pass stops at the first page of stored, final, unchanged
  * calls, as an incremental run does. Both rest on the order, so a run records a cursor
  * only while every page so far came newest first; otherwise the next run starts over.
+ *
+ * Page numbers count in the page size the platform served, which is not always the one
+ * asked for (a server may ignore perPage): the run records the size served, and the
+ * resumed run asks for that size. If the platform then serves another size, the cursor
+ * means nothing: the resumed run walks the head whole and records no cursor itself.
  */
 
 export interface ResumePoint {
@@ -21,7 +26,7 @@ export interface ResumePoint {
   fromRun: number;
   /** The first page to fetch. */
   page: number;
-  /** The page size the cursor counts in: the resumed run asks for the same. */
+  /** The page size the cursor counts in (the one served): the resumed run asks for the same. */
   perPage: number;
 }
 
@@ -39,20 +44,37 @@ export function findResumePoint(db: Db, appPk: number): ResumePoint | null {
 
 /**
  * The run's cursor: which pages of its first pass are handed to the writer, committed,
- * and proven newest first. RunState marks a commit with `handedThrough()` when it asks for
- * it and reports `committed(mark)` when it is stored.
+ * and proven newest first, in which page size. RunState marks a commit with
+ * `handedThrough()` when it asks for it and reports `committed(mark)` when it is stored.
  */
 export class PageCursor {
   private handed: number;
   private committedThrough: number;
   private orderedThrough: number;
-  private orderBroken = false;
+  /** The pages cannot serve as a cursor: out of order, or served in another size than resumed in. */
+  private broken = false;
+  private firstPageSeen = false;
   private firstPassOver = false;
   /** The total the platform announced on the first pass's first page. */
   announcedTotal: number | null = null;
 
-  constructor(readonly startPage: number) {
+  /** `pageSize`: the size asked for; replaced by the size served on a run from page 1. */
+  constructor(readonly startPage: number, public pageSize: number) {
     this.handed = this.committedThrough = this.orderedThrough = startPage - 1;
+  }
+
+  /** Records a page served (its meta per_page, else its length), once: the first of the pass. */
+  served(size: number): void {
+    if (this.firstPageSeen || this.firstPassOver) return;
+    this.firstPageSeen = true;
+    if (size === this.pageSize || size <= 0) return;
+    if (this.startPage > 1) this.broken = true; // the resumed pages are not the ones counted
+    else this.pageSize = size;
+  }
+
+  /** Whether the first pass's pages can be trusted as a cursor (order and size). */
+  get trusted(): boolean {
+    return !this.broken;
   }
 
   /** The page's records are about to be staged. */
@@ -63,8 +85,8 @@ export class PageCursor {
   /** After the page: whether every page of the pass so far came newest first. */
   handled(page: number, ordered: boolean): void {
     if (this.firstPassOver) return;
-    if (!ordered) this.orderBroken = true;
-    else if (!this.orderBroken) this.orderedThrough = page;
+    if (!ordered) this.broken = true;
+    else if (!this.broken) this.orderedThrough = page;
   }
 
   /** Pages of later passes (the head, refreshes) are not part of the cursor. */
@@ -80,8 +102,8 @@ export class PageCursor {
     this.committedThrough = Math.max(this.committedThrough, mark);
   }
 
-  /** What the run row keeps: null when the order is not proven (not resumable by page). */
+  /** What the run row keeps: null when the pages are no cursor (not resumable by page). */
   get committedPage(): number | null {
-    return this.orderBroken ? null : Math.min(this.committedThrough, this.orderedThrough);
+    return this.broken ? null : Math.min(this.committedThrough, this.orderedThrough);
   }
 }

@@ -3,13 +3,18 @@ import type { Db } from "@/db/client";
 import { syncRuns, type AppRow } from "@/db/schema";
 import { logger, type Logger } from "@/lib/log/logger";
 import { acquireLock, releaseLock } from "./lock";
-import { findResumePoint, type ResumePoint } from "./resume";
+import { findResumePoint, type PageCursor, type ResumePoint } from "./resume";
 import type { SyncOptions, SyncSummary } from "./sync-app";
 import type { SyncCounts } from "./writer";
 
 /** A run's row in sync_runs and the app's lock around it: how a run begins and ends. */
 
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** The cursor as the run row keeps it. */
+export function cursorOf(c: PageCursor): { perPage: number; committedPage: number | null; announcedTotal: number | null } {
+  return { perPage: c.pageSize, committedPage: c.committedPage, announcedTotal: c.announcedTotal };
+}
 
 export function progressOf(s: SyncSummary): SyncCounts {
   return { pages: s.pages, fetched: s.fetched, inserted: s.inserted, updated: s.updated, unchanged: s.unchanged, skipped: s.skipped, refreshed: s.refreshed };
@@ -71,7 +76,7 @@ export function finishRun(
   owner: string,
   runPk: number,
   summary: SyncSummary,
-  cursor: { committedPage: number | null; announcedTotal: number | null },
+  cursor: ReturnType<typeof cursorOf>,
   log: Logger,
 ): void {
   try {

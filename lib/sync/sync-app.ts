@@ -11,7 +11,7 @@ import { DEFAULT_LEASE_MS, newOwnerId, renewLock } from "./lock";
 import { walkPages } from "./page-loop";
 import { refreshOngoing } from "./refresh-ongoing";
 import { PageCursor, type ResumePoint } from "./resume";
-import { beginRun, finishRun, progressOf } from "./run-record";
+import { beginRun, cursorOf, finishRun, progressOf } from "./run-record";
 import { RunState } from "./run-state";
 import { inlineSink, workerSink, type WriteSink } from "./write-sink";
 import { CallWriter, type SyncCounts } from "./writer";
@@ -184,7 +184,7 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
 
   const elu0 = performance.eventLoopUtilization();
   const perPage = resume?.perPage ?? options.perPage ?? 1000;
-  const cursor = new PageCursor(resume?.page ?? 1);
+  const cursor = new PageCursor(resume?.page ?? 1, perPage);
   let sink: WriteSink | undefined;
   let state: RunState | undefined;
   try {
@@ -206,7 +206,7 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
     // the copy handed over: a smaller batch keeps peak memory in bounds (~470 MB measured
     // at 4,000 vs ~680 MB at 8,000) and is still ~16,000 rows per transaction.
     const batchSize = options.batchSize ?? (active.kind === "worker" ? 4_000 : 8_000);
-    const saveProgress = () => active.saveProgress(runPk, { ...progressOf(summary), committedPage: cursor.committedPage, announcedTotal: cursor.announcedTotal });
+    const saveProgress = () => active.saveProgress(runPk, { ...progressOf(summary), ...cursorOf(cursor) });
     state = new RunState(writer, active, summary, batchSize, cursor, saveProgress);
 
     const pass = { appId: app.appId, perPage, prefetch: options.prefetch ?? 2, signal, allowGrowth: options.allowGrowth === true, onPage: options.onPage };
@@ -216,8 +216,8 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
     let pagedEverything = first.complete;
     if (resume && first.complete) {
       // The head: calls that arrived since the backfill began sit at the top of the list.
-      // Without proof of the order the head is walked whole.
-      await walkPages(client, state, summary, { ...pass, startPage: 1, stopAtKnown: first.ordered });
+      // Without proof of the order (or of the page size) the head is walked whole.
+      await walkPages(client, state, summary, { ...pass, startPage: 1, stopAtKnown: first.ordered && cursor.trusted });
       pagedEverything = true;
     }
     await state.drain();
@@ -250,7 +250,7 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
     summary.timings.writerBusy = sink?.utilization?.();
     await sink?.close().catch(() => undefined);
     summary.timings.wallMs = summary.durationMs = performance.now() - wallStart;
-    finishRun(db, app, owner, runPk, summary, { committedPage: cursor.committedPage, announcedTotal: cursor.announcedTotal }, log);
+    finishRun(db, app, owner, runPk, summary, cursorOf(cursor), log);
   }
   log.info(
     {

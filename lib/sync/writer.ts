@@ -111,6 +111,8 @@ export interface SyncCounts {
 
 /** A running sync's counters and resume point, as its sync_runs row keeps them. */
 export interface SyncProgress extends SyncCounts {
+  /** The page size the platform served: the unit of committedPage. */
+  perPage: number;
   /** The page through which the first pass is committed (null: not resumable by page). */
   committedPage: number | null;
   announcedTotal: number | null;
@@ -197,7 +199,7 @@ export class CallWriter {
     );
     this.progress = sqlite.prepare(
       `UPDATE sync_runs SET pages = ?, fetched = ?, inserted = ?, updated = ?, unchanged = ?, skipped = ?, refreshed = ?,
-         committed_page = ?, announced_total = ? WHERE pk = ?`,
+         per_page = ?, committed_page = ?, announced_total = ? WHERE pk = ?`,
     );
     this.insertParticipant = sqlite.prepare(
       `INSERT INTO call_participants (call_pk, app_pk, seq, uid, state, is_joined, total_audio_minutes,
@@ -243,7 +245,7 @@ export class CallWriter {
 
   /** A running sync's counters and resume point, on its sync_runs row. */
   saveProgress(runPk: number, p: SyncProgress): void {
-    this.progress.run(p.pages, p.fetched, p.inserted, p.updated, p.unchanged, p.skipped, p.refreshed, p.committedPage, p.announcedTotal, runPk);
+    this.progress.run(p.pages, p.fetched, p.inserted, p.updated, p.unchanged, p.skipped, p.refreshed, p.perPage, p.committedPage, p.announcedTotal, runPk);
   }
 
   write(batch: Iterable<WriteRow>): WriteCounts {
