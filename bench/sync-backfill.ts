@@ -246,6 +246,9 @@ export async function measureLongBackfill({ calls = 10_000_000, maxMeetingSize =
         warehouseMb: fileMb(file),
         walMb: fileMb(`${file}-wal`),
       });
+      // A long run reports as it goes, so that a failure late in it still leaves figures.
+      const m = marks.at(-1)!;
+      process.stderr.write(`sync-long: ${m.calls.toLocaleString("en")} calls at ${m.seconds.toFixed(0)} s, ${Math.round(m.callsPerSecond)} calls/s (${Math.round(m.recentCallsPerSecond)} since the last mark), peak RSS ${Math.round(m.peakRssMb)} MB\n`);
     };
     let summary;
     try {
