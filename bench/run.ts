@@ -3,10 +3,13 @@
  * measured figures. Builds its own data; never touches DATABASE_PATH.
  *
  *   npm run bench                      # everything at the issues' sizes (1M and 10M calls: long)
- *   npm run bench -- --only sync       # one part: sync | http | analytics | webhooks | webhook-kill
+ *   npm run bench -- --only sync       # one part: sync | http | analytics | webhooks | webhook-kill | sync-long
  *   npm run bench -- --only webhook-kill --rounds 10   # SIGKILL the server under webhook load, count what was lost
  *   npm run bench -- --quick           # smaller sizes, for a smoke run
  *   npm run bench -- --only sync --mix platform,light-users   # some of the sync's data mixes
+ *   npm run bench -- --only sync-long [--calls N]
+ *                                      # one backfill of N calls (default 10M), the rate and
+ *                                      # peak memory at 1M, 5M and 10M (never in the full run)
  */
 import { Command } from "commander";
 import { isDataMixName } from "@/lib/emulator/mixes";
@@ -21,8 +24,8 @@ export interface BenchRow {
 }
 
 const program = new Command("bench")
-  .option("--only <area>", "sync | http | analytics | webhooks | webhook-kill")
   .option("--rounds <n>", "kill-and-restart rounds of the webhook kill test (default 5)")
+  .option("--only <area>", "sync | http | analytics | webhooks | webhook-kill | sync-long")
   .option("--quick", "smaller sizes (smoke run)")
   .option("--calls <n>", "override the call count of the sync and analytics benches")
   .option("--mix <names>", "sync: data mixes to run, comma-separated (default: platform,heavy-users,light-users,big-meetings)")
@@ -56,6 +59,10 @@ async function main(): Promise<void> {
     const { runHttpReportsBench } = await import("./http-reports");
     const mixes = opts.mix?.split(",").map((m) => m.trim()).filter(isDataMixName);
     for (const n of calls ? [calls] : opts.quick ? [100_000] : [1_000_000, 10_000_000]) rows.push(...(await runHttpReportsBench({ calls: n, mixes: mixes?.length ? mixes : undefined })));
+  }
+  if (opts.only === "sync-long") {
+    const { runLongBackfillBench } = await import("./sync-backfill");
+    rows.push(...(await runLongBackfillBench({ calls: calls ?? 10_000_000 })));
   }
   if (want("analytics")) {
     const { runAnalyticsBench } = await import("./analytics");

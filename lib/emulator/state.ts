@@ -1,6 +1,7 @@
 // Everything one running emulator knows: apps, quirk switches, faults, credentials.
 import { FaultInjector, type FaultConfig } from "./faults";
 import type { DataMixName } from "./mixes";
+import type { NonConverging } from "./non-converging";
 import { hashString, hex, mix, mulberry32 } from "./prng";
 import { AppStore } from "./store";
 import type { Region } from "./types";
@@ -18,9 +19,11 @@ export interface EmulatorQuirks {
   maxPerPage: number;
   /** Milliseconds every platform answer waits before it is sent: a real network and a busy platform. */
   latencyMs: number;
+  /** A list that never ends (non-converging.ts): "growing" or "repeating"; "off" by default. */
+  nonConverging: NonConverging;
 }
 
-export const DEFAULT_QUIRKS: EmulatorQuirks = { ignorePerPage: 0, invalidRecords: false, order: "newest", maxPerPage: 0, latencyMs: 0 };
+export const DEFAULT_QUIRKS: EmulatorQuirks = { ignorePerPage: 0, invalidRecords: false, order: "newest", maxPerPage: 0, latencyMs: 0, nonConverging: "off" };
 
 export interface EmulatorAppSpec {
   appId: string;

@@ -3,6 +3,7 @@ import {
   PlatformAuthError,
   PlatformHttpError,
   PlatformNotFoundError,
+  PlatformProtocolError,
   PlatformUnavailableError,
   describeDetail,
   platformErrorDetail,
@@ -36,6 +37,12 @@ export interface HttpOptions {
   gate?: RequestGate;
   /** Strings that must never appear in an error message (the API key). */
   secrets: string[];
+  /**
+   * Answers larger than this are refused (never retried): the body is read as it streams
+   * and the request is cut at the limit, so a hostile or broken server cannot make this
+   * process hold (and then parse) an answer of any size. Default: no limit.
+   */
+  maxBodyBytes?: number;
   random?: () => number;
 }
 
@@ -78,8 +85,20 @@ export function retryAfterMs(headers: Headers, now = Date.now()): number | undef
   return undefined;
 }
 
-async function readBody(res: Response, controller: AbortController, stallMs: number): Promise<Buffer> {
+/** The answer is over HttpOptions.maxBodyBytes: refused, not retried (it would be as large again). */
+class BodyTooLarge extends Error {
+  constructor(readonly limit: number, readonly announced: number | undefined) {
+    super(`larger than the limit of ${limit} bytes`);
+  }
+}
+
+async function readBody(res: Response, controller: AbortController, stallMs: number, maxBytes: number): Promise<Buffer> {
   if (!res.body) return Buffer.alloc(0);
+  const announced = Number(res.headers.get("content-length") ?? NaN);
+  if (announced > maxBytes) {
+    controller.abort(new BodyTooLarge(maxBytes, announced));
+    throw new BodyTooLarge(maxBytes, announced);
+  }
   const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -88,8 +107,12 @@ async function readBody(res: Response, controller: AbortController, stallMs: num
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      chunks.push(value);
       size += value.byteLength;
+      if (size > maxBytes) {
+        controller.abort(new BodyTooLarge(maxBytes, undefined));
+        throw new BodyTooLarge(maxBytes, undefined);
+      }
+      chunks.push(value);
       timer.refresh();
     }
   } finally {
@@ -97,6 +120,8 @@ async function readBody(res: Response, controller: AbortController, stallMs: num
   }
   return Buffer.concat(chunks, size);
 }
+
+const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(bytes < 2 ** 20 ? 2 : 0)} MB`;
 
 function parseJson(buf: Buffer): unknown {
   return JSON.parse(buf.toString("utf8"));
@@ -116,10 +141,12 @@ function causeText(err: unknown): string {
   return `${err.message}${cause}`;
 }
 
+/** `what` names the request in messages ("page 3"); the URL itself is never quoted. */
 export async function getJson(
   url: string,
   opts: HttpOptions,
   signal?: AbortSignal,
+  what = "an answer",
 ): Promise<JsonResponse> {
   const random = opts.random ?? Math.random;
   let last: Retryable | undefined;
@@ -128,7 +155,7 @@ export async function getJson(
     if (opts.bucket) await opts.bucket.take((ms) => opts.sleep(ms, signal));
     const release = opts.gate ? await opts.gate.acquire(signal) : undefined;
     try {
-      return await attemptOnce(url, opts, signal);
+      return await attemptOnce(url, opts, signal, what);
     } catch (err) {
       if (!(err instanceof Retryable)) throw err;
       signal?.throwIfAborted();
@@ -157,6 +184,7 @@ async function attemptOnce(
   url: string,
   opts: HttpOptions,
   signal: AbortSignal | undefined,
+  what: string,
 ): Promise<JsonResponse> {
   const controller = new AbortController();
   const onAbort = () => controller.abort(signal?.reason);
@@ -178,9 +206,16 @@ async function attemptOnce(
     }
     let buf: Buffer;
     try {
-      buf = await readBody(res, controller, opts.timeoutMs);
+      buf = await readBody(res, controller, opts.timeoutMs, opts.maxBodyBytes ?? Number.POSITIVE_INFINITY);
     } catch (err) {
       if (signal?.aborted) throw err;
+      if (err instanceof BodyTooLarge) {
+        const size = err.announced === undefined ? `more than ${mb(err.limit)}` : `${mb(err.announced)}`;
+        throw new PlatformProtocolError(
+          `${opts.label}: ${what} is ${size}, over the limit of ${mb(err.limit)} for one answer; refused without reading it whole (the platform's pages of at most 1,000 calls are far smaller)`,
+          opts.appId,
+        );
+      }
       const why = controller.signal.reason instanceof Error ? controller.signal.reason.message : causeText(err);
       throw new Retryable(`HTTP ${res.status}, body broken: ${why}`, undefined, { cause: err });
     }
