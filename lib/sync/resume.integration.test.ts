@@ -53,7 +53,8 @@ describe("resuming a failed backfill (issue 18)", () => {
     h.register(db, "big");
     // The upstream goes down after six requests (pages 1-6, unless one was retried).
     await h.emu.admin.setFaults({ rules: [{ kind: "503", route: "list", afterN: 6 }] });
-    const first = await syncApp(db, getAppById(db, "big")!, { trigger: "test", perPage: PER_PAGE, batchSize: 2 * PER_PAGE, client });
+    // Two pages read ahead (not SYNC_CONCURRENCY): the failure then falls after page 4 at the earliest.
+    const first = await syncApp(db, getAppById(db, "big")!, { trigger: "test", perPage: PER_PAGE, batchSize: 2 * PER_PAGE, prefetch: 2, client });
     expect(first.status).toBe("failed");
     const handled = first.pages;
     expect(handled).toBeGreaterThanOrEqual(3);

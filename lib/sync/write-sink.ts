@@ -83,6 +83,9 @@ function workerScript(): string | undefined {
   return existsSync(file) ? file : undefined;
 }
 
+/** How long a closing write worker may take to finish its queue before it is terminated. */
+const WORKER_CLOSE_GRACE_MS = 10_000;
+
 /** A worker-thread sink, or undefined where one cannot run (in-memory db, bundled code). */
 export function workerSink(db: Db, appPk: number): WriteSink | undefined {
   const file = db.$client.name;
@@ -132,7 +135,16 @@ export function workerSink(db: Db, appPk: number): WriteSink | undefined {
     },
     utilization: () => worker.performance.eventLoopUtilization().utilization,
     close: async () => {
-      if (!dead) await worker.terminate();
+      if (dead) return;
+      // Ask the worker to finish what it was sent and close its connection; terminate()
+      // only if it does not exit in time (see write-worker.ts on why not at once).
+      const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
+      worker.postMessage({ close: true });
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), WORKER_CLOSE_GRACE_MS)));
+      const outcome = await Promise.race([exited, late]);
+      clearTimeout(timer);
+      if (outcome === "late") await worker.terminate();
     },
   };
 }

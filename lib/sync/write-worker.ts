@@ -27,7 +27,7 @@ db.$client.pragma("cache_size = -16384");
 db.$client.pragma("foreign_keys = OFF");
 const writer = new CallWriter(db, appPk);
 
-type Message = { rows: WriteRow[] } | { id: number } | { progress: { runPk: number; counts: SyncProgress } };
+type Message = { rows: WriteRow[] } | { id: number } | { progress: { runPk: number; counts: SyncProgress } } | { close: true };
 
 /** Written since the last commit reply. */
 let done: BatchResult = { inserted: 0, updated: 0, refused: [], ms: 0 };
@@ -38,6 +38,18 @@ let done: BatchResult = { inserted: 0, updated: 0, refused: [], ms: 0 };
 let failure: Error | undefined;
 
 parentPort?.on("message", (m: Message) => {
+  if ("close" in m) {
+    // Messages are handled in order: everything sent before this one is done. Closing
+    // here (not by Worker.terminate() from outside) never tears the isolate down while a
+    // statement is raising an error, which aborts the whole process in better-sqlite3.
+    try {
+      db.$client.close();
+    } catch {
+      /* closing a connection that failed changes nothing stored */
+    }
+    parentPort?.close();
+    return;
+  }
   if ("rows" in m) {
     if (failure) return; // the commit reply reports it; nothing more is written
     try {
