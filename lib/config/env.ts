@@ -42,6 +42,13 @@ const envSchema = z.object({
   PORT: intFromString(3000),
   /** Public address of this dashboard, for the ingest URL shown in settings (default: the request's host). */
   CALLBOARD_PUBLIC_URL: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  /**
+   * `http(s)://user:password@host:port/database`: facts and reports on ClickHouse instead
+   * of the embedded engine (lib/analytics/engine.ts picks the engine from it).
+   */
+  CLICKHOUSE_URL: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  /** A cluster name from the ClickHouse servers' `remote_servers` (optional). */
+  CLICKHOUSE_CLUSTER: z.preprocess(emptyToUndefined, z.string().optional()),
   LOG_LEVEL: z.preprocess(emptyToUndefined, z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),
 });
 

@@ -83,12 +83,56 @@ export function csvStream<T>(rows: Iterable<T>, columns: ReadonlyArray<CsvColumn
   );
 }
 
+/**
+ * The same CSV as `csvStream`, from rows that arrive in batches from an async source (an
+ * analytics engine's CSV: its worker thread, a database stream): one batch per pull.
+ */
+export function csvBatchStream<T>(batches: AsyncIterable<readonly T[]>, columns: ReadonlyArray<CsvColumn<T>>, signal?: AbortSignal): ReadableStream<Uint8Array> {
+  const iterator = batches[Symbol.asyncIterator]();
+  const headers = columns.map((c) => c.header ?? c.key);
+  const encoder = new TextEncoder();
+  let first = true;
+  let done = false;
+  let cancelled = false;
+  const stop = () => {
+    if (done) return;
+    done = true;
+    void Promise.resolve(iterator.return?.()).catch(() => undefined);
+  };
+  signal?.addEventListener("abort", stop, { once: true });
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        if (done || signal?.aborted) {
+          stop();
+          controller.close();
+          return;
+        }
+        const next = await iterator.next();
+        if (cancelled) return; // the consumer went away while the batch was on its way
+        if (next.done) done = true;
+        const records = next.done ? [] : next.value.map((row) => columns.map((c) => csvCell(row[c.key], c.kind)));
+        const text = stringify(records, { header: first, columns: headers, record_delimiter: "\r\n", quoted_match: /[\r\n]/ });
+        first = false;
+        if (text.length > 0) controller.enqueue(encoder.encode(text));
+        if (done) controller.close();
+      },
+      cancel() {
+        cancelled = true;
+        stop();
+      },
+    },
+    { highWaterMark: 1 },
+  );
+}
+
 /** A download Response of `rows` as CSV. */
 export function csvResponse<T>(report: string, rows: Iterable<T>, columns: ReadonlyArray<CsvColumn<T>>, signal?: AbortSignal): Response {
   return new Response(csvStream(rows, columns, signal), { headers: csvHeaders(report) });
 }
 
-function csvHeaders(report: string): Record<string, string> {
+/** The headers of a CSV download (callboard-<report>-<date>.csv, never cached). */
+export function csvHeaders(report: string): Record<string, string> {
   return {
     "Content-Type": "text/csv; charset=utf-8",
     "Content-Disposition": `attachment; filename="${csvFilename(report)}"`,
@@ -222,9 +266,4 @@ export function csvRawStream(rows: RowBatches, columns: ReadonlyArray<RawCsvColu
     },
     { highWaterMark: 1 },
   );
-}
-
-/** A download Response of raw rows as CSV. */
-export function csvRawResponse(report: string, rows: RowBatches, columns: ReadonlyArray<RawCsvColumn>, signal?: AbortSignal): Response {
-  return new Response(csvRawStream(rows, columns, signal), { headers: csvHeaders(report) });
 }

@@ -9,11 +9,11 @@ import { HttpError } from "@/lib/http/errors";
 import type { Caller } from "@/lib/auth/authorize";
 import { callsOrder } from "./calls";
 import { storeRows } from "./calls-csv";
-import { filters } from "./filters";
-import { handleReport } from "./http";
+import { filters } from "../../filters";
 import type { HeadFirstOrder } from "./report-route";
 import { REPORTS } from "./reports";
-import { analyticsWorker, runOffThread, runReport, startAnalyticsWorker, storeValuesOffThread, type AnalyticsWorker } from "./worker-host";
+import { handleReport, runOffThread, runReport, storeValuesOffThread } from "./test-route";
+import { analyticsWorker, startAnalyticsWorker, type AnalyticsWorker } from "./worker-host";
 
 /**
  * The analytics worker on a generated warehouse big enough that a heatmap scan takes

@@ -1,7 +1,10 @@
-import type { AppUsageRow, BreakdownRow, CallListRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, ParticipantUsageRow, RecordingRow } from "@/lib/analytics";
-import type { CsvColumn, RawCsvColumn } from "./csv";
+import type { CsvColumn, RawCsvColumn } from "@/lib/export/csv";
+import type { AppUsageRow, BreakdownRow, CallListRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, ParticipantUsageRow, RecordingRow, TotalsCsvRow } from "./report-types";
 
-/** CSV columns of each report: the JSON rows' keys, in the JSON's order. */
+/**
+ * CSV columns of each report: the JSON rows' keys, in the JSON's order (the table of
+ * reports, reports.ts, names them; lib/export writes them and knows no report).
+ */
 const d = "decimal" as const;
 
 export const CALL_COLUMNS: CsvColumn<CallListRow>[] = [
@@ -49,4 +52,10 @@ export const ENGAGEMENT_COLUMNS: CsvColumn<EngagementBucketRow>[] = [
 export const RECORDING_COLUMNS: CsvColumn<RecordingRow>[] = [
   { key: "app" }, { key: "sessionId" }, { key: "recordingUrl" }, { key: "recordingDate" }, { key: "duration", kind: d },
   { key: "startTime" }, { key: "receivedMs" }, { key: "callKnown" }, { key: "callType" }, { key: "callStartAt" },
+];
+
+export const TOTALS_COLUMNS: CsvColumn<TotalsCsvRow>[] = [
+  { key: "period" }, { key: "calls" }, { key: "audioMinutes", kind: d }, { key: "videoMinutes", kind: d },
+  { key: "totalMinutes", kind: d }, { key: "avgDurationSeconds", kind: d }, { key: "avgParticipants", kind: d },
+  { key: "recordingShare", kind: d }, { key: "unansweredRate", kind: d },
 ];

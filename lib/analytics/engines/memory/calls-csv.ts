@@ -1,11 +1,11 @@
 import type Database from "better-sqlite3";
 import type { Db } from "@/db/client";
-import { CALL_RAW_COLUMNS } from "@/lib/export/columns";
+import { CALL_RAW_COLUMNS } from "../../csv-columns";
 import { rawCell, rawKind, type RowBatches } from "@/lib/export/csv";
-import { MODES, RECEIVER_TYPES, RECORDING_WEIGHT, STATUSES, TYPES } from "./dims";
-import type { Filters } from "./filters";
+import { MODES, RECEIVER_TYPES, RECORDING_WEIGHT, STATUSES, TYPES } from "../../dims";
+import type { Filters } from "../../filters";
 import { callsOrder, callsOrderHead, rawRowsByPk } from "./calls";
-import { visibleApps, resolveApps, type Scope } from "./query";
+import { visibleApps, resolveApps, type Scope } from "../../scope";
 import type { CsvOrder, OrderHead, RowOrder, StoreValuesOf } from "./report-route";
 import { currentStore, slotOfPk } from "./store";
 

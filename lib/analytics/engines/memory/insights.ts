@@ -1,14 +1,14 @@
 import type { Db } from "@/db/client";
-import { DIMENSIONS, DURATION_BUCKETS, RECORDING_WEIGHT, labelOf, type DimensionName } from "./dims";
-import type { Filters } from "./filters";
-import { resolveApps, round3, type Scope } from "./query";
+import { DIMENSIONS, DURATION_BUCKETS, RECORDING_WEIGHT, labelOf, type DimensionName } from "../../dims";
+import type { Filters } from "../../filters";
+import { resolveApps, type Scope } from "../../scope";
+import {
+  ENGAGEMENT_BUCKETS, MAX_CROSSINGS, round3, type BreakdownRow, type DurationBucketRow, type EngagementBucketRow, type HeatmapCell, type Totals, type TotalsReport,
+} from "../../report-types";
 import { cellCountsOf, cubeOf, heatmapOf, peopleOf, select, type Selection } from "./scan";
 import type { AnalyticsStore } from "./store";
-import { WEEKDAYS, nextLocalHourStart, offsetFromSegments, offsetSegments, type OffsetSegment } from "./tz";
+import { WEEKDAYS, nextLocalHourStart, offsetFromSegments, offsetSegments, type OffsetSegment } from "../../tz";
 
-/** Calls that run longer than this many 15-minute boundaries stop counting in the
- * heatmap after it (about 104 days). */
-export const MAX_CROSSINGS = 10_000;
 
 interface DimsRow {
   dims: number;
@@ -36,26 +36,7 @@ function byDims(db: Db, f: Filters, scope: Scope): DimsRow[] {
   return rows;
 }
 
-export interface Totals {
-  calls: number;
-  audioMinutes: number;
-  videoMinutes: number;
-  /** audioMinutes + videoMinutes. */
-  totalMinutes: number;
-  avgDurationSeconds: number;
-  avgParticipants: number;
-  /** Share (0..1) of calls with a recording. */
-  recordingShare: number;
-  /** Share (0..1) of calls with status `unanswered`. */
-  unansweredRate: number;
-}
 
-export interface TotalsReport {
-  current: Totals;
-  /** The same filters over the equally long period just before [from, to); null without both bounds. */
-  previous: Totals | null;
-  previousRange: { from: number; to: number } | null;
-}
 
 function totalsOf(rows: DimsRow[]): Totals {
   let calls = 0, audio = 0, video = 0, durS = 0, parts = 0, rec = 0, unanswered = 0;
@@ -90,14 +71,6 @@ export function getTotals(db: Db, f: Filters, scope: Scope): TotalsReport {
   return { current, previous, previousRange };
 }
 
-export interface BreakdownRow {
-  dimension: DimensionName | "hasRecording";
-  value: string;
-  calls: number;
-  audioMinutes: number;
-  videoMinutes: number;
-  totalMinutes: number;
-}
 
 /** Counts and minutes by type, mode, status, receiverType and recording presence
  * (values Callboard does not know are grouped as `other`). */
@@ -129,15 +102,6 @@ export function getBreakdowns(db: Db, f: Filters, scope: Scope): BreakdownRow[] 
   return out;
 }
 
-export interface DurationBucketRow {
-  bucket: string;
-  label: string;
-  /** Inclusive lower bound, seconds. */
-  minSeconds: number;
-  /** Exclusive upper bound, seconds (null: no bound). */
-  maxSeconds: number | null;
-  calls: number;
-}
 
 /** Calls by totalDuration in fixed buckets: <1m, 1–5, 5–15, 15–30, 30–60, ≥60 minutes. */
 export function getDurationDistribution(db: Db, f: Filters, scope: Scope): DurationBucketRow[] {
@@ -156,19 +120,6 @@ export function getDurationDistribution(db: Db, f: Filters, scope: Scope): Durat
   }));
 }
 
-export interface HeatmapCell {
-  /** 0 = Sunday … 6 = Saturday, in `tz`. */
-  weekday: number;
-  weekdayName: string;
-  /** 0..23, local hour in `tz`. */
-  hour: number;
-  /** Sum over the window's hours of the calls overlapping that hour. */
-  calls: number;
-  /** How many such hours the window holds (divide for an average). */
-  hours: number;
-  /** calls / hours. */
-  average: number;
-}
 
 /**
  * Concurrent calls by weekday × hour in `tz`: for every local hour of the window (the
@@ -306,17 +257,7 @@ function cellOf(segments: OffsetSegment[], t: number): number {
   return hourCell(Math.floor((t + offsetFromSegments(segments, t)) / 3600));
 }
 
-export interface EngagementBucketRow {
-  bucket: string;
-  /** Inclusive bounds on the number of calls a participant is listed in (max null: no bound). */
-  minCalls: number;
-  maxCalls: number | null;
-  participants: number;
-}
 
-export const ENGAGEMENT_BUCKETS = [
-  [1, 1], [2, 5], [6, 10], [11, 25], [26, 50], [51, 100], [101, null],
-] as const satisfies ReadonlyArray<readonly [number, number | null]>;
 
 /** Calls per participant: how many participants (app × uid) are listed in 1, 2–5, … calls. */
 export function getEngagement(db: Db, f: Filters, scope: Scope): EngagementBucketRow[] {

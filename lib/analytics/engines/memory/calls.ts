@@ -2,47 +2,15 @@ import type Database from "better-sqlite3";
 import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { notFound } from "@/lib/http/errors";
-import type { Filters } from "./filters";
+import type { Filters } from "../../filters";
 import { sortWindow, windowCopy } from "./order";
 import type { RowOrder } from "./report-route";
-import { resolveApps, round3, visibleApps, type Scope } from "./query";
+import { resolveApps, visibleApps, type Scope } from "../../scope";
+import { pageOf, round3, type CallDetail, type CallListRow, type CallParticipantDetail, type CallRef, type Page, type RecordingDetail } from "../../report-types";
 import { countMatching, matchKeys, startHead, type KeyedSelection } from "./scan";
 
-/** One call of the list (and of the CSV), as Callboard stores it. */
-export interface CallListRow {
-  app: string;
-  sessionId: string;
-  type: string | null;
-  mode: string | null;
-  status: string | null;
-  initiator: string | null;
-  receiver: string | null;
-  receiverType: string | null;
-  initiatedAt: number | null;
-  startedAt: number | null;
-  endedAt: number | null;
-  /** startedAt, or initiatedAt for calls never started: what time filters use. */
-  startAt: number;
-  hasRecording: boolean;
-  totalAudioMinutes: number;
-  totalVideoMinutes: number;
-  totalDurationMinutes: number;
-  durationSeconds: number;
-  totalParticipants: number;
-}
 
-export interface Pagination {
-  total: number;
-  count: number;
-  per_page: number;
-  current_page: number;
-  total_pages: number;
-}
 
-export interface Page<T> {
-  data: T[];
-  meta: { pagination: Pagination };
-}
 
 /** Columns of a list row, `calls` aliased `c` (never `raw`: ~1.4 KB per call that the list does not show). */
 const LIST_COLUMNS = `c.app_pk AS appPk, c.session_id AS sessionId, c.type, c.mode, c.status, c.initiator, c.receiver,
@@ -167,11 +135,7 @@ export function getCalls(db: Db, f: Filters, scope: Scope): Page<CallListRow> {
     const x = matchKeys(db, f, appPks, f.sort);
     return { total: x.count, rows: rowsByPk<RawListRow>(db, orderedPks(x, f.order, offset, f.perPage), false) };
   })();
-  const data = rows.map((r) => toRow(r, appIds));
-  return {
-    data,
-    meta: { pagination: { total, count: data.length, per_page: f.perPage, current_page: f.page, total_pages: Math.ceil(total / f.perPage) } },
-  };
+  return pageOf(rows.map((r) => toRow(r, appIds)), total, f);
 }
 
 /**
@@ -241,36 +205,8 @@ export function iterateCalls(db: Db, f: Filters, scope: Scope, order?: RowOrder)
   })();
 }
 
-export interface CallParticipantDetail {
-  seq: number;
-  uid: string;
-  state: string | null;
-  isJoined: boolean;
-  joinedAt: number | null;
-  leftAt: number | null;
-  totalAudioMinutes: number;
-  totalVideoMinutes: number;
-  totalDurationMinutes: number;
-  deviceId: string | null;
-  mid: string | null;
-}
 
-export interface RecordingDetail {
-  recordingUrl: string;
-  recordingDate: string | null;
-  duration: number | null;
-  startTime: number | null;
-  receivedMs: number;
-}
 
-export interface CallDetail extends CallListRow {
-  mid: string | null;
-  source: string;
-  /** The platform's record exactly as the sync last received it (null for a call known only from webhooks). */
-  raw: Record<string, unknown> | null;
-  participants: CallParticipantDetail[];
-  recordings: RecordingDetail[];
-}
 
 function parseRaw(text: string | null): Record<string, unknown> | null {
   if (text === null) return null;
@@ -284,7 +220,7 @@ function parseRaw(text: string | null): Record<string, unknown> | null {
 
 /** One call with its participants and recordings; 404 when it does not exist or the
  * caller may not see its app. */
-export function getCall(db: Db, ref: { app: string; sessionId: string }, scope: Scope): CallDetail {
+export function getCall(db: Db, ref: CallRef, scope: Scope): CallDetail {
   const app = visibleApps(db, scope).find((a) => a.appId === ref.app);
   if (!app) throw notFound(`app "${ref.app}" not found`);
   const row = db.get<RawListRow & { pk: number; mid: string | null; source: string; raw: string | null }>(sql`SELECT c.pk, c.app_pk AS appPk,

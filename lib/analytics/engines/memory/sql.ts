@@ -1,47 +1,14 @@
 import { sql, type SQL } from "drizzle-orm";
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import type { Db } from "@/db/client";
-import { notFound } from "@/lib/http/errors";
-import type { Filters } from "./filters";
+import type { Filters } from "../../filters";
 
 /**
- * The filter model compiled to SQL over raw `calls` rows (alias `c`), for what still
- * filters in SQLite — recordings (the calls list and its CSV filter and sort in the
- * store, then read rows by pk: calls.ts) — and the app scope shared by
- * every report. Aggregates compile the same model against the in-memory store
- * (scan.ts; docs/decisions/0006-analytics-rollups.md).
+ * The filter model compiled to SQL over raw `calls` rows (alias `c`), for what the
+ * memory engine still filters in SQLite: recordings (the calls list and its CSV filter
+ * and sort in the store, then read rows by pk: calls.ts). Aggregates compile the same
+ * model against the in-memory store (scan.ts; docs/decisions/0006-analytics-rollups.md).
  */
-
-/** Whose apps a query may read: `Caller` satisfies it. */
-export interface Scope {
-  appPks: "all" | readonly number[];
-}
-
-export interface AppRef {
-  pk: number;
-  appId: string;
-  name: string;
-}
-
-/** Apps the caller may see, by pk. */
-export function visibleApps(db: Db, scope: Scope): AppRef[] {
-  const rows = db.all<{ pk: number; appId: string; name: string }>(sql`SELECT pk, app_id AS appId, name FROM apps ORDER BY app_id`);
-  return scope.appPks === "all" ? rows : rows.filter((r) => (scope.appPks as readonly number[]).includes(r.pk));
-}
-
-/**
- * The app pks a query is restricted to: the requested apps (each must exist and be
- * visible, else 404 as if it did not exist), or every app the caller may see.
- */
-export function resolveApps(db: Db, f: Pick<Filters, "apps">, scope: Scope): number[] | "all" {
-  if (f.apps.length === 0) return scope.appPks === "all" ? "all" : [...scope.appPks];
-  const visible = new Map(visibleApps(db, scope).map((a) => [a.appId, a.pk]));
-  return f.apps.map((appId) => {
-    const pk = visible.get(appId);
-    if (pk === undefined) throw notFound(`app "${appId}" not found`);
-    return pk;
-  });
-}
 
 export function appCondition(column: string, appPks: number[] | "all"): SQL | undefined {
   if (appPks === "all") return undefined;
@@ -99,5 +66,3 @@ export function explain(db: Db, query: SQL): string[] {
   const q = dialect.sqlToQuery(query);
   return (db.$client.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).all(...(q.params as unknown[])) as Array<{ detail: string }>).map((r) => r.detail);
 }
-
-export const round3 = (x: number): number => Math.round(x * 1000) / 1000;

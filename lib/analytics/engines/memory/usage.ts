@@ -1,27 +1,10 @@
 import type { Db } from "@/db/client";
-import type { Filters } from "./filters";
-import { resolveApps, round3, visibleApps, type Scope } from "./query";
+import type { Filters } from "../../filters";
+import { resolveApps, visibleApps, type Scope } from "../../scope";
+import { round3, type AppUsageRow, type DailyUsageRow, type ParticipantUsageRow } from "../../report-types";
 import { compareBinary, dailyOf, peopleOf, perAppOf, startExtentOf } from "./scan";
-import { dayNumberToDate, localDayNumber, offsetSegments } from "./tz";
+import { dayNumberToDate, localDayNumber, offsetSegments } from "../../tz";
 
-/** Per participant (per app: a uid is an app's user). Minutes are summed from the
- * participant rows' own totalAudioMinutes / totalVideoMinutes / totalDuration. */
-export interface ParticipantUsageRow {
-  app: string;
-  uid: string;
-  /** Distinct calls the uid is listed in. */
-  calls: number;
-  /** Distinct calls the uid joined. */
-  joined: number;
-  /** Distinct calls where the uid's row is `unanswered`. */
-  unanswered: number;
-  audioMinutes: number;
-  videoMinutes: number;
-  /** The participant rows' totalDuration (decimal minutes). */
-  totalMinutes: number;
-  firstCallAt: number | null;
-  lastCallAt: number | null;
-}
 
 /** Every participant matching the filters, most calls first (then app, uid). */
 export function getParticipantUsage(db: Db, f: Filters, scope: Scope): ParticipantUsageRow[] {
@@ -44,19 +27,6 @@ export function getParticipantUsage(db: Db, f: Filters, scope: Scope): Participa
   }));
 }
 
-export interface AppUsageRow {
-  app: string;
-  name: string;
-  calls: number;
-  audioMinutes: number;
-  videoMinutes: number;
-  /** audioMinutes + videoMinutes. */
-  totalMinutes: number;
-  /** Calls with a recording (platform flag or a recording webhook). */
-  recordings: number;
-  /** Distinct uids listed in the app's matching calls. */
-  participants: number;
-}
 
 /** Per tenant app the caller may see (each requested app, even with no calls). */
 export function getAppUsage(db: Db, f: Filters, scope: Scope): AppUsageRow[] {
@@ -80,17 +50,6 @@ export function getAppUsage(db: Db, f: Filters, scope: Scope): AppUsageRow[] {
   });
 }
 
-export interface DailyUsageRow {
-  /** Local date `YYYY-MM-DD` in `tz`. */
-  date: string;
-  calls: number;
-  audioMinutes: number;
-  videoMinutes: number;
-  /** Mean of the calls' totalDuration, in seconds (0 on a day without calls). */
-  avgDurationSeconds: number;
-  /** Mean totalParticipants per call. */
-  avgParticipants: number;
-}
 
 /** Longest range the daily report fills with zero days. */
 const MAX_DAYS = 366 * 20;

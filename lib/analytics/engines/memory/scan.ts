@@ -1,6 +1,6 @@
 import type { Db } from "@/db/client";
-import { RECORDING_WEIGHT, codeOf } from "./dims";
-import type { Filters } from "./filters";
+import { RECORDING_WEIGHT, codeOf } from "../../dims";
+import type { Filters } from "../../filters";
 import { CELLS, SUPER_SHIFT, analyticsStore, currentStore, type AnalyticsStore, type CubeBlock, type DimsPeople, type HeatBlock, type PeopleBlock, type QuarterBlock } from "./store";
 
 /**

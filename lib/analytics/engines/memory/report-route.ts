@@ -1,8 +1,8 @@
 import type { Db } from "@/db/client";
-import type { CsvColumn, RawCsvColumn, RowBatches } from "@/lib/export/csv";
+import type { Filters } from "../../filters";
+import type { CsvSource, ReportJson, ReportName, ReportRow } from "../../reports";
+import type { Scope } from "../../scope";
 import type { StoreRows } from "./calls-csv";
-import type { Filters } from "./filters";
-import type { Scope } from "./query";
 
 /** Pks of a raw CSV's rows, in the CSV's order (4 or 8 bytes a row: cheap to send between threads). */
 export type RowOrder = Int32Array | Float64Array;
@@ -43,18 +43,17 @@ export interface HeadFirstOrder {
 export type CsvOrder = RowOrder | HeadFirstOrder;
 
 /**
- * One analytics report as a route serves it: its JSON answer and its CSV rows. Kept
- * free of server-only imports (auth, the process's connection) so that the analytics
- * worker thread (report-worker.ts) can load the same table of reports.
+ * How the memory engine computes one report (the table: reports.ts): its JSON answer
+ * and its CSV rows, as synchronous functions of a connection. Kept free of server-only
+ * imports (auth, the process's connection) so that the analytics worker thread
+ * (report-worker.ts) loads the same table.
  */
-export interface ReportRoute<Json, Row> {
-  /** Names the CSV file: callboard-<name>-<date>.csv. */
-  name: string;
-  json: (db: Db, f: Filters, scope: Scope) => Json;
-  /** Rows of the CSV (all of them, no paging) and their columns. */
+export interface ReportRoute<N extends ReportName> {
+  name: N;
+  json: (db: Db, f: Filters, scope: Scope) => ReportJson<N>;
+  /** Rows of the CSV (all of them, no paging), as objects. */
   csv: {
-    rows: (db: Db, f: Filters, scope: Scope) => Iterable<Row>;
-    columns: ReadonlyArray<CsvColumn<Row>>;
+    rows: (db: Db, f: Filters, scope: Scope) => Iterable<ReportRow<N>>;
     /**
      * The same rows as arrays in column order, in batches (large exports: no object per
      * row), streamed on the request's thread. `order`, if given, is computed where the
@@ -65,14 +64,13 @@ export interface ReportRoute<Json, Row> {
      */
     raw?: {
       order?: (db: Db, f: Filters, scope: Scope) => OrderHead;
-      rows: (db: Db, f: Filters, scope: Scope, order?: CsvOrder, values?: StoreValuesOf) => RowBatches;
-      columns: ReadonlyArray<RawCsvColumn>;
+      rows: (db: Db, f: Filters, scope: Scope, order?: CsvOrder, values?: StoreValuesOf) => CsvSource<N>;
     };
   };
   /**
-   * What the analytics worker may compute (lib/analytics/worker-host.ts): `json`, and
-   * `csv` = the whole `csv.rows` array (only for reports that scan the store and return
-   * a bounded list; streamed SQLite exports stay on the request's thread), `order` =
+   * What the analytics worker may compute (worker-host.ts): `json`, and `csv` = the
+   * whole `csv.rows` array (only for reports that scan the store and return a bounded
+   * list; streamed SQLite exports stay on the request's thread), `order` =
    * `csv.raw.order` (its head, then the whole order: typed arrays, transferred back).
    */
   offThread?: { json?: boolean; csv?: boolean; order?: boolean };

@@ -1,24 +1,10 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import type { Filters } from "./filters";
-import { and, appCondition, iterateRows, rawConditions, resolveApps, timeCondition, visibleApps, type Scope } from "./query";
-import type { Page } from "./calls";
+import type { Filters } from "../../filters";
+import { and, appCondition, iterateRows, rawConditions, timeCondition } from "./sql";
+import { resolveApps, visibleApps, type Scope } from "../../scope";
+import { pageOf, type Page, type RecordingRow } from "../../report-types";
 
-export interface RecordingRow {
-  app: string;
-  sessionId: string;
-  recordingUrl: string;
-  recordingDate: string | null;
-  /** Seconds, as the webhook's `duration`. */
-  duration: number | null;
-  /** The webhook's `startTime` (epoch seconds). */
-  startTime: number | null;
-  receivedMs: number;
-  /** False while the call is not synced yet. */
-  callKnown: boolean;
-  callType: string | null;
-  callStartAt: number | null;
-}
 
 function hasCallFilters(f: Filters): boolean {
   return f.type !== undefined || f.mode !== undefined || f.status !== undefined || f.receiverType !== undefined ||
@@ -46,8 +32,7 @@ export function getRecordings(db: Db, f: Filters, scope: Scope): Page<RecordingR
   const appIds = new Map(visibleApps(db, scope).map((a) => [a.pk, a.appId]));
   const total = db.get<{ n: number }>(sql`SELECT count(*) AS n FROM (${q})`)?.n ?? 0;
   const rows = db.all<Raw>(sql`${q} LIMIT ${f.perPage} OFFSET ${(f.page - 1) * f.perPage}`);
-  const data = rows.map((r) => toRow(r, appIds));
-  return { data, meta: { pagination: { total, count: data.length, per_page: f.perPage, current_page: f.page, total_pages: Math.ceil(total / f.perPage) } } };
+  return pageOf(rows.map((r) => toRow(r, appIds)), total, f);
 }
 
 function toRow(r: Raw, appIds: Map<number, string>): RecordingRow {

@@ -6,46 +6,58 @@ import { db as warehouse } from "@/db";
 import type { Db } from "@/db/client";
 import { HttpError } from "@/lib/http/errors";
 import { logger } from "@/lib/log/logger";
-import type { Filters } from "./filters";
-import type { Scope } from "./query";
+import type { Filters } from "../../filters";
+import type { ReportJson, ReportName, ReportRow } from "../../reports";
+import type { Scope } from "../../scope";
 import type { StoreRows } from "./calls-csv";
 import type { HeadFirstOrder, ReportRoute, RowOrder, StoreValuesOf } from "./report-route";
-import type { WorkerJob, WorkerReply } from "./report-worker";
-import { REPORTS, type ReportName } from "./reports";
+import { REPORTS } from "./reports";
+import type { JobAnswers, JobKind, JobMessage, OrderPart, WorkerError, WorkerReply } from "./worker-protocol";
 
 /**
  * The analytics worker, host side: one worker thread owns the in-memory store and runs
  * the reports, so a scan (hundreds of ms at 10M calls) never blocks the server's event
  * loop; see docs/decisions/0006-analytics-rollups.md ("Worker").
  *
- * The server (lib/server/start.ts, running from the TypeScript sources) starts it after
- * listening and registers it on `globalThis`, where the route handlers and pages — which
- * run from Next's bundle, a separate copy of this module — find it. Where no worker is
- * registered (tests, scripts, the bench, a server on an in-memory database, bundled code
- * that cannot start a TypeScript worker) every report runs in-process, synchronously, as
- * before. Jobs run one at a time in arrival order; identical jobs waiting in the queue
- * share one run; a job whose request went away before it started is dropped. The calls
- * CSV's `order` job answers twice: its head (the first rows' pks and store values), then
- * the whole order, so the CSV's first rows are written while the worker still sorts.
+ * The memory engine (engine.ts) starts it after the server listens and registers it on
+ * `globalThis`, where every copy of this module (the server's, Next's bundle) finds it.
+ * Where no worker is registered (tests, scripts, a server on an in-memory database,
+ * bundled code that cannot start a TypeScript worker) every report runs in-process,
+ * synchronously, as before. Jobs run one at a time in arrival order; identical jobs
+ * waiting in the queue share one run; a job whose request went away before it started
+ * is dropped. The calls CSV's `order` job answers twice: its head (the first rows' pks
+ * and store values), then the whole order, so the CSV's first rows are written while
+ * the worker still sorts. Jobs and answers are typed in worker-protocol.ts.
  */
 
-type Job = "json" | "rows" | "order";
+/** A report job's answer as the host hands it on (the order: head first). */
+export interface ReportAnswers<N extends ReportName> {
+  json: ReportJson<N>;
+  rows: ReportRow<N>[];
+  order: HeadFirstOrder;
+}
 
-interface Waiter {
-  resolve: (v: unknown) => void;
-  reject: (e: Error) => void;
-  signal?: AbortSignal;
+export type ReportJobKind = keyof ReportAnswers<ReportName>;
+
+type Answer = JobAnswers[JobKind];
+
+interface Waiter<T> {
+  // Methods (not function properties): a waiter of one job's answer is kept among
+  // waiters of any answer, its job's id being what pairs it with its answer.
+  resolve(value: T): void;
+  reject(e: Error): void;
   /** A job's first answer, ahead of its last (the `order` job's head). */
-  part?: (v: unknown) => void;
+  part?(v: OrderPart): void;
+  signal?: AbortSignal;
 }
 
 interface Queued {
   id: number;
   key: string;
-  job: WorkerJob;
-  waiters: Waiter[];
-  /** The report's in-process equivalent, if the worker dies before answering. */
-  fallback: () => unknown;
+  job: JobMessage<JobKind>;
+  waiters: Array<Waiter<Answer | undefined>>;
+  /** The job's in-process equivalent, if the worker dies before answering (undefined: it has none). */
+  fallback: () => Answer | undefined;
   /** A part of the answer went out: the rest can only come from the same run (no fallback). */
   parted?: boolean;
 }
@@ -58,7 +70,7 @@ export interface AnalyticsWorker {
    * HeadFirstOrder, resolved as soon as the worker has the head; its `all` settles with
    * the job (the whole order), and rejects if the request goes away first.
    */
-  run(name: ReportName, job: Job, f: Filters, scope: Scope, signal?: AbortSignal): Promise<unknown>;
+  run<N extends ReportName, K extends ReportJobKind>(name: N, job: K, f: Filters, scope: Scope, signal?: AbortSignal): Promise<ReportAnswers<N>[K]>;
   /** The calls CSV's store values of a batch of pks (calls-csv.ts); undefined if the worker cannot give them (the rows are then read whole). */
   values(pks: RowOrder, signal?: AbortSignal): Promise<StoreRows | undefined>;
   /** The calls CSV's lines of a batch of pks, written by the worker (UTF-8); undefined if it cannot (the caller writes them). */
@@ -72,7 +84,7 @@ export interface AnalyticsWorker {
 
 const globalForWorker = globalThis as unknown as { callboardAnalyticsWorker?: AnalyticsWorker };
 
-/** The running worker of this process, if the server started one. */
+/** The running worker of this process, if one was started. */
 export function analyticsWorker(): AnalyticsWorker | undefined {
   const w = globalForWorker.callboardAnalyticsWorker;
   return w?.alive ? w : undefined;
@@ -88,6 +100,11 @@ function workerScript(): string | undefined {
 }
 
 const abortError = () => Object.assign(new Error("the request was aborted"), { name: "AbortError" });
+
+function errorFrom(e: WorkerError): Error {
+  const { name, message, status, code, details } = e;
+  return status !== undefined && code !== undefined ? new HttpError(status, code, message, details) : Object.assign(new Error(message), { name });
+}
 
 /**
  * Starts the worker on `db`'s file, registers it for this process and loads its store
@@ -112,14 +129,6 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
   let busyMs = 0;
   let warmResolve!: (v: { calls: number; ms: number; scratchMb: number } | undefined) => void;
   const warm = new Promise<{ calls: number; ms: number; scratchMb: number } | undefined>((r) => (warmResolve = r));
-
-  const settle = (q: Queued, reply: WorkerReply) => {
-    if (reply.error) {
-      const { name, message, status, code, details } = reply.error;
-      const e = status !== undefined && code !== undefined ? new HttpError(status, code, message, details) : Object.assign(new Error(message), { name });
-      for (const w of q.waiters) w.reject(e);
-    } else for (const w of q.waiters) w.resolve(reply.result);
-  };
 
   const pump = () => {
     if (inFlight || dead) return;
@@ -170,20 +179,29 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
     inFlight = undefined;
     lastMs = reply.ms;
     busyMs += reply.ms;
-    settle(q, reply);
+    if ("error" in reply) {
+      const e = errorFrom(reply.error);
+      for (const w of q.waiters) w.reject(e);
+    } else for (const w of q.waiters) w.resolve(reply.result);
     pump();
   });
   worker.on("error", (e) => die(e instanceof Error ? e : new Error(String(e))));
   worker.on("exit", (code) => die(new Error(`analytics worker exited (${code})`)));
 
-  const enqueue = (job: WorkerJob, key: string, fallback: () => unknown, signal?: AbortSignal, part?: (v: unknown) => void): Promise<unknown> =>
-    new Promise<unknown>((resolve, reject) => {
+  /**
+   * Queues a job; its answer is `JobAnswers<N>[K]` (worker-protocol.ts), or — where the
+   * worker died first — the fallback's (undefined for a job that has none).
+   */
+  function enqueue<K extends JobKind, N extends ReportName, F extends JobAnswers<N>[K] | undefined>(
+    job: JobMessage<K, N>, key: string, fallback: () => F, signal?: AbortSignal, part?: (v: OrderPart) => void,
+  ): Promise<JobAnswers<N>[K] | F> {
+    return new Promise<JobAnswers<N>[K] | F>((resolve, reject) => {
       if (signal?.aborted) return reject(abortError());
       // The listener goes once the job settles: a CSV asks for one job per batch on the
       // same request signal, and listeners left behind would pile up for the whole export.
       const onAbort = () => reject(abortError());
       const done = () => signal?.removeEventListener("abort", onAbort);
-      const waiter: Waiter = {
+      const waiter: Waiter<JobAnswers<N>[K] | F> = {
         resolve: (v) => (done(), resolve(v)),
         reject: (e) => (done(), reject(e)),
         signal,
@@ -200,6 +218,40 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
       queue.push({ id: job.id, key, job, waiters: [waiter], fallback });
       pump();
     });
+  }
+
+  const reportJob = <K extends ReportJobKind, N extends ReportName>(kind: K, name: N, f: Filters, scope: Scope): JobMessage<K, N> => {
+    const plainScope: Scope = { appPks: scope.appPks === "all" ? "all" : [...scope.appPks] };
+    return { id: nextId++, kind, name, filters: f, scope: plainScope };
+  };
+  const keyOf = (job: JobMessage<ReportJobKind>) => JSON.stringify([job.kind, job.name, job.filters, job.scope.appPks]);
+
+  function run<N extends ReportName>(name: N, kind: "json", f: Filters, scope: Scope, signal?: AbortSignal): Promise<ReportJson<N>>;
+  function run<N extends ReportName>(name: N, kind: "rows", f: Filters, scope: Scope, signal?: AbortSignal): Promise<ReportRow<N>[]>;
+  function run<N extends ReportName>(name: N, kind: "order", f: Filters, scope: Scope, signal?: AbortSignal): Promise<HeadFirstOrder>;
+  function run<N extends ReportName>(name: N, kind: ReportJobKind, f: Filters, scope: Scope, signal?: AbortSignal): Promise<ReportAnswers<N>[ReportJobKind]> {
+    if (dead) return Promise.reject(dead);
+    const report: ReportRoute<N> = REPORTS[name];
+    if (kind === "json") {
+      const job = reportJob("json", name, f, scope);
+      return enqueue(job, keyOf(job), () => report.json(warehouse(), job.filters, job.scope), signal);
+    }
+    if (kind === "rows") {
+      const job = reportJob("rows", name, f, scope);
+      return enqueue(job, keyOf(job), () => Array.from(report.csv.rows(warehouse(), job.filters, job.scope)), signal);
+    }
+    const job = reportJob("order", name, f, scope);
+    const order = report.csv.raw?.order;
+    if (!order) return Promise.reject(new Error(`report ${name} has no CSV order`));
+    return new Promise<HeadFirstOrder>((resolve, reject) => {
+      const onHead = ({ head, values }: OrderPart): void => resolve({ head, headValues: values, all });
+      const all: Promise<RowOrder> = enqueue(job, keyOf(job), () => order(warehouse(), job.filters, job.scope).all(), signal, onHead);
+      // No head first (answered in-process after the worker died): the whole order at
+      // once. After the head this only marks a late rejection as handled: the CSV
+      // awaits `all` after its first rows, or never if the client went away.
+      all.then((whole) => resolve({ head: whole.subarray(0, 0), all }), reject);
+    });
+  }
 
   const handle: AnalyticsWorker = {
     warm,
@@ -212,41 +264,18 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
     get alive() {
       return !dead;
     },
-    run(name, kind, f, scope, signal) {
-      if (dead) return Promise.reject(dead);
-      const id = nextId++;
-      const plainScope: Scope = { appPks: scope.appPks === "all" ? "all" : [...scope.appPks] };
-      const job: WorkerJob = { id, kind, name, filters: f, scope: plainScope };
-      const key = JSON.stringify([kind, name, f, plainScope.appPks]);
-      const report = REPORTS[name] as ReportRoute<unknown, unknown>;
-      const fallback = () =>
-        kind === "json" ? report.json(warehouse(), f, plainScope)
-        : kind === "order" ? report.csv.raw?.order?.(warehouse(), f, plainScope).all()
-        : Array.from(report.csv.rows(warehouse(), f, plainScope));
-      if (kind !== "order") return enqueue(job, key, fallback, signal);
-      return new Promise<HeadFirstOrder>((resolve, reject) => {
-        const onHead = (v: unknown) => {
-          const { head, values } = v as { head: RowOrder; values: StoreRows };
-          resolve({ head, headValues: values, all });
-        };
-        const all = enqueue(job, key, fallback, signal, onHead) as Promise<RowOrder>;
-        // No head first (answered in-process after the worker died): the whole order at
-        // once. After the head this only marks a late rejection as handled: the CSV
-        // awaits `all` after its first rows, or never if the client went away.
-        all.then((order) => resolve({ head: order.subarray(0, 0), all }), reject);
-      });
-    },
+    run,
     values(pks, signal) {
       if (dead) return Promise.resolve(undefined);
-      const id = nextId++;
       // Never shared (the key is the job's own), and no in-process fallback: loading a store
       // on this thread would block it for seconds; the batch is read whole instead.
-      return enqueue({ id, kind: "values", pks }, `values:${id}`, () => undefined, signal) as Promise<StoreRows | undefined>;
+      const job: JobMessage<"values"> = { id: nextId++, kind: "values", pks };
+      return enqueue(job, `values:${job.id}`, () => undefined, signal);
     },
     lines(pks, apps, signal) {
       if (dead) return Promise.resolve(undefined);
-      const id = nextId++;
-      return enqueue({ id, kind: "lines", pks, apps }, `lines:${id}`, () => undefined, signal) as Promise<Uint8Array | undefined>;
+      const job: JobMessage<"lines"> = { id: nextId++, kind: "lines", pks, apps };
+      return enqueue(job, `lines:${job.id}`, () => undefined, signal);
     },
     close: async () => {
       if (globalForWorker.callboardAnalyticsWorker === handle) globalForWorker.callboardAnalyticsWorker = undefined;
@@ -260,13 +289,13 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
   };
 
   const t0 = performance.now();
-  enqueue({ id: nextId++, kind: "warm" }, "warm", () => undefined)
+  const warmJob: JobMessage<"warm"> = { id: nextId++, kind: "warm" };
+  enqueue(warmJob, "warm", () => undefined)
     .then((r) => {
-      const calls = (r as { calls: number } | undefined)?.calls ?? 0;
-      const scratchMb = Math.round(((r as { scratchBytes?: number } | undefined)?.scratchBytes ?? 0) / 1e6);
-      const sumsMs = (r as { sumsMs?: number } | undefined)?.sumsMs ?? 0;
+      const calls = r?.calls ?? 0;
+      const scratchMb = Math.round((r?.scratchBytes ?? 0) / 1e6);
       const ms = Math.round(performance.now() - t0);
-      logger.info({ calls, ms, sumsMs, scratchMb }, "analytics store loaded (worker)");
+      logger.info({ calls, ms, sumsMs: r?.sumsMs ?? 0, scratchMb }, "analytics store loaded (worker)");
       warmResolve({ calls, ms, scratchMb });
     })
     .catch(() => warmResolve(undefined));
@@ -279,23 +308,4 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
 export function storeValuesOffThread(signal?: AbortSignal): StoreValuesOf | undefined {
   const w = analyticsWorker();
   return w ? Object.assign((pks: RowOrder) => w.values(pks, signal), { lines: (pks: RowOrder, apps: Array<[number, string]>) => w.lines(pks, apps, signal) }) : undefined;
-}
-
-/** The report's JSON or CSV rows from the worker, or undefined where it must run in-process. */
-export function runOffThread<Json, Row>(report: ReportRoute<Json, Row>, job: Job, f: Filters, scope: Scope, signal?: AbortSignal): Promise<unknown> | undefined {
-  const ok = job === "json" ? report.offThread?.json : job === "order" ? report.offThread?.order : report.offThread?.csv;
-  const w = ok ? analyticsWorker() : undefined;
-  return w?.run(report.name as ReportName, job, f, scope, signal);
-}
-
-type JsonOf<N extends ReportName> = ReturnType<(typeof REPORTS)[N]["json"]>;
-
-/**
- * A report's JSON answer (what its route sends): computed by the worker when one runs,
- * else in-process on the process's connection. The dashboard pages prefetch with it.
- */
-export async function runReport<N extends ReportName>(name: N, f: Filters, scope: Scope, signal?: AbortSignal): Promise<JsonOf<N>> {
-  const report = REPORTS[name] as unknown as ReportRoute<JsonOf<N>, unknown>;
-  const pending = runOffThread(report, "json", f, scope, signal);
-  return pending ? ((await pending) as JsonOf<N>) : report.json(warehouse(), f, scope);
 }

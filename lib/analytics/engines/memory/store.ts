@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 import type { Db } from "@/db/client";
-import { dimsSql, durBucketSql } from "./dims";
+import { dimsSql, durBucketSql } from "../../dims";
 import { IntColumn, MinutesColumn } from "./columns";
 
 /**
