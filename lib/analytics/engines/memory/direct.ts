@@ -6,9 +6,11 @@
  */
 export { parseFilters, filters, DEFAULT_FILTERS, MAX_PER_PAGE, SORT_KEYS, type Filters, type SortKey } from "../../filters";
 export type { CallListRow, CallDetail, Page, Pagination } from "../../report-types";
-export { getCalls, getCall, iterateCalls, countCalls } from "./calls";
-export { callsCsvBatches, iterateCallsRaw } from "./calls-csv";
-export { getParticipantUsage, getAppUsage, getDailyUsage } from "./usage";
-export { getTotals, getBreakdowns, getDurationDistribution, getConcurrencyHeatmap, getEngagement } from "./insights";
-export { getRecordings, iterateRecordings } from "./recordings";
-export { analyticsStore, resetAnalyticsStore, storeBytes, type AnalyticsStore } from "./store";
+export { getCalls, getCall, iterateCalls, countCalls } from "./reports/calls";
+export { callsCsvBatches, iterateCallsRaw } from "./reports/calls-csv";
+export { getParticipantUsage, getAppUsage, getDailyUsage } from "./reports/usage";
+export { getTotals, getBreakdowns, getDurationDistribution, getEngagement } from "./reports/insights";
+export { getConcurrencyHeatmap } from "./reports/heatmap";
+export { getRecordings, iterateRecordings } from "./reports/recordings";
+export { analyticsStore, resetAnalyticsStore } from "./store/load";
+export { storeBytes, type AnalyticsStore } from "./store/store";

@@ -4,16 +4,17 @@ import type { AnalyticsEngine, EngineHealth } from "../../engine";
 import type { Filters } from "../../filters";
 import type { CsvSource, ReportName, ReportRow } from "../../reports";
 import type { Scope } from "../../scope";
-import { getCall } from "./calls";
-import { processWorker, type OffThread } from "./off-thread";
+import { getCall } from "./reports/calls";
+import { processWorker, type OffThread } from "./worker/off-thread";
 import { REPORTS } from "./reports";
-import { analyticsStore, storeBytes } from "./store";
-import { analyticsWorker, startAnalyticsWorker, type AnalyticsWorker } from "./worker-host";
+import { analyticsStore } from "./store/load";
+import { storeBytes } from "./store/store";
+import { analyticsWorker, startAnalyticsWorker, type AnalyticsWorker } from "./worker/host";
 
 /**
  * The embedded engine: every report from the in-memory store over the SQLite warehouse
  * (store.ts, kept current from its change log), computed on the analytics worker thread
- * when one runs (worker-host.ts) and in-process otherwise; call detail and recordings
+ * when one runs (worker/host.ts) and in-process otherwise; call detail and recordings
  * read SQLite directly. docs/decisions/0006 (the store) and 0010 (the interface).
  */
 export interface MemoryEngineOptions {

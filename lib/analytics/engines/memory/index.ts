@@ -4,4 +4,4 @@
  * in this folder is internal (eslint.config.mjs says so).
  */
 export { createMemoryEngine, type MemoryEngine, type MemoryEngineOptions, type StoreInfo } from "./engine";
-export { changelogTriggerStatements } from "./changelog-sql";
+export { changelogTriggerStatements } from "./store/changelog-sql";

@@ -2,7 +2,7 @@ import type { Db } from "@/db/client";
 import type { Filters } from "../../filters";
 import type { CsvSource, ReportJson, ReportName, ReportRow } from "../../reports";
 import type { Scope } from "../../scope";
-import type { StoreRows } from "./calls-csv";
+import type { StoreRows } from "./reports/calls-csv";
 
 /** Pks of a raw CSV's rows, in the CSV's order (4 or 8 bytes a row: cheap to send between threads). */
 export type RowOrder = Int32Array | Float64Array;
@@ -46,7 +46,7 @@ export type CsvOrder = RowOrder | HeadFirstOrder;
  * How the memory engine computes one report (the table: reports.ts): its JSON answer
  * and its CSV rows, as synchronous functions of a connection. Kept free of server-only
  * imports (auth, the process's connection) so that the analytics worker thread
- * (report-worker.ts) loads the same table.
+ * (worker/thread.ts) loads the same table.
  */
 export interface ReportRoute<N extends ReportName> {
   name: N;
@@ -68,7 +68,7 @@ export interface ReportRoute<N extends ReportName> {
     };
   };
   /**
-   * What the analytics worker may compute (worker-host.ts): `json`, and `csv` = the
+   * What the analytics worker may compute (worker/host.ts): `json`, and `csv` = the
    * whole `csv.rows` array (only for reports that scan the store and return a bounded
    * list; streamed SQLite exports stay on the request's thread), `order` =
    * `csv.raw.order` (its head, then the whole order: typed arrays, transferred back).

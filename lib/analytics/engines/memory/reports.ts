@@ -3,12 +3,13 @@ import type { Filters } from "../../filters";
 import { pageOf, type TotalsCsvRow } from "../../report-types";
 import type { ReportName } from "../../reports";
 import type { Scope } from "../../scope";
-import { getCalls, iterateCalls } from "./calls";
-import { callsCsvBatches, callsCsvOrder } from "./calls-csv";
-import { getBreakdowns, getConcurrencyHeatmap, getDurationDistribution, getEngagement, getTotals } from "./insights";
-import { getRecordings, iterateRecordings } from "./recordings";
+import { getCalls, iterateCalls } from "./reports/calls";
+import { callsCsvBatches, callsCsvOrder } from "./reports/calls-csv";
+import { getConcurrencyHeatmap } from "./reports/heatmap";
+import { getBreakdowns, getDurationDistribution, getEngagement, getTotals } from "./reports/insights";
+import { getRecordings, iterateRecordings } from "./reports/recordings";
 import { listOf, type ReportRoute } from "./report-route";
-import { getAppUsage, getDailyUsage, getParticipantUsage } from "./usage";
+import { getAppUsage, getDailyUsage, getParticipantUsage } from "./reports/usage";
 
 /** How the memory engine answers every report of the table (lib/analytics/reports.ts). */
 
@@ -34,7 +35,7 @@ function totalsRows(db: Db, f: Filters, scope: Scope): TotalsCsvRow[] {
   return [{ period: "current", ...t.current }, ...(t.previous ? [{ period: "previous" as const, ...t.previous }] : [])];
 }
 
-/* `offThread`: what the analytics worker computes (worker-host.ts). Every report that
+/* `offThread`: what the analytics worker computes (worker/host.ts). Every report that
  * scans the in-memory store runs there; recordings (indexed SQLite) and the calls list's
  * CSV rows are read on the request's thread (a worker would have to buffer them) — the
  * calls CSV's order is the worker's (`order`: the pks, sorted from the store, head first). */

@@ -14,10 +14,10 @@ import { handleReport as handleRoute } from "../../http";
 import type { ReportJson, ReportName } from "../../reports";
 import type { Scope } from "../../scope";
 import { createMemoryEngine } from "./engine";
-import { inProcess, processWorker, type OffThread } from "./off-thread";
+import { inProcess, processWorker, type OffThread } from "./worker/off-thread";
 import type { HeadFirstOrder, ReportRoute, StoreValuesOf } from "./report-route";
 import { REPORTS } from "./reports";
-import { storeValuesOffThread } from "./worker-host";
+import { storeValuesOffThread } from "./worker/host";
 
 type Job = "json" | "rows" | "order";
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "@/db/client";
-import * as A from "./direct";
-import { setKeepAllSums } from "./scan";
-import { setBlockBits } from "./store";
-import { openFixtureDb, randomCall, rng, writeCalls, type FixtureCall } from "../../test-fixtures";
+import * as A from "../direct";
+import { setKeepAllSums } from "./blocks";
+import { setBlockBits } from "../store/store";
+import { openFixtureDb, randomCall, rng, writeCalls, type FixtureCall } from "../../../test-fixtures";
 
 /**
  * Block sums: the participants and engagement reports add a block's per-uid sums where

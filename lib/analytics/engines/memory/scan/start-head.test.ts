@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "@/db/client";
-import { callsOrder, callsOrderHead } from "./calls";
-import * as A from "./direct";
-import { setKeepAllSums } from "./scan";
-import { resetAnalyticsStore, setBlockBits } from "./store";
-import { openFixtureDb, randomCall, rng, writeCalls } from "../../test-fixtures";
+import { callsOrder, callsOrderHead } from "../reports/calls";
+import * as A from "../direct";
+import { setKeepAllSums } from "./blocks";
+import { resetAnalyticsStore } from "../store/load";
+import { setBlockBits } from "../store/store";
+import { openFixtureDb, randomCall, rng, writeCalls } from "../../../test-fixtures";
 
 /**
  * The worker's calls CSV head by start, and the list's first pages by start (scan.ts

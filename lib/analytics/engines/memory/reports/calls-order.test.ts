@@ -1,16 +1,16 @@
 import { parse } from "csv-parse/sync";
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "@/db/client";
-import { CALL_RAW_COLUMNS } from "../../csv-columns";
+import { CALL_RAW_COLUMNS } from "../../../csv-columns";
 import { csvRawStream } from "@/lib/export/csv";
 import { callsOrder } from "./calls";
 import { callsCsvBatches, callsCsvOrder, storeRows } from "./calls-csv";
-import { handleReport } from "./test-route";
-import * as A from "./direct";
-import { sortWindow, windowCopy } from "./order";
-import type { HeadFirstOrder } from "./report-route";
-import { REPORTS } from "./reports";
-import { openFixtureDb, randomCall, rng, writeCalls, type FixtureCall } from "../../test-fixtures";
+import { handleReport } from "../test-route";
+import * as A from "../direct";
+import { sortWindow, windowCopy } from "../scan/order";
+import type { HeadFirstOrder } from "../report-route";
+import { REPORTS } from "../reports";
+import { openFixtureDb, randomCall, rng, writeCalls, type FixtureCall } from "../../../test-fixtures";
 
 /**
  * The calls list and its CSV are ordered by the in-memory store (order.ts) and read from

@@ -6,13 +6,13 @@ import { db as warehouse } from "@/db";
 import type { Db } from "@/db/client";
 import { HttpError } from "@/lib/http/errors";
 import { logger } from "@/lib/log/logger";
-import type { Filters } from "../../filters";
-import type { ReportJson, ReportName, ReportRow } from "../../reports";
-import type { Scope } from "../../scope";
-import type { StoreRows } from "./calls-csv";
-import type { HeadFirstOrder, ReportRoute, RowOrder, StoreValuesOf } from "./report-route";
-import { REPORTS } from "./reports";
-import type { JobAnswers, JobKind, JobMessage, OrderPart, WorkerError, WorkerReply } from "./worker-protocol";
+import type { Filters } from "../../../filters";
+import type { ReportJson, ReportName, ReportRow } from "../../../reports";
+import type { Scope } from "../../../scope";
+import type { StoreRows } from "../reports/calls-csv";
+import type { HeadFirstOrder, ReportRoute, RowOrder, StoreValuesOf } from "../report-route";
+import { REPORTS } from "../reports";
+import type { JobAnswers, JobKind, JobMessage, OrderPart, WorkerError, WorkerReply } from "./protocol";
 
 /**
  * The analytics worker, host side: one worker thread owns the in-memory store and runs
@@ -27,7 +27,7 @@ import type { JobAnswers, JobKind, JobMessage, OrderPart, WorkerError, WorkerRep
  * waiting in the queue share one run; a job whose request went away before it started
  * is dropped. The calls CSV's `order` job answers twice: its head (the first rows' pks
  * and store values), then the whole order, so the CSV's first rows are written while
- * the worker still sorts. Jobs and answers are typed in worker-protocol.ts.
+ * the worker still sorts. Jobs and answers are typed in worker/protocol.ts.
  */
 
 /** A report job's answer as the host hands it on (the order: head first). */
@@ -95,7 +95,7 @@ function workerScript(): string | undefined {
   // bundler never tries to turn the worker into a chunk; bundled code runs in-process.
   const dir = import.meta.dirname;
   if (!dir) return undefined;
-  const file = path.join(dir, "report-worker.ts");
+  const file = path.join(dir, "thread.ts");
   return existsSync(file) ? file : undefined;
 }
 
@@ -189,7 +189,7 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
   worker.on("exit", (code) => die(new Error(`analytics worker exited (${code})`)));
 
   /**
-   * Queues a job; its answer is `JobAnswers<N>[K]` (worker-protocol.ts), or — where the
+   * Queues a job; its answer is `JobAnswers<N>[K]` (worker/protocol.ts), or — where the
    * worker died first — the fallback's (undefined for a job that has none).
    */
   function enqueue<K extends JobKind, N extends ReportName, F extends JobAnswers<N>[K] | undefined>(

@@ -1,8 +1,8 @@
-import type { Filters } from "../../filters";
-import type { ReportJson, ReportName, ReportRow } from "../../reports";
-import type { Scope } from "../../scope";
-import type { HeadFirstOrder, ReportRoute, StoreValuesOf } from "./report-route";
-import { analyticsWorker, storeValuesOffThread } from "./worker-host";
+import type { Filters } from "../../../filters";
+import type { ReportJson, ReportName, ReportRow } from "../../../reports";
+import type { Scope } from "../../../scope";
+import type { HeadFirstOrder, ReportRoute, StoreValuesOf } from "../report-route";
+import { analyticsWorker, storeValuesOffThread } from "./host";
 
 /**
  * Where a memory-engine report may run off the request's thread: each method answers
@@ -18,7 +18,7 @@ export interface OffThread {
   storeValues(signal?: AbortSignal): StoreValuesOf | undefined;
 }
 
-/** The worker this process registered, if it runs (worker-host.ts). */
+/** The worker this process registered, if it runs (worker/host.ts). */
 export const processWorker: OffThread = {
   json: (report, f, scope, signal) => (report.offThread?.json ? analyticsWorker()?.run(report.name, "json", f, scope, signal) : undefined),
   rows: (report, f, scope, signal) => (report.offThread?.csv ? analyticsWorker()?.run(report.name, "rows", f, scope, signal) : undefined),

@@ -7,13 +7,13 @@ import { buildSqlite } from "@/bench/analytics";
 import type { Db } from "@/db/client";
 import { HttpError } from "@/lib/http/errors";
 import type { Caller } from "@/lib/auth/authorize";
-import { callsOrder } from "./calls";
-import { storeRows } from "./calls-csv";
-import { filters } from "../../filters";
-import type { HeadFirstOrder } from "./report-route";
-import { REPORTS } from "./reports";
-import { handleReport, runOffThread, runReport, storeValuesOffThread } from "./test-route";
-import { analyticsWorker, startAnalyticsWorker, type AnalyticsWorker } from "./worker-host";
+import { callsOrder } from "../reports/calls";
+import { storeRows } from "../reports/calls-csv";
+import { filters } from "../../../filters";
+import type { HeadFirstOrder } from "../report-route";
+import { REPORTS } from "../reports";
+import { handleReport, runOffThread, runReport, storeValuesOffThread } from "../test-route";
+import { analyticsWorker, startAnalyticsWorker, type AnalyticsWorker } from "./host";
 
 /**
  * The analytics worker on a generated warehouse big enough that a heatmap scan takes

@@ -1,12 +1,12 @@
-import type { Filters } from "../../filters";
-import type { ReportJson, ReportName, ReportRow } from "../../reports";
-import type { Scope } from "../../scope";
-import type { StoreRows } from "./calls-csv";
-import type { RowOrder } from "./report-route";
+import type { Filters } from "../../../filters";
+import type { ReportJson, ReportName, ReportRow } from "../../../reports";
+import type { Scope } from "../../../scope";
+import type { StoreRows } from "../reports/calls-csv";
+import type { RowOrder } from "../report-route";
 
 /**
- * The messages between the analytics worker's host (worker-host.ts) and its thread
- * (report-worker.ts). Each job kind has its arguments and its answer here, in the
+ * The messages between the analytics worker's host (worker/host.ts) and its thread
+ * (worker/thread.ts). Each job kind has its arguments and its answer here, in the
  * engine's own types (a report's JSON is `ReportJson<N>`, its CSV rows `ReportRow<N>[]`):
  * both sides are checked against this one table, so an answer is typed where it is
  * asked for without a cast.

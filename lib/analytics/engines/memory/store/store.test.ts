@@ -3,8 +3,8 @@ import { openDatabase } from "@/db/client";
 import { parseCallRecord } from "@/lib/platform/call-record";
 import { CallWriter, contentHash, toWriteRow } from "@/lib/sync/writer";
 import { changelogTriggerStatements } from "./changelog-sql";
-import * as A from "./direct";
-import { openFixtureDb, randomCall, rng, writeCalls, type FixtureCall } from "../../test-fixtures";
+import * as A from "../direct";
+import { openFixtureDb, randomCall, rng, writeCalls, type FixtureCall } from "../../../test-fixtures";
 
 /**
  * The in-memory store must stay exactly what a fresh load of the warehouse gives, while

@@ -1,7 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import type { Db } from "@/db/client";
-import type { Filters } from "../../filters";
+import type { Filters } from "../../../filters";
 
 /**
  * The filter model compiled to SQL over raw `calls` rows (alias `c`), for what the

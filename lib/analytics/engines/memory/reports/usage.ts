@@ -1,9 +1,12 @@
 import type { Db } from "@/db/client";
-import type { Filters } from "../../filters";
-import { resolveApps, visibleApps, type Scope } from "../../scope";
-import { round3, type AppUsageRow, type DailyUsageRow, type ParticipantUsageRow } from "../../report-types";
-import { compareBinary, dailyOf, peopleOf, perAppOf, startExtentOf } from "./scan";
-import { dayNumberToDate, localDayNumber, offsetSegments } from "../../tz";
+import type { Filters } from "../../../filters";
+import { resolveApps, visibleApps, type Scope } from "../../../scope";
+import { round3, type AppUsageRow, type DailyUsageRow, type ParticipantUsageRow } from "../../../report-types";
+import { dailyOf } from "../scan/quarter";
+import { peopleOf } from "../scan/people";
+import { perAppOf } from "../scan/per-app";
+import { startExtentOf } from "../scan/selection";
+import { dayNumberToDate, localDayNumber, offsetSegments } from "../../../tz";
 
 
 /** Every participant matching the filters, most calls first (then app, uid). */
@@ -87,4 +90,18 @@ export function getDailyUsage(db: Db, f: Filters, scope: Scope): DailyUsageRow[]
     });
   }
   return out;
+}
+
+
+/** SQLite's BINARY order of two strings (UTF-8 bytes = code points), for `ORDER BY uid`. */
+export function compareBinary(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.codePointAt(i)!;
+    const y = b.codePointAt(i)!;
+    if (x !== y) return x < y ? -1 : 1;
+    if (x > 0xffff) i++;
+  }
+  return a.length - b.length;
 }

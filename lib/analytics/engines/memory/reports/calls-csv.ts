@@ -1,13 +1,15 @@
 import type Database from "better-sqlite3";
 import type { Db } from "@/db/client";
-import { CALL_RAW_COLUMNS } from "../../csv-columns";
+import { CALL_RAW_COLUMNS } from "../../../csv-columns";
 import { rawCell, rawKind, type RowBatches } from "@/lib/export/csv";
-import { MODES, RECEIVER_TYPES, RECORDING_WEIGHT, STATUSES, TYPES } from "../../dims";
-import type { Filters } from "../../filters";
+import { MODES, RECEIVER_TYPES, STATUSES, TYPES } from "../../../dims";
+import { DIMS, dimCode, dimsOfCell, recordingOf } from "../scan/cell-codec";
+import type { Filters } from "../../../filters";
 import { callsOrder, callsOrderHead, rawRowsByPk } from "./calls";
-import { visibleApps, resolveApps, type Scope } from "../../scope";
-import type { CsvOrder, OrderHead, RowOrder, StoreValuesOf } from "./report-route";
-import { currentStore, slotOfPk } from "./store";
+import { visibleApps, resolveApps, type Scope } from "../../../scope";
+import type { CsvOrder, OrderHead, RowOrder, StoreValuesOf } from "../report-route";
+import { currentStore } from "../store/load";
+import { slotOfPk } from "../store/store";
 
 /**
  * The rows of the calls CSV (CALL_RAW_COLUMNS order), in batches, from two sources: the
@@ -78,10 +80,10 @@ function wholeLine(r: unknown[]): string {
  * has recording (0/1) — as values, and as the CSV's text — or undefined where one is
  * "other" (NULL or unknown text: only SQLite knows which).
  */
-const DIMS = Array.from({ length: 360 }, (_, d) => {
-  const t = TYPES[d % 3], m = MODES[Math.floor(d / 3) % 4], st = STATUSES[Math.floor(d / 12) % 5], rt = RECEIVER_TYPES[Math.floor(d / 60) % 3];
+const DIMS_FIELDS = Array.from({ length: DIMS }, (_, d) => {
+  const t = TYPES[dimCode(d, "type")], m = MODES[dimCode(d, "mode")], st = STATUSES[dimCode(d, "status")], rt = RECEIVER_TYPES[dimCode(d, "receiverType")];
   if (t === undefined || m === undefined || st === undefined || rt === undefined) return undefined;
-  const rec = Math.floor(d / RECORDING_WEIGHT);
+  const rec = recordingOf(d);
   return {
     values: [t, m, st, rt, rec] as const,
     typeModeStatus: `${rawCell(t, K[2])},${rawCell(m, K[3])},${rawCell(st, K[4])}`,
@@ -179,8 +181,7 @@ class CallsCsvReader {
         const o = i * STORE_ROW;
         const pk = pks[i];
         const appPk = v[o];
-        const d = v[o + 1] % 360;
-        const dims = DIMS[d];
+        const dims = DIMS_FIELDS[dimsOfCell(v[o + 1])];
         if (appPk === 0 || dims === undefined || changed.has(pk)) {
           wholePks.push(pk);
           marks.push(rows.length);

@@ -8,11 +8,11 @@ const { openDatabase } = await import("@/db/client");
 const { addApp } = await import("@/lib/apps/registry");
 const { spawnEmulator } = await import("@/lib/emulator/testing");
 const { syncApp } = await import("@/lib/sync");
-const A = await import("./direct");
-const { handleReport } = await import("./test-route");
-const { REPORTS } = await import("./reports");
-const { tempDbFile } = await import("../../test-fixtures");
-const { offsetAt } = await import("../../tz");
+const A = await import("../direct");
+const { handleReport } = await import("../test-route");
+const { REPORTS } = await import("../reports");
+const { tempDbFile } = await import("../../../test-fixtures");
+const { offsetAt } = await import("../../../tz");
 
 type Db = ReturnType<typeof openDatabase>;
 type Emu = Awaited<ReturnType<typeof spawnEmulator>>;

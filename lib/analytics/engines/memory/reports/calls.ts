@@ -2,12 +2,13 @@ import type Database from "better-sqlite3";
 import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { notFound } from "@/lib/http/errors";
-import type { Filters } from "../../filters";
-import { sortWindow, windowCopy } from "./order";
-import type { RowOrder } from "./report-route";
-import { resolveApps, visibleApps, type Scope } from "../../scope";
-import { pageOf, round3, type CallDetail, type CallListRow, type CallParticipantDetail, type CallRef, type Page, type RecordingDetail } from "../../report-types";
-import { countMatching, matchKeys, startHead, type KeyedSelection } from "./scan";
+import type { Filters } from "../../../filters";
+import { sortWindow, windowCopy } from "../scan/order";
+import type { RowOrder } from "../report-route";
+import { resolveApps, visibleApps, type Scope } from "../../../scope";
+import { pageOf, round3, type CallDetail, type CallListRow, type CallParticipantDetail, type CallRef, type Page, type RecordingDetail } from "../../../report-types";
+import { countMatching } from "../scan/cube";
+import { matchKeys, startHead, type KeyedSelection } from "../scan/selection";
 
 
 

@@ -1,9 +1,9 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import type { Filters } from "../../filters";
+import type { Filters } from "../../../filters";
 import { and, appCondition, iterateRows, rawConditions, timeCondition } from "./sql";
-import { resolveApps, visibleApps, type Scope } from "../../scope";
-import { pageOf, type Page, type RecordingRow } from "../../report-types";
+import { resolveApps, visibleApps, type Scope } from "../../../scope";
+import { pageOf, type Page, type RecordingRow } from "../../../report-types";
 
 
 function hasCallFilters(f: Filters): boolean {

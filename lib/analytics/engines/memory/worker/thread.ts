@@ -1,22 +1,23 @@
 /**
- * The analytics worker thread (started by worker-host.ts): its own read-only connection
+ * The analytics worker thread (started by host.ts): its own read-only connection
  * to the warehouse file, its own in-memory store kept current from `analytics_changes`
  * exactly as on the main thread (every report calls `analyticsStore` first), and the
  * same report table the in-process engine uses. One job at a time, in the order the
- * host sends them; the messages are typed in worker-protocol.ts.
+ * host sends them; the messages are typed in worker/protocol.ts.
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { openDatabase } from "@/db/client";
-import type { Filters } from "../../filters";
-import { MAX_CROSSINGS } from "../../report-types";
-import type { ReportName, ReportRow } from "../../reports";
-import type { Scope } from "../../scope";
-import { callsCsvLines, storeRows } from "./calls-csv";
-import { reserveSortScratch } from "./order";
-import { REPORTS } from "./reports";
-import { prebuildBlockSums, reserveKeyedScratch } from "./scan";
-import { analyticsStore } from "./store";
-import type { JobAnswers, JobKind, WorkerError, WorkerJob, WorkerReply } from "./worker-protocol";
+import type { Filters } from "../../../filters";
+import { MAX_CROSSINGS } from "../../../report-types";
+import type { ReportName, ReportRow } from "../../../reports";
+import type { Scope } from "../../../scope";
+import { callsCsvLines, storeRows } from "../reports/calls-csv";
+import { reserveSortScratch } from "../scan/order";
+import { REPORTS } from "../reports";
+import { prebuildBlockSums } from "../scan/prebuild";
+import { reserveKeyedScratch } from "../scan/selection";
+import { analyticsStore } from "../store/load";
+import type { JobAnswers, JobKind, WorkerError, WorkerJob, WorkerReply } from "./protocol";
 
 const { file } = workerData as { file: string };
 const db = openDatabase(file, { readonly: true, migrate: false });
