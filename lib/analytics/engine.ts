@@ -1,5 +1,5 @@
 /**
- * The analytics engine interface: the one way into the reports. Route handlers
+ * The analytics engine of this process: the one way into the reports. Route handlers
  * (http.ts, http-call.ts), the dashboard's pages, statements, alerts and scripts ask the
  * engine of this process for a report by name (the table in reports.ts) and get its
  * JSON, its CSV batches or one call's detail — never a store, a worker or SQL.
@@ -7,56 +7,18 @@
  * Every answer is asynchronous, so one caller works whichever engine answers: the
  * embedded in-memory engine over SQLite (lib/analytics/engines/memory/: a scan on its
  * worker thread, or in-process) or ClickHouse (lib/analytics/engines/clickhouse/: a query
- * over HTTP). Which engine serves is chosen once per process (`analyticsEngine`).
+ * over HTTP), both implementing engine-interface.ts. Which engine serves is chosen once
+ * per process (`analyticsEngine`).
  * docs/decisions/0010-analytics-engine-interface.md says why and what each engine owns.
  */
 import { db as warehouse } from "@/db";
 import type { Db } from "@/db/client";
 import { env } from "@/lib/config/env";
 import { createMemoryEngine } from "./engines/memory";
-import type { Filters } from "./filters";
-import type { Scope } from "./scope";
-import type { CallDetail, CallRef } from "./report-types";
-import type { CsvSource, ReportJson, ReportName } from "./reports";
+import type { AnalyticsEngine, EngineKind } from "./engine-interface";
 
+export type { AnalyticsEngine, EngineHealth, EngineKind } from "./engine-interface";
 export type { CsvBatch, CsvSource, ReportJson, ReportName, ReportRow } from "./reports";
-
-export type EngineKind = "memory" | "clickhouse";
-
-/** What an engine says about itself for /api/health and the logs: never a secret (no URL, no password). */
-export interface EngineHealth {
-  engine: EngineKind;
-  /** `starting`: answering, but still loading (the first reports may be slow). */
-  status: "ok" | "starting" | "unavailable";
-  /** One line for an operator: what was loaded or reached, or what failed. */
-  detail: string;
-}
-
-/**
- * Every method takes the filter model (filters.ts) and the caller's scope (its apps):
- * an engine restricts every answer to the scope's apps itself, and answers an app the
- * scope cannot see (or that does not exist) with HttpError 404, as routes send it. A
- * `signal` that aborts means nobody will read the answer: an engine may stop early and
- * reject with an AbortError.
- */
-export interface AnalyticsEngine {
-  readonly kind: EngineKind;
-  /** A report's JSON answer, exactly as its route sends it. */
-  report<N extends ReportName>(name: N, f: Filters, scope: Scope, signal?: AbortSignal): Promise<ReportJson<N>>;
-  /**
-   * A report's CSV: every row (no paging) in the report's order, in batches pulled as the
-   * client reads (reports.ts says each report's kind and columns). Settles once the
-   * request is known to be answerable (a 404 rejects here, before the first byte).
-   */
-  csv<N extends ReportName>(name: N, f: Filters, scope: Scope, signal?: AbortSignal): Promise<CsvSource<N>>;
-  /** One call with its participants and recordings (404 when it does not exist or its app is out of scope). */
-  call(ref: CallRef, scope: Scope, signal?: AbortSignal): Promise<CallDetail>;
-  /** Gets ready for the first reports (loads a store, checks a schema) without holding up the caller. */
-  start(): Promise<void>;
-  health(): Promise<EngineHealth>;
-  /** Releases what the engine holds (a worker thread, connections). */
-  close(): Promise<void>;
-}
 
 /** What an engine is built from: the warehouse (apps, scopes, and the memory engine's facts) and the environment. */
 export interface EngineContext {

@@ -19,14 +19,9 @@ import { isSessionEnded } from "./ended-sessions";
 import { readSessionClaims, type SessionClaims } from "./session-token";
 import { resolveApiToken } from "./tokens";
 import { getUserByPk, grantedAppPks } from "./users";
+import type { Caller } from "./caller";
 
-export interface Caller {
-  userId: number;
-  email: string;
-  role: "admin" | "viewer";
-  /** `all` for admins; the granted app pks for viewers. */
-  appPks: "all" | number[];
-}
+export type { Caller } from "./caller";
 
 export async function authorize(request: Request): Promise<Caller> {
   return authorizeRequest(warehouse(), request);

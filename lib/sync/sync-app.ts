@@ -10,7 +10,10 @@ import { PlatformAuthError, PlatformError, PlatformNotFoundError } from "@/lib/p
 import { acquireLock, DEFAULT_LEASE_MS, newOwnerId, releaseLock, renewLock } from "./lock";
 import { RunState } from "./run-state";
 import { inlineSink, workerSink, type WriteSink } from "./write-sink";
+import type { SyncSummary } from "./summary";
 import { CallWriter } from "./writer";
+
+export type { SkippedRecord, SyncSummary, SyncTimings } from "./summary";
 
 /**
  * The pull side: pages through one app's calls and upserts them into the warehouse.
@@ -52,54 +55,6 @@ export interface SyncOptions {
   domain?: string;
   /** Called after each page is handled (progress, tests). */
   onPage?: (info: { page: number; fetched: number }) => void;
-}
-
-export interface SkippedRecord {
-  sessionId: string | null;
-  reason: string;
-}
-
-export interface SyncTimings {
-  wallMs: number;
-  /** Time the loop waited for the next page (fetch not hidden by pipelining). */
-  fetchWaitMs: number;
-  /** Sum of the page requests' own durations (overlaps with parsing and writing). */
-  fetchMs: number;
-  /** Validation, raw JSON, hashing and classification. */
-  parseMs: number;
-  /** The write transactions alone. */
-  dbMs: number;
-  refreshMs: number;
-  /**
-   * Share of the run's time each thread was busy (event-loop utilisation, 0–1): this
-   * thread (fetch, parse, hash) and the write worker, when there is one. The narrowest
-   * stage is the one near 1.
-   */
-  mainBusy?: number;
-  writerBusy?: number;
-}
-
-export interface SyncSummary {
-  appId: string;
-  status: "succeeded" | "failed" | "already_running";
-  runPk: number | null;
-  kind: "full" | "incremental";
-  pages: number;
-  fetched: number;
-  inserted: number;
-  updated: number;
-  unchanged: number;
-  skipped: number;
-  refreshed: number;
-  /** Ongoing calls the platform no longer knows (404 on refresh). */
-  refreshMissing: number;
-  /** Incremental run that stopped at calls already stored. */
-  stoppedEarly: boolean;
-  error: string | null;
-  skippedRecords: SkippedRecord[];
-  /** Wall time of the run (same as timings.wallMs). */
-  durationMs: number;
-  timings: SyncTimings;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;

@@ -1,6 +1,6 @@
 import type { Db } from "@/db/client";
 import { logger } from "@/lib/log/logger";
-import type { AnalyticsEngine, EngineHealth } from "../../engine";
+import type { AnalyticsEngine, EngineHealth } from "../../engine-interface";
 import type { Filters } from "../../filters";
 import type { CsvSource, ReportName, ReportRow } from "../../reports";
 import type { Scope } from "../../scope";

@@ -2,7 +2,14 @@ import type { Db } from "@/db/client";
 import type { Filters } from "../../filters";
 import type { CsvSource, ReportJson, ReportName, ReportRow } from "../../reports";
 import type { Scope } from "../../scope";
-import type { StoreRows } from "./reports/calls-csv";
+
+/** The store's values of a batch of the calls CSV's pks (reports/calls-csv.ts storeRows): what the worker sends the request's thread. */
+export interface StoreRows {
+  /** The store's newest applied change-log entry when the values were read. */
+  seq: number;
+  /** STORE_ROW (calls-csv.ts) values per pk, in the pks' order. */
+  v: Float64Array;
+}
 
 /** Pks of a raw CSV's rows, in the CSV's order (4 or 8 bytes a row: cheap to send between threads). */
 export type RowOrder = Int32Array | Float64Array;

@@ -7,7 +7,7 @@ import { DIMS, dimCode, dimsOfCell, recordingOf } from "../scan/cell-codec";
 import type { Filters } from "../../../filters";
 import { callsOrder, callsOrderHead, rawRowsByPk } from "./calls";
 import { visibleApps, resolveApps, type Scope } from "../../../scope";
-import type { CsvOrder, OrderHead, RowOrder, StoreValuesOf } from "../report-route";
+import type { CsvOrder, OrderHead, RowOrder, StoreRows, StoreValuesOf } from "../report-route";
 import { currentStore } from "../store/load";
 import { slotOfPk } from "../store/store";
 
@@ -32,12 +32,6 @@ import { slotOfPk } from "../store/store";
 /** Store values of one row, interleaved: app pk (0: not in the store), cell, start, duration s, participants, audio, video. */
 export const STORE_ROW = 7;
 
-export interface StoreRows {
-  /** The store's newest applied change-log entry when the values were read. */
-  seq: number;
-  /** STORE_ROW values per pk, in the pks' order. */
-  v: Float64Array;
-}
 
 /** Store values of `pks` (no catch-up: the reader checks the change log itself). Runs where the store lives. */
 export function storeRows(db: Db, pks: ArrayLike<number>): StoreRows {

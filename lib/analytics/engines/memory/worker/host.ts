@@ -9,8 +9,7 @@ import { logger } from "@/lib/log/logger";
 import type { Filters } from "../../../filters";
 import type { ReportJson, ReportName, ReportRow } from "../../../reports";
 import type { Scope } from "../../../scope";
-import type { StoreRows } from "../reports/calls-csv";
-import type { HeadFirstOrder, ReportRoute, RowOrder, StoreValuesOf } from "../report-route";
+import type { HeadFirstOrder, ReportRoute, RowOrder, StoreRows, StoreValuesOf } from "../report-route";
 import { REPORTS } from "../reports";
 import type { JobAnswers, JobKind, JobMessage, OrderPart, WorkerError, WorkerReply } from "./protocol";
 

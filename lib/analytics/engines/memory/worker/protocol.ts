@@ -1,8 +1,7 @@
 import type { Filters } from "../../../filters";
 import type { ReportJson, ReportName, ReportRow } from "../../../reports";
 import type { Scope } from "../../../scope";
-import type { StoreRows } from "../reports/calls-csv";
-import type { RowOrder } from "../report-route";
+import type { RowOrder, StoreRows } from "../report-route";
 
 /**
  * The messages between the analytics worker's host (worker/host.ts) and its thread
