@@ -32,7 +32,7 @@ export type EngineFactory = (ctx: EngineContext) => AnalyticsEngine;
  * The engines this build can run, by kind. An engine registers by adding its factory
  * here; `CLICKHOUSE_URL` selects the ClickHouse engine, anything else the memory engine.
  */
-const FACTORIES: { readonly [K in EngineKind]?: EngineFactory } = {
+const FACTORIES: EngineFactories = {
   memory: (ctx) => createMemoryEngine({ db: ctx.db, worker: ctx.env.ANALYTICS_WORKER === "on" }),
 };
 
@@ -48,10 +48,12 @@ export class EngineUnavailableError extends Error {
   }
 }
 
-/** Builds the engine an environment asks for. */
-export function createEngine(ctx: EngineContext): AnalyticsEngine {
+export type EngineFactories = { readonly [K in EngineKind]?: EngineFactory };
+
+/** Builds the engine an environment asks for (from this build's engines, or those given: tests). */
+export function createEngine(ctx: EngineContext, factories: EngineFactories = FACTORIES): AnalyticsEngine {
   const kind = engineKind(ctx.env);
-  const factory = FACTORIES[kind];
+  const factory = factories[kind];
   if (!factory) throw new EngineUnavailableError(kind);
   return factory(ctx);
 }

@@ -85,45 +85,17 @@ export function csvStream<T>(rows: Iterable<T>, columns: ReadonlyArray<CsvColumn
 
 /**
  * The same CSV as `csvStream`, from rows that arrive in batches from an async source (an
- * analytics engine's CSV: its worker thread, a database stream): one batch per pull.
+ * analytics engine's CSV: its worker thread, a database stream): each batch is written
+ * with csvStream's cells and quoting, and streamed by csvRawStream (one batch per pull).
  */
 export function csvBatchStream<T>(batches: AsyncIterable<readonly T[]>, columns: ReadonlyArray<CsvColumn<T>>, signal?: AbortSignal): ReadableStream<Uint8Array> {
-  const iterator = batches[Symbol.asyncIterator]();
-  const headers = columns.map((c) => c.header ?? c.key);
-  const encoder = new TextEncoder();
-  let first = true;
-  let done = false;
-  let cancelled = false;
-  const stop = () => {
-    if (done) return;
-    done = true;
-    void Promise.resolve(iterator.return?.()).catch(() => undefined);
-  };
-  signal?.addEventListener("abort", stop, { once: true });
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        if (done || signal?.aborted) {
-          stop();
-          controller.close();
-          return;
-        }
-        const next = await iterator.next();
-        if (cancelled) return; // the consumer went away while the batch was on its way
-        if (next.done) done = true;
-        const records = next.done ? [] : next.value.map((row) => columns.map((c) => csvCell(row[c.key], c.kind)));
-        const text = stringify(records, { header: first, columns: headers, record_delimiter: "\r\n", quoted_match: /[\r\n]/ });
-        first = false;
-        if (text.length > 0) controller.enqueue(encoder.encode(text));
-        if (done) controller.close();
-      },
-      cancel() {
-        cancelled = true;
-        stop();
-      },
-    },
-    { highWaterMark: 1 },
-  );
+  async function* lines(): AsyncGenerator<string> {
+    for await (const batch of batches) {
+      const records = batch.map((row) => columns.map((c) => csvCell(row[c.key], c.kind)));
+      yield stringify(records, { record_delimiter: "\r\n", quoted_match: /[\r\n]/ });
+    }
+  }
+  return csvRawStream(lines(), columns.map((c) => ({ header: c.header ?? c.key })), signal);
 }
 
 /** A download Response of `rows` as CSV. */
