@@ -13,7 +13,7 @@ import { analyticsWorker, startAnalyticsWorker, type AnalyticsWorker } from "./w
 
 /**
  * The embedded engine: every report from the in-memory store over the SQLite warehouse
- * (store.ts, kept current from its change log), computed on the analytics worker thread
+ * (store/, kept current from its change log), computed on the analytics worker thread
  * when one runs (worker/host.ts) and in-process otherwise; call detail and recordings
  * read SQLite directly. docs/decisions/0006 (the store) and 0010 (the interface).
  */

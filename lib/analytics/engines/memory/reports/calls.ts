@@ -111,7 +111,7 @@ function orderedPks(x: KeyedSelection, order: Filters["order"], offset: number, 
   return out;
 }
 
-/** Pages sorted by start that end at most this deep come from startHead (scan.ts). */
+/** Pages sorted by start that end at most this deep come from startHead (scan/selection.ts). */
 const HEAD_PAGE_LIMIT = 10_000;
 
 /**
@@ -162,7 +162,7 @@ export function callsOrder(db: Db, f: Filters, scope: Scope): RowOrder {
  */
 export function callsOrderHead(db: Db, f: Filters, scope: Scope, n: number, own = true): { head: RowOrder; all: () => RowOrder } {
   if (!own && f.sort === "start") {
-    // The worker: the head from the blocks that can hold it (scan.ts startHead: one or
+    // The worker: the head from the blocks that can hold it (scan/selection.ts startHead: one or
     // two blocks for calls written in time order), then the whole order from the same
     // store state, not caught up in between (nothing runs between the two in the job).
     // In-process (`own`) the matches are taken first, as below: reports run between the

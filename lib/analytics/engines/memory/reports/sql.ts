@@ -7,7 +7,7 @@ import type { Filters } from "../../../filters";
  * The filter model compiled to SQL over raw `calls` rows (alias `c`), for what the
  * memory engine still filters in SQLite: recordings (the calls list and its CSV filter
  * and sort in the store, then read rows by pk: calls.ts). Aggregates compile the same
- * model against the in-memory store (scan.ts; docs/decisions/0006-analytics-rollups.md).
+ * model against the in-memory store (scan/; docs/decisions/0006-analytics-rollups.md).
  */
 
 export function appCondition(column: string, appPks: number[] | "all"): SQL | undefined {

@@ -5,7 +5,7 @@ import type { Plan } from "./plan";
  * What every kind of block sum shares. A block sum is one kind of pre-summed answer per
  * block (2^blockBits slots) or superblock of the store, built by one unfiltered pass
  * over its slots and kept until a slot of it changes (its stamp). Each kind is one unit
- * of the same shape — its sums' type (store.ts), `<kind>Block(s, b)` (built if missing or
+ * of the same shape — its sums' type (store/store.ts), `<kind>Block(s, b)` (built if missing or
  * stale), `add<Kind>Block` (adds one block's sums under a plan) and the kernel that walks
  * the store with them (`walkBlocks`): cube.ts, quarter.ts, heat.ts, people.ts,
  * dims-people.ts. The kernel adds a block's sums where the filter keeps or drops whole

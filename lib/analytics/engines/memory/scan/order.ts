@@ -1,6 +1,6 @@
 /**
  * Ordering of matching calls by a sort key in memory — the calls list page and its CSV
- * (calls.ts), formerly `ORDER BY <key> <dir>, pk <dir> LIMIT/OFFSET` over the sort
+ * (reports/calls.ts), formerly `ORDER BY <key> <dir>, pk <dir> LIMIT/OFFSET` over the sort
  * indexes of migration 0004.
  *
  * The order wanted is SQLite's: key ascending, ties by pk ascending (`desc` is the exact

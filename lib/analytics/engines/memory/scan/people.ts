@@ -39,7 +39,7 @@ export interface PeopleSums {
  * a call: reading them alone is most of the time), so where the filter keeps every call
  * of a block of 65,536 slots — no categorical, participants-count or uid filter, the
  * block's starts inside [from, to); the app filter applies per uid id, ids being per
- * app — the block's per-uid sums (store.ts PeopleBlock, built by one unfiltered pass
+ * app — the block's per-uid sums (store/store.ts PeopleBlock, built by one unfiltered pass
  * and kept until a slot of the block changes) are added instead of its entries. Exact:
  * counts, minima and maxima do not depend on order, and minutes held as integer
  * thousandths sum to the same integer in any order while n × maxAbs ≤ 2^53 (checked;

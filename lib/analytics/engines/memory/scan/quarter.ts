@@ -101,7 +101,7 @@ export function quarterBlock(s: AnalyticsStore, b: number): QuarterBlock {
   const lo = b << s.blockBits, hi = lo + (1 << s.blockBits);
   const app = s.app.a, start = s.start.a, pcs = s.pc.a, audio = s.audio.a, video = s.video.a, dur = s.dur.a;
   const { appIndex, apps, minStart, maxStart } = blockCalls(s, lo, hi);
-  // Starts are positive epoch seconds (store.ts): int32 division by 900 is floor.
+  // Starts are positive epoch seconds (store/store.ts): int32 division by 900 is floor.
   const q0 = (minStart / 900) | 0;
   const nq = ((maxStart / 900) | 0) - q0 + 1;
   let sums: Float64Array | null = null;

@@ -11,13 +11,6 @@ import { compile, listsUid, type SelectOptions } from "./plan";
  * heat.ts, people.ts) aggregate in the same pass and allocate none.
  */
 
-/**
- * The filter model compiled against the in-memory store (store.ts), and the scan
- * kernels every report is built from. A filter becomes lookup tables (app pk → ok,
- * cell → ok) and bounds, a selection is the slots of the matching calls, and each
- * kernel is one tight loop over a selection.
- */
-
 export interface Selection {
   store: AnalyticsStore;
   /** Matching slots: sel[0..count). */
@@ -25,6 +18,7 @@ export interface Selection {
   count: number;
 }
 
+/** The calls matching every filter of `f` within `appPks` (resolved and authorised). */
 export function select(db: Db, f: Filters, appPks: number[] | "all", opts: SelectOptions = {}): Selection {
   const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks, opts);
   const sel = new Int32Array(none ? 0 : s.n);
@@ -114,7 +108,7 @@ export function matchKeys(db: Db, f: Filters, appPks: number[] | "all", sort: So
  * The first `n` matches of the calls list sorted by start: slots in output order —
  * (start, slot) ascending, or the reverse for `desc` — as `matchKeys` plus a sort would
  * give them, without a pass over every call. Blocks are visited in the order of their
- * start bounds (store.ts blockMinStart / blockMaxStart) and the walk stops once no block
+ * start bounds (store/store.ts blockMinStart / blockMaxStart) and the walk stops once no block
  * left can hold a start that sorts before the n-th found (a bound equal to it may still
  * hold a tie with a better slot: that block is read). Calls written roughly in time
  * order (a backfill) make this one or two blocks however large the store.

@@ -5,7 +5,7 @@ import { IntColumn, MinutesColumn } from "./columns";
  * participants grouped by uid, in typed arrays (one slot per call, pk order), loaded
  * from SQLite once per connection and kept current from `analytics_changes` before each
  * report (see changelog-sql.ts and docs/decisions/0006-analytics-rollups.md). Reports
- * (scan.ts) scan it: a few nanoseconds per call.
+ * (scan/) scan it: a few nanoseconds per call.
  *
  * Participants of a call live in a contiguous run of entries [pOff, pOff + pLen), one
  * entry per distinct uid of the call (a uid listed twice is merged: minutes summed,
@@ -51,23 +51,23 @@ export interface AnalyticsStore {
   blockBits: number;
   /**
    * Per block of 2^blockBits slots (slot >> blockBits): a stamp bumped whenever a slot of the
-   * block changes, and the participants' per-uid sums of the block's calls (scan.ts
+   * block changes, and the participants' per-uid sums of the block's calls (scan/people.ts
    * peopleOf), valid while the stamp they were built at is the block's stamp.
    */
   blockStamp: number[];
   peopleBlocks: Array<PeopleBlock | undefined>;
   /**
    * Per superblock of 2^(blockBits + SUPER_SHIFT) slots: a stamp bumped whenever a slot of
-   * it changes, and its participants' sums per (dims code, uid id) (scan.ts dimsPeopleOf),
+   * it changes, and its participants' sums per (dims code, uid id) (scan/dims-people.ts),
    * which serve the participants and engagement reports under categorical filters.
    */
   superStamp: number[];
   dimsPeople: Array<DimsPeople | undefined>;
-  /** Per block: its calls' sums per app and quarter hour of start (scan.ts quarterBlock), valid at the block's stamp. */
+  /** Per block: its calls' sums per app and quarter hour of start (scan/quarter.ts), valid at the block's stamp. */
   quarterBlocks: Array<QuarterBlock | undefined>;
-  /** Per block: its calls' sums per (app, cell) (scan.ts cubeBlock), valid at the block's stamp. */
+  /** Per block: its calls' sums per (app, cell) (scan/cube.ts), valid at the block's stamp. */
   cubeBlocks: Array<CubeBlock | undefined>;
-  /** Per block: its calls' heatmap counts per (app, quarter hour) (scan.ts heatBlock), valid at the block's stamp. */
+  /** Per block: its calls' heatmap counts per (app, quarter hour) (scan/heat.ts), valid at the block's stamp. */
   heatBlocks: Array<HeatBlock | undefined>;
   /**
    * Per block: bounds of the starts its slots have held (widened, never narrowed, as
