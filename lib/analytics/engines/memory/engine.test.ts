@@ -63,6 +63,10 @@ describe("memory engine", () => {
   it("says it is the memory engine, ready with its store, and names no secret", async () => {
     expect(engine.kind).toBe("memory");
     const calls = db.$client.prepare("SELECT count(*) FROM calls").pluck().get() as number;
+    const empty = openFixtureDb("memory-engine-empty");
+    // A health check never loads the store (it must answer at once): not loaded yet, starting.
+    expect(await createMemoryEngine({ db: () => empty }).health()).toMatchObject({ engine: "memory", status: "starting" });
+    empty.$client.close();
     expect((await engine.ready())?.calls).toBe(calls);
     const health = await engine.health();
     expect(health).toMatchObject({ engine: "memory", status: "ok" });

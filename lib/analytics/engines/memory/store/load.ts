@@ -248,6 +248,11 @@ export function currentStore(db: Db): AnalyticsStore {
   return stores.get(db.$client) ?? analyticsStore(db);
 }
 
+/** The store of this connection if one is loaded (never loads: health checks). */
+export function loadedStore(db: Db): AnalyticsStore | undefined {
+  return stores.get(db.$client);
+}
+
 /** Drops this connection's store (tests; a warehouse file replaced underneath). */
 export function resetAnalyticsStore(db: Db): void {
   stores.delete(db.$client);
