@@ -21,14 +21,9 @@ import { cookieWriteRefusal } from "./same-origin";
 import { readSessionClaims, type SessionClaims } from "./session-token";
 import { resolveApiToken } from "./tokens";
 import { getUserByPk, grantedAppPks } from "./users";
+import type { Caller } from "./caller";
 
-export interface Caller {
-  userId: number;
-  email: string;
-  role: "admin" | "viewer";
-  /** `all` for admins; the granted app pks for viewers. */
-  appPks: "all" | number[];
-}
+export type { Caller } from "./caller";
 
 export async function authorize(request: Request): Promise<Caller> {
   return authorizeRequest(warehouse(), request);

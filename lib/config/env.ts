@@ -69,6 +69,13 @@ const envSchema = z.object({
   HTTP_IDLE_TIMEOUT_SECONDS: secondsFromString(65),
   /** Open connections one client address may hold; 0 turns the cap off. */
   HTTP_MAX_CONNECTIONS_PER_ADDRESS: intFromString(128),
+  /**
+   * `http(s)://user:password@host:port/database`: facts and reports on ClickHouse instead
+   * of the embedded engine (lib/analytics/engine.ts picks the engine from it).
+   */
+  CLICKHOUSE_URL: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  /** A cluster name from the ClickHouse servers' `remote_servers` (optional). */
+  CLICKHOUSE_CLUSTER: z.preprocess(emptyToUndefined, z.string().optional()),
   LOG_LEVEL: z.preprocess(emptyToUndefined, z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),
 });
 

@@ -89,12 +89,28 @@ export function csvStream<T>(rows: Iterable<T>, columns: ReadonlyArray<CsvColumn
   );
 }
 
+/**
+ * The same CSV as `csvStream`, from rows that arrive in batches from an async source (an
+ * analytics engine's CSV: its worker thread, a database stream): each batch is written
+ * with csvStream's cells and quoting, and streamed by csvRawStream (one batch per pull).
+ */
+export function csvBatchStream<T>(batches: AsyncIterable<readonly T[]>, columns: ReadonlyArray<CsvColumn<T>>, signal?: AbortSignal): ReadableStream<Uint8Array> {
+  async function* lines(): AsyncGenerator<string> {
+    for await (const batch of batches) {
+      const records = batch.map((row) => columns.map((c) => csvCell(row[c.key], c.kind)));
+      yield stringify(records, { record_delimiter: "\r\n", quoted_match: /[\r\n]/ });
+    }
+  }
+  return csvRawStream(lines(), columns.map((c) => ({ header: c.header ?? c.key })), signal);
+}
+
 /** A download Response of `rows` as CSV. */
 export function csvResponse<T>(report: string, rows: Iterable<T>, columns: ReadonlyArray<CsvColumn<T>>, signal?: AbortSignal): Response {
   return new Response(csvStream(rows, columns, signal), { headers: csvHeaders(report) });
 }
 
-function csvHeaders(report: string): Record<string, string> {
+/** The headers of a CSV download (callboard-<report>-<date>.csv, never cached). */
+export function csvHeaders(report: string): Record<string, string> {
   return {
     "Content-Type": "text/csv; charset=utf-8",
     "Content-Disposition": `attachment; filename="${csvFilename(report)}"`,
@@ -228,9 +244,4 @@ export function csvRawStream(rows: RowBatches, columns: ReadonlyArray<RawCsvColu
     },
     { highWaterMark: 1 },
   );
-}
-
-/** A download Response of raw rows as CSV. */
-export function csvRawResponse(report: string, rows: RowBatches, columns: ReadonlyArray<RawCsvColumn>, signal?: AbortSignal): Response {
-  return new Response(csvRawStream(rows, columns, signal), { headers: csvHeaders(report) });
 }

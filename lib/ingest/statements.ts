@@ -1,6 +1,28 @@
 import type Database from "better-sqlite3";
-import type { LiveEvent } from "./envelope";
-import type { PreparedDelivery } from "./store";
+import type { LiveEvent, RecordingEvent } from "./envelope";
+
+export type Effect =
+  | { kind: "recording"; recording: RecordingEvent }
+  | { kind: "live"; live: LiveEvent }
+  | { kind: "count" }
+  | { kind: "none" };
+
+export interface PreparedDelivery {
+  appPk: number;
+  idemKey: string;
+  trigger: string;
+  webhook: string;
+  type: string | null;
+  sessionId: string | null;
+  body: string;
+  receivedMs: number;
+  /** 15-minute bucket (epoch seconds) the delivery is counted in. */
+  bucketStart: number;
+  /** `stored` when nothing but the count applies (a trigger Callboard does not know). */
+  known: boolean;
+  effect: Effect;
+}
+
 
 /**
  * The statements of the ingest's write path, prepared once per connection, and how a

@@ -1,7 +1,6 @@
 import type Database from "better-sqlite3";
 import { logger } from "@/lib/log/logger";
-import type { LiveEvent, RecordingEvent } from "./envelope";
-import { applyEffect, prepareStatements, type Statements } from "./statements";
+import { applyEffect, prepareStatements, type PreparedDelivery, type Statements } from "./statements";
 import { noteWriteFailure, noteWriteSuccess, writeFailureReason } from "@/lib/health/write-state";
 import type { WalSyncer } from "./wal-sync";
 import { WriteBackoff, type WriteBackoffOptions } from "./write-backoff";
@@ -22,27 +21,8 @@ import { WriteBackoff, type WriteBackoffOptions } from "./write-backoff";
  * (write-backoff.ts) and reports the failure to /api/health (lib/health/write-state.ts).
  */
 
-export type Effect =
-  | { kind: "recording"; recording: RecordingEvent }
-  | { kind: "live"; live: LiveEvent }
-  | { kind: "count" }
-  | { kind: "none" };
-
-export interface PreparedDelivery {
-  appPk: number;
-  idemKey: string;
-  trigger: string;
-  webhook: string;
-  type: string | null;
-  sessionId: string | null;
-  body: string;
-  receivedMs: number;
-  /** 15-minute bucket (epoch seconds) the delivery is counted in. */
-  bucketStart: number;
-  /** `stored` when nothing but the count applies (a trigger Callboard does not know). */
-  known: boolean;
-  effect: Effect;
-}
+// A delivery ready to store, and what it changes: defined beside the statements that apply it.
+export type { Effect, PreparedDelivery } from "./statements";
 
 export interface Rejection {
   appPk: number;

@@ -10,8 +10,7 @@ import { db } from "@/db";
 import { PEER_HEADER } from "@/lib/auth/client-address";
 import { ensureFirstAdmin } from "@/lib/auth/first-admin";
 import { env } from "@/lib/config/env";
-import { analyticsStore } from "@/lib/analytics/store";
-import { startAnalyticsWorker, type AnalyticsWorker } from "@/lib/analytics/worker-host";
+import { analyticsEngine } from "@/lib/analytics/engine";
 import { closeIngestor, createIngestHttpHandler, getIngestor } from "@/lib/ingest";
 import { logger } from "@/lib/log/logger";
 import { applyHttpLimits, connectionsCheckingIntervalMs, type HttpLimits } from "./http-limits";
@@ -69,22 +68,10 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
   const url = `http://localhost:${port}`;
   logger.info({ port, dev }, `Callboard listening on ${url}`);
 
-  // The analytics store loads now, not in the first report: on the analytics worker
-  // (which then runs every store report off the event loop), or — worker switched off
-  // or unavailable — in-process right after this tick (blocking the loop while it loads).
-  let analytics: AnalyticsWorker | undefined;
-  if (config.ANALYTICS_WORKER === "on") analytics = startAnalyticsWorker(warehouse);
-  if (!analytics) {
-    setImmediate(() => {
-      const t0 = performance.now();
-      try {
-        const calls = analyticsStore(warehouse).n;
-        logger.info({ calls, ms: Math.round(performance.now() - t0) }, "analytics store loaded (in-process)");
-      } catch (err) {
-        logger.error({ err }, "analytics store warm-up failed");
-      }
-    });
-  }
+  // The analytics engine gets ready now, not in the first report (the memory engine
+  // loads its store on its worker thread, or in-process right after this tick).
+  const analytics = analyticsEngine();
+  await analytics.start();
 
   return {
     server,
@@ -93,7 +80,7 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
       new Promise<void>((resolve) => {
         stopScheduler?.();
         void stopAlerts?.();
-        void analytics?.close();
+        void analytics.close();
         server.close(() => {
           closeIngestor();
           resolve();

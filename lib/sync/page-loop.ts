@@ -3,7 +3,7 @@ import type { CallsClient } from "@/lib/platform/calls-client";
 import { ConvergenceGuard } from "./convergence";
 import type { PageCursor } from "./resume";
 import type { RunState } from "./run-state";
-import type { SyncSummary } from "./sync-app";
+import type { SyncSummary } from "./summary";
 
 /**
  * One pass over an app's call list, page after page: fetch (a few pages ahead), hand each

@@ -2,7 +2,7 @@ import { performance } from "node:perf_hooks";
 import type { CallsClient } from "@/lib/platform/calls-client";
 import { PlatformAuthError, PlatformNotFoundError } from "@/lib/platform/errors";
 import type { RunState } from "./run-state";
-import type { SyncSummary } from "./sync-app";
+import type { SyncSummary } from "./summary";
 
 /** Calls re-fetched at once. */
 const REFRESH_CONCURRENCY = 4;

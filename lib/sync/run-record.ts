@@ -4,7 +4,7 @@ import { syncRuns, type AppRow } from "@/db/schema";
 import { logger, type Logger } from "@/lib/log/logger";
 import { acquireLock, releaseLock } from "./lock";
 import { findResumePoint, type PageCursor, type ResumePoint } from "./resume";
-import type { SyncOptions, SyncSummary } from "./sync-app";
+import type { SyncSummary, SyncTrigger } from "./summary";
 import type { SyncCounts } from "./writer";
 
 /** A run's row in sync_runs and the app's lock around it: how a run begins and ends. */
@@ -30,7 +30,7 @@ export function beginRun(
   app: AppRow,
   owner: string,
   leaseMs: number,
-  options: SyncOptions,
+  options: { trigger: SyncTrigger; perPage?: number; fromStart?: boolean; log?: Logger },
   summary: SyncSummary,
   now: number,
 ): { runPk: number; resume: ResumePoint | null } | null {

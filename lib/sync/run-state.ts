@@ -1,6 +1,6 @@
 import { parseCallRecord } from "@/lib/platform/call-record";
 import type { PageCursor } from "./resume";
-import type { SyncSummary } from "./sync-app";
+import type { SyncSummary } from "./summary";
 import type { WriteSink } from "./write-sink";
 import { contentHash, extraParticipantJson, isFinalStatus, toWriteRow, type CallWriter, type Existing, type PendingCall, type WriteRow } from "./writer";
 

@@ -15,7 +15,10 @@ import { PageCursor, type ResumePoint } from "./resume";
 import { beginRun, cursorOf, finishRun, progressOf } from "./run-record";
 import { RunState } from "./run-state";
 import { inlineSink, workerSink, type WriteSink } from "./write-sink";
-import { CallWriter, type SyncCounts } from "./writer";
+import type { SyncSummary, SyncTrigger } from "./summary";
+import { CallWriter } from "./writer";
+
+export type { SkippedRecord, SyncSummary, SyncTimings, SyncTrigger } from "./summary";
 
 /**
  * The pull side: pages through one app's calls and upserts them into the warehouse.
@@ -28,7 +31,6 @@ import { CallWriter, type SyncCounts } from "./writer";
  * upstream that does not converge (convergence.ts).
  */
 
-export type SyncTrigger = "schedule" | "cli" | "manual" | "demo" | "test";
 
 export interface SyncOptions {
   trigger: SyncTrigger;
@@ -67,49 +69,6 @@ export interface SyncOptions {
   allowGrowth?: boolean;
   /** Start an unfinished backfill again from page 1 instead of resuming it. */
   fromStart?: boolean;
-}
-
-export interface SkippedRecord {
-  sessionId: string | null;
-  reason: string;
-}
-
-export interface SyncTimings {
-  wallMs: number;
-  /** Time the loop waited for the next page (fetch not hidden by pipelining). */
-  fetchWaitMs: number;
-  /** Sum of the page requests' own durations (overlaps with parsing and writing). */
-  fetchMs: number;
-  /** Validation, raw JSON, hashing and classification. */
-  parseMs: number;
-  /** The write transactions alone. */
-  dbMs: number;
-  refreshMs: number;
-  /**
-   * Share of the run's time each thread was busy (event-loop utilisation, 0–1): this
-   * thread (fetch, parse, hash) and the write worker, when there is one. The narrowest
-   * stage is the one near 1.
-   */
-  mainBusy?: number;
-  writerBusy?: number;
-}
-
-export interface SyncSummary extends SyncCounts {
-  appId: string;
-  status: "succeeded" | "failed" | "already_running";
-  runPk: number | null;
-  kind: "full" | "incremental";
-  /** Ongoing calls the platform no longer knows (404 on refresh). */
-  refreshMissing: number;
-  /** Incremental run that stopped at calls already stored. */
-  stoppedEarly: boolean;
-  /** The page a resumed backfill continued from (null: the run began at page 1). */
-  resumedFromPage: number | null;
-  error: string | null;
-  skippedRecords: SkippedRecord[];
-  /** Wall time of the run (same as timings.wallMs). */
-  durationMs: number;
-  timings: SyncTimings;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
