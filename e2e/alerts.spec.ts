@@ -102,7 +102,8 @@ test("viewers see the rules of their apps only, and cannot change them", async (
   const suffix = Date.now();
   for (const app of ["acme-sales", "acme-support"]) {
     const res = await request.post("/api/v1/alerts", {
-      headers: { cookie: adminCookie },
+      // A cookie-authenticated write must come from this server's pages (issue 12).
+      headers: { cookie: adminCookie, origin: new URL(page.url()).origin },
       data: { name: `${app} rejected ${suffix}`, metric: "rejectedRate", filters: { app: [app] }, windowSeconds: 3600, condition: { op: "above", value: 50 }, minCalls: 5 },
     });
     expect(res.status()).toBe(201);
@@ -119,6 +120,6 @@ test("viewers see the rules of their apps only, and cannot change them", async (
   const cookie = await cookieHeader(page);
   const listed = (await (await request.get("/api/v1/alerts", { headers: { cookie } })).json()) as { data: Array<{ filters: { app?: string[] } }> };
   for (const r of listed.data) expect(r.filters.app?.every((a) => state.viewer.apps.includes(a))).toBe(true);
-  const refused = await request.post("/api/v1/alerts", { headers: { cookie }, data: { name: "mine", metric: "calls", windowSeconds: 300, condition: { op: "above", value: 1 } } });
+  const refused = await request.post("/api/v1/alerts", { headers: { cookie, origin: new URL(page.url()).origin }, data: { name: "mine", metric: "calls", windowSeconds: 300, condition: { op: "above", value: 1 } } });
   expect(refused.status()).toBe(403);
 });

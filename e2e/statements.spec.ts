@@ -123,7 +123,7 @@ test.describe("as viewer", () => {
     await expect(page.getByRole("button", { name: "Issue statement" })).toHaveCount(0);
     const other = state.emulator.apps.map((a) => a.appId).find((a) => !state.viewer.apps.includes(a))!;
     expect((await page.request.get(`/api/v1/statements?month=${lastMonth()}&app=${other}`)).status()).toBe(404);
-    const issue = await page.request.post("/api/v1/statements", { data: { month: lastMonth(), app: state.viewer.apps[0] } });
+    const issue = await page.request.post("/api/v1/statements", { headers: { origin: new URL(page.url()).origin }, data: { month: lastMonth(), app: state.viewer.apps[0] } });
     expect(issue.status()).toBe(403);
     await page.goto("/settings/prices");
     await expect(page.getByRole("heading", { name: "Price sheets" })).toHaveCount(0);

@@ -139,11 +139,14 @@ describe("changing and removing", () => {
     expect((await patch(id, { windowSeconds: 30 })).json.error?.parameter).toBe("windowSeconds");
   });
 
-  it("answers 400 for a bad id and 404 for an unknown rule", async () => {
+  it("answers 400 for a bad ?id=, 404 for an unknown rule or a path that names none, and authenticates first", async () => {
     expect((await patch("abc", { name: "x" })).json.error).toMatchObject({ code: "bad_request", parameter: "id" });
     expect((await call(collection.PATCH(req("PATCH", "/api/v1/alerts", adminToken, { name: "x" })))).json.error?.parameter).toBe("id");
     expect((await patch(999_999, { name: "x" })).status).toBe(404);
-    expect((await call(single.DELETE(req("DELETE", "/api/v1/alerts/0", adminToken), ctx(0)))).status).toBe(400);
+    expect((await call(single.DELETE(req("DELETE", "/api/v1/alerts/0", adminToken), ctx(0)))).status).toBe(404);
+    // Nothing about the id is answered before the caller is known.
+    expect((await call(collection.PATCH(req("PATCH", "/api/v1/alerts?id=abc", null, { name: "x" })))).status).toBe(401);
+    expect((await call(single.DELETE(req("DELETE", "/api/v1/alerts/abc", null), ctx("abc")))).status).toBe(401);
   });
 
   it("DELETE removes the rule", async () => {

@@ -1,13 +1,13 @@
-import { deleteAlert, getAlerts, patchAlert, postAlert, withRuleId } from "./handlers";
+import { deleteAlert, getAlerts, patchAlert, postAlert } from "./handlers";
 
 export const dynamic = "force-dynamic";
 
-const idOf = (request: Request) => new URL(request.url).searchParams.get("id");
+const idOf = (request: Request) => ({ raw: new URL(request.url).searchParams.get("id"), from: "query" as const });
 
 /** GET /api/v1/alerts[?id=N][&limit=50]: the rules the caller may see, their state and history (docs/api.md). */
 export function GET(request: Request): Promise<Response> {
   const id = idOf(request);
-  return id === null ? getAlerts(request, null) : withRuleId(id, (n) => getAlerts(request, n));
+  return getAlerts(request, id.raw === null ? null : id);
 }
 
 /** POST /api/v1/alerts (admin): a new rule; `secret` (the destination's signing secret) in this answer only. */
@@ -17,10 +17,10 @@ export function POST(request: Request): Promise<Response> {
 
 /** PATCH /api/v1/alerts?id=N (admin): any field; `{rotateSecret: true}` answers a new secret. */
 export function PATCH(request: Request): Promise<Response> {
-  return withRuleId(idOf(request), (id) => patchAlert(request, id));
+  return patchAlert(request, idOf(request));
 }
 
 /** DELETE /api/v1/alerts?id=N (admin). */
 export function DELETE(request: Request): Promise<Response> {
-  return withRuleId(idOf(request), (id) => deleteAlert(request, id));
+  return deleteAlert(request, idOf(request));
 }
