@@ -9,6 +9,7 @@ import { resolveApps, visibleApps, type Scope } from "../../../scope";
 import { pageOf, round3, type CallDetail, type CallListRow, type CallParticipantDetail, type CallRef, type Page, type RecordingDetail } from "../../../report-types";
 import { countMatching } from "../scan/cube";
 import { matchKeys, startHead, type KeyedSelection } from "../scan/selection";
+import { parseRawRecord } from "../../../raw-record";
 
 
 
@@ -209,16 +210,6 @@ export function iterateCalls(db: Db, f: Filters, scope: Scope, order?: RowOrder)
 
 
 
-function parseRaw(text: string | null): Record<string, unknown> | null {
-  if (text === null) return null;
-  try {
-    const value: unknown = JSON.parse(text);
-    return value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
-}
-
 /** One call with its participants and recordings; 404 when it does not exist or the
  * caller may not see its app. */
 export function getCall(db: Db, ref: CallRef, scope: Scope): CallDetail {
@@ -241,5 +232,5 @@ export function getCall(db: Db, ref: CallRef, scope: Scope): CallDetail {
       start_time AS startTime, received_ms AS receivedMs
     FROM recordings WHERE app_pk = ${app.pk} AND session_id = ${ref.sessionId} ORDER BY start_time, pk`);
   const { pk: _pk, mid, source, raw, ...rest } = row;
-  return { ...toRow(rest, new Map([[app.pk, app.appId]])), mid, source, raw: parseRaw(raw), participants, recordings };
+  return { ...toRow(rest, new Map([[app.pk, app.appId]])), mid, source, raw: parseRawRecord(raw), participants, recordings };
 }

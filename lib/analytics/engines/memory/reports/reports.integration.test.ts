@@ -256,6 +256,14 @@ describe("reports against an oracle over the emulator's truth", () => {
     expect(detail.participants.length).toBe(one.participants.length);
     // The raw record for support is the platform's, as it was received.
     expect(detail.raw).toEqual(wire.get(one.sessionId));
+    // An upstream record nested 50,000 levels deep (stored as received) must not bring the
+    // call detail down: JSON.stringify of it overflowed the stack (API answer, page, RSC).
+    const deep = `{"sessionId":"${one.sessionId}","extra":${"[".repeat(50_000)}${"]".repeat(50_000)}}`;
+    const before = db.$client.prepare("SELECT raw FROM calls WHERE session_id = ?").pluck().get(one.sessionId) as string;
+    db.$client.prepare("UPDATE calls SET raw = ? WHERE session_id = ?").run(deep, one.sessionId);
+    const deepDetail = A.getCall(db, { app: "beta", sessionId: one.sessionId }, ALL);
+    expect(JSON.parse(JSON.stringify(deepDetail)).raw.note).toMatch(/deeper than 64 levels/);
+    db.$client.prepare("UPDATE calls SET raw = ? WHERE session_id = ?").run(before, one.sessionId);
     const deps = { db: () => db, authorize: async () => ({ userId: 2, email: "v@example.com", role: "viewer" as const, appPks: [alpha] }) };
     const res = await handleReport(new Request("http://x/api/v1/calls?app=beta"), REPORTS.calls, deps);
     expect(res.status).toBe(404);
