@@ -8,7 +8,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { BenchRow } from "./run";
-import { BENCH_MAX_MEETING_SIZE, childCpuSeconds, spawnBenchEmulator } from "./sync-backfill";
+import { childCpuSeconds } from "./production-server";
+import { spawnBenchEmulator } from "./sync-backfill";
 
 export interface ClickHouseSyncResult {
   calls: number;
@@ -29,7 +30,7 @@ export async function measureClickHouseSync({ calls = 1_000_000, shards = 2 as 1
   process.env.LOG_LEVEL ??= "silent";
   const { startClickHouse } = await import("@/lib/clickhouse/testing");
   const ch = await startClickHouse({ shards });
-  const emu = await spawnBenchEmulator(calls, BENCH_MAX_MEETING_SIZE, true);
+  const emu = await spawnBenchEmulator(calls, { mix: "platform", prerender: true });
   const dir = mkdtempSync(path.join(tmpdir(), "callboard-bench-chsync-"));
   try {
     Object.assign(process.env, ch.env("bench_sync"));

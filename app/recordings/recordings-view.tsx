@@ -6,6 +6,7 @@ import { DataTable, type Column } from "@/components/data-table";
 import { FilterBar, type AppOption } from "@/components/filter-bar";
 import { CsvLink, EmptyState, Panel, Refreshing } from "@/components/panel";
 import { QueryState } from "@/components/query-state";
+import { RecordingLink } from "@/components/recording-link";
 import { useFilters, useReport } from "@/components/use-report";
 import { apiQuery } from "@/lib/ui/filter-params";
 import { formatDateTime, formatSeconds, label } from "@/lib/ui/format";
@@ -28,7 +29,7 @@ function columns(tz: string): Column<RecordingRow>[] {
     },
     { id: "type", header: "Type", cell: ({ row }) => label(row.original.callType) },
     { id: "duration", header: "Length", meta: { numeric: true }, cell: ({ row }) => formatSeconds(row.original.duration) },
-    { id: "link", header: "Recording", cell: ({ row }) => <a href={row.original.recordingUrl} target="_blank" rel="noreferrer noopener">Open<span className="sr-only"> recording of {row.original.sessionId}</span></a> },
+    { id: "link", header: "Recording", cell: ({ row }) => <RecordingLink url={row.original.recordingUrl}>Open<span className="sr-only"> recording of {row.original.sessionId}</span></RecordingLink> },
   ];
 }
 

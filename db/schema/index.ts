@@ -4,4 +4,6 @@ export * from "./sync";
 export * from "./auth";
 export * from "./ingest";
 export * from "./analytics";
+export * from "./alerts";
+export * from "./billing";
 export * from "./forwarding";

@@ -13,6 +13,8 @@ export interface CsvColumn<T> {
   header?: string;
   /** `decimal`: fixed to 3 places. */
   kind?: "decimal";
+  /** Exact decimal text kept as is ("-4.50" is an amount, not a formula); anything else in the column is still neutralised. */
+  exact?: boolean;
 }
 
 const FORMULA_START = /^[=+\-@\t\r]/;
@@ -21,12 +23,16 @@ export function neutralise(value: string): string {
   return FORMULA_START.test(value) ? `'${value}` : value;
 }
 
-export function csvCell(value: unknown, kind?: "decimal"): string {
+/** Exact decimal text: a number to a spreadsheet, never a formula. */
+const DECIMAL_TEXT = /^-?\d+(\.\d+)?$/;
+
+export function csvCell(value: unknown, kind?: "decimal" | "exact"): string {
   if (value === null || value === undefined) return "";
   if (typeof value === "number") {
     if (kind === "decimal") return value.toFixed(3);
     return String(value);
   }
+  if (kind === "exact" && typeof value === "string" && DECIMAL_TEXT.test(value)) return value;
   if (typeof value === "boolean") return value ? "true" : "false";
   return neutralise(String(value));
 }
@@ -67,7 +73,7 @@ export function csvStream<T>(rows: Iterable<T>, columns: ReadonlyArray<CsvColumn
             done = true;
             break;
           }
-          records.push(columns.map((c) => csvCell(next.value[c.key], c.kind)));
+          records.push(columns.map((c) => csvCell(next.value[c.key], c.exact ? "exact" : c.kind)));
         }
         // A lone CR or LF is a line break to a spreadsheet: quote it too (RFC 4180 §2.6).
         const text = stringify(records, { header: first, columns: headers, record_delimiter: "\r\n", quoted_match: /[\r\n]/ });
@@ -83,12 +89,28 @@ export function csvStream<T>(rows: Iterable<T>, columns: ReadonlyArray<CsvColumn
   );
 }
 
+/**
+ * The same CSV as `csvStream`, from rows that arrive in batches from an async source (an
+ * analytics engine's CSV: its worker thread, a database stream): each batch is written
+ * with csvStream's cells and quoting, and streamed by csvRawStream (one batch per pull).
+ */
+export function csvBatchStream<T>(batches: AsyncIterable<readonly T[]>, columns: ReadonlyArray<CsvColumn<T>>, signal?: AbortSignal): ReadableStream<Uint8Array> {
+  async function* lines(): AsyncGenerator<string> {
+    for await (const batch of batches) {
+      const records = batch.map((row) => columns.map((c) => csvCell(row[c.key], c.kind)));
+      yield stringify(records, { record_delimiter: "\r\n", quoted_match: /[\r\n]/ });
+    }
+  }
+  return csvRawStream(lines(), columns.map((c) => ({ header: c.header ?? c.key })), signal);
+}
+
 /** A download Response of `rows` as CSV. */
 export function csvResponse<T>(report: string, rows: Iterable<T>, columns: ReadonlyArray<CsvColumn<T>>, signal?: AbortSignal): Response {
   return new Response(csvStream(rows, columns, signal), { headers: csvHeaders(report) });
 }
 
-function csvHeaders(report: string): Record<string, string> {
+/** The headers of a CSV download (callboard-<report>-<date>.csv, never cached). */
+export function csvHeaders(report: string): Record<string, string> {
   return {
     "Content-Type": "text/csv; charset=utf-8",
     "Content-Disposition": `attachment; filename="${csvFilename(report)}"`,
@@ -222,9 +244,4 @@ export function csvRawStream(rows: RowBatches, columns: ReadonlyArray<RawCsvColu
     },
     { highWaterMark: 1 },
   );
-}
-
-/** A download Response of raw rows as CSV. */
-export function csvRawResponse(report: string, rows: RowBatches, columns: ReadonlyArray<RawCsvColumn>, signal?: AbortSignal): Response {
-  return new Response(csvRawStream(rows, columns, signal), { headers: csvHeaders(report) });
 }

@@ -1,6 +1,5 @@
 import { once } from "node:events";
 import { PassThrough } from "node:stream";
-import type { Statement } from "better-sqlite3";
 import type { Db } from "@/db/client";
 import type { ClickHouse } from "@/lib/clickhouse/client";
 import { ensureClickHouseSchema } from "@/lib/clickhouse/ensure";
@@ -10,7 +9,7 @@ import { CALLS, localName, qualified } from "@/lib/clickhouse/schema";
 import { raw, sql } from "@/lib/clickhouse/sql";
 import type { StoredCalls } from "./stored-calls";
 import type { WriteSink } from "./write-sink";
-import { PART_WIDTH, W, type BatchResult, type Existing, type SyncProgress, type WriteRow } from "./writer";
+import { PART_WIDTH, progressWriter, W, type BatchResult, type Existing, type SyncProgress, type WriteRow } from "./writer";
 
 /**
  * The sync in ClickHouse mode: calls and their participants go to ClickHouse's `calls`
@@ -70,16 +69,14 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
   private counts = { inserted: 0, updated: 0 };
   /** An insert failed: nothing more is sent, and the next commit throws it. */
   private failure: Error | undefined;
-  private readonly progress: Statement<unknown[]>;
+  private readonly progress: (runPk: number, p: SyncProgress) => void;
 
   constructor(
     private readonly ch: ClickHouse,
     db: Db,
     private readonly appPk: number,
   ) {
-    this.progress = db.$client.prepare(
-      "UPDATE sync_runs SET pages = ?, fetched = ?, inserted = ?, updated = ?, unchanged = ?, skipped = ?, refreshed = ? WHERE pk = ?",
-    );
+    this.progress = progressWriter(db.$client);
   }
 
   private get table() {
@@ -205,7 +202,7 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
 
   saveProgress(runPk: number, counts: SyncProgress): void {
     try {
-      this.progress.run(...counts, runPk);
+      this.progress(runPk, counts);
     } catch {
       /* advisory: the run's final row is written by the sync itself */
     }

@@ -3,6 +3,7 @@ import type { CallDetail } from "@/lib/analytics";
 import { ParticipantMinutesChart } from "@/components/charts/participant-minutes";
 import { CallTimeline } from "@/components/charts/timeline";
 import { EmptyState, Panel } from "@/components/panel";
+import { RecordingLink } from "@/components/recording-link";
 import { callTimeline, participantMinutes } from "@/lib/ui/charts";
 import { formatDateTime, formatMinutes, formatSeconds, formatTime, label } from "@/lib/ui/format";
 
@@ -92,9 +93,7 @@ export function CallDetailView({ call, tz }: { call: CallDetail; tz: string }) {
           <ul className="recording-list">
             {call.recordings.map((r) => (
               <li key={r.recordingUrl}>
-                <a href={r.recordingUrl} target="_blank" rel="noreferrer noopener">
-                  Recording of {formatDateTime(r.startTime, tz)}
-                </a>{" "}
+                <RecordingLink url={r.recordingUrl}>Recording of {formatDateTime(r.startTime, tz)}</RecordingLink>{" "}
                 <span className="muted">{r.duration !== null ? formatSeconds(r.duration) : ""}</span>
               </li>
             ))}

@@ -1,5 +1,5 @@
 import { and, raw, sql, type Sql } from "@/lib/clickhouse";
-import type { Filters } from "@/lib/analytics";
+import type { Filters } from "@/lib/analytics/filters";
 import type { Tables } from "./context";
 
 /**

@@ -1,6 +1,7 @@
 import type { Db } from "@/db/client";
 import { localName, qualified, raw, type ClickHouse, type Sql } from "@/lib/clickhouse";
-import { resolveApps, visibleApps, type AppRef, type Filters, type Scope } from "@/lib/analytics";
+import type { Filters } from "@/lib/analytics/filters";
+import { resolveApps, visibleApps, type AppRef, type Scope } from "@/lib/analytics/scope";
 
 /**
  * What every ClickHouse report runs against: the ClickHouse holding the facts, and the

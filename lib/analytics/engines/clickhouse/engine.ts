@@ -1,9 +1,12 @@
-import type { Filters, Scope } from "@/lib/analytics";
-import type { ReportJson } from "@/lib/analytics/engine";
-import type { ReportName } from "@/lib/analytics/reports";
 import type { Db } from "@/db/client";
-import { clickhouse, ensureClickHouseSchema, type ClickHouse } from "@/lib/clickhouse";
+import { clickhouse, ensureClickHouseSchema, qualified, type ClickHouse } from "@/lib/clickhouse";
+import type { AnalyticsEngine, EngineHealth } from "../../engine-interface";
+import type { Filters } from "../../filters";
+import type { CallDetail, CallRef } from "../../report-types";
+import type { CsvBatch, CsvSource, ReportJson, ReportName } from "../../reports";
+import type { Scope } from "../../scope";
 import type { ChContext } from "./context";
+import { unavailableAsHttp } from "./errors";
 import { callsCsvBatches, getCall, getCalls } from "./reports/calls";
 import { getConcurrencyHeatmap } from "./reports/heatmap";
 import { getBreakdowns, getDurationDistribution, getEngagement, getTotals } from "./reports/insights";
@@ -13,13 +16,13 @@ import { getAppUsage, getDailyUsage, getParticipantsPage, participantRows } from
 /**
  * The ClickHouse engine: every report of the table of reports answered by queries over
  * the ClickHouse warehouse (apps and scopes from SQLite), with the in-memory engine's
- * answers (the parity suite holds them to it).
+ * answers (the parity suite holds them to it). docs/decisions/0014-clickhouse-warehouse.md.
  */
 
 type Run<T> = (ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal) => Promise<T>;
 const list = <T>(fn: Run<T[]>): Run<{ data: T[] }> => async (ctx, f, scope, signal) => ({ data: await fn(ctx, f, scope, signal) });
 
-const JSON_REPORTS: { [N in ReportName]: Run<ReportJson<N>> } = {
+const JSON_REPORTS: { readonly [N in ReportName]: Run<ReportJson<N>> } = {
   calls: getCalls,
   participants: getParticipantsPage,
   apps: list(getAppUsage),
@@ -32,14 +35,7 @@ const JSON_REPORTS: { [N in ReportName]: Run<ReportJson<N>> } = {
   totals: getTotals,
 };
 
-/**
- * A report's CSV rows in batches: objects keyed as the CSV's columns, or (the calls list)
- * arrays in column order. Bounded reports (a few hundred rows at most) come as one batch
- * computed before the answer starts; the long ones stream from ClickHouse.
- */
-export type CsvBatches = Iterable<ReadonlyArray<object>> | AsyncIterable<ReadonlyArray<object>> | AsyncIterable<unknown[][]>;
-
-/** The one batch of a bounded report. */
+/** The one batch of a bounded report (a few hundred rows at most), computed before the answer starts. */
 const once = async <T>(rows: Promise<T[]>): Promise<Iterable<T[]>> => [await rows];
 
 /** Batches of a stream of rows. */
@@ -55,9 +51,14 @@ async function* batched<T>(rows: AsyncIterable<T>, size = 1000): AsyncIterable<T
   if (batch.length > 0) yield batch;
 }
 
-type CsvRun = (ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal) => CsvBatches | Promise<CsvBatches>;
+type CsvRun<N extends ReportName> = (ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal) => CsvSource<N> | Promise<CsvSource<N>>;
 
-const CSV_REPORTS: { [N in ReportName]: CsvRun } = {
+/**
+ * A report's CSV batches (reports.ts says each one's kind): bounded reports as one batch,
+ * the long ones (calls, participants, recordings) streamed from ClickHouse as the client
+ * reads. Apps are resolved, and a 404 thrown, before a source is returned.
+ */
+const CSV_REPORTS: { readonly [N in ReportName]: CsvRun<N> } = {
   calls: callsCsvBatches,
   participants: (ctx, f, scope, signal) => batched(participantRows(ctx, f, scope, signal)),
   apps: (ctx, f, scope, signal) => once(getAppUsage(ctx, f, scope, signal)),
@@ -68,10 +69,17 @@ const CSV_REPORTS: { [N in ReportName]: CsvRun } = {
   heatmap: (ctx, f, scope, signal) => once(getConcurrencyHeatmap(ctx, f, scope, signal)),
   engagement: (ctx, f, scope, signal) => once(getEngagement(ctx, f, scope, signal)),
   totals: (ctx, f, scope, signal) =>
-    once(
-      getTotals(ctx, f, scope, signal).then((t) => [{ period: "current", ...t.current }, ...(t.previous ? [{ period: "previous", ...t.previous }] : [])]),
-    ),
+    once(getTotals(ctx, f, scope, signal).then((t) => [{ period: "current" as const, ...t.current }, ...(t.previous ? [{ period: "previous" as const, ...t.previous }] : [])])),
 };
+
+/** A streamed CSV whose ClickHouse fails mid-way ends the download with the same 503 error (never a 500 with a stack). */
+async function* guarded<N extends ReportName>(source: CsvSource<N>): AsyncIterable<CsvBatch<N>> {
+  try {
+    for await (const batch of source) yield batch;
+  } catch (err) {
+    throw unavailableAsHttp(err);
+  }
+}
 
 export interface ClickHouseEngineOptions {
   /** The SQLite warehouse: apps, who may see which. */
@@ -80,44 +88,53 @@ export interface ClickHouseEngineOptions {
   ch?: ClickHouse;
 }
 
-/** What the engine says for /api/health and the logs (never the password). */
-export interface ClickHouseEngineHealth {
-  engine: "clickhouse";
-  status: "ok" | "unavailable";
-  detail: string;
-}
+/** ClickHouse must answer the health read within this, or it counts as unavailable. */
+const HEALTH_TIMEOUT_MS = 3_000;
 
-export function createClickHouseEngine(options: ClickHouseEngineOptions) {
+export function createClickHouseEngine(options: ClickHouseEngineOptions): AnalyticsEngine {
   const ctx: ChContext = { db: options.db, ch: options.ch ?? clickhouse() };
+  /** Every answer first makes sure the schema is there (a ClickHouse down at start is migrated by its first reader). */
+  const ready = async <T>(answer: () => Promise<T>): Promise<T> => {
+    try {
+      await ensureClickHouseSchema();
+      return await answer();
+    } catch (err) {
+      throw unavailableAsHttp(err);
+    }
+  };
+  const csv = <N extends ReportName>(name: N, f: Filters, scope: Scope, signal?: AbortSignal): Promise<CsvSource<N>> =>
+    ready(async () => {
+      const source: CsvSource<N> = await CSV_REPORTS[name](ctx, f, scope, signal);
+      return guarded(source);
+    });
   return {
-    kind: "clickhouse" as const,
+    kind: "clickhouse",
+    report: <N extends ReportName>(name: N, f: Filters, scope: Scope, signal?: AbortSignal): Promise<ReportJson<N>> =>
+      ready(() => JSON_REPORTS[name](ctx, f, scope, signal)),
+    csv,
+    call: (ref: CallRef, scope: Scope, signal?: AbortSignal): Promise<CallDetail> => ready(() => getCall(ctx, ref, scope, signal)),
     /** Migrates the schema in the background (a ClickHouse down at start is retried by the first report). */
     async start(): Promise<void> {
       void ensureClickHouseSchema().catch(() => undefined);
     },
-    async health(): Promise<ClickHouseEngineHealth> {
+    /**
+     * A real read of the facts (every shard of a cluster answers it), not only a ping;
+     * the detail names the server's version, never its address or a password.
+     */
+    async health(): Promise<EngineHealth> {
+      const signal = AbortSignal.timeout(HEALTH_TIMEOUT_MS);
       try {
-        const [row] = await ctx.ch.rows<{ v: string }>("SELECT version() AS v");
-        return { engine: "clickhouse", status: "ok", detail: `ClickHouse ${row?.v ?? "?"} at ${ctx.ch.label}` };
-      } catch (err) {
-        return { engine: "clickhouse", status: "unavailable", detail: err instanceof Error ? err.message : String(err) };
+        const timedOut = new Promise<never>((_, reject) => signal.addEventListener("abort", () => reject(new Error("no answer within 3 s")), { once: true }));
+        await Promise.race([ensureClickHouseSchema(), timedOut]);
+        await ctx.ch.rows(`SELECT 1 FROM ${qualified(ctx.ch.placement.database, "calls")} LIMIT 1`, signal);
+        const [row] = await ctx.ch.rows<{ v: string }>("SELECT version() AS v", signal);
+        return { engine: "clickhouse", status: "ok", detail: `ClickHouse ${row?.v ?? "?"} answers` };
+      } catch {
+        return { engine: "clickhouse", status: "unavailable", detail: "ClickHouse cannot be read" };
       }
     },
     async close(): Promise<void> {
-      if (!options.ch) return; // the process's client is closed with the process (closeClickHouse)
-    },
-    async report<N extends ReportName>(name: N, f: Filters, scope: Scope, signal?: AbortSignal): Promise<ReportJson<N>> {
-      await ensureClickHouseSchema();
-      return (JSON_REPORTS[name] as Run<ReportJson<N>>)(ctx, f, scope, signal);
-    },
-    /** The CSV's batches; apps are resolved (a 404 thrown) before it returns. */
-    async csv(name: ReportName, f: Filters, scope: Scope, signal?: AbortSignal): Promise<CsvBatches> {
-      await ensureClickHouseSchema();
-      return await CSV_REPORTS[name](ctx, f, scope, signal);
-    },
-    async call(ref: { app: string; sessionId: string }, scope: Scope, signal?: AbortSignal) {
-      await ensureClickHouseSchema();
-      return getCall(ctx, ref, scope, signal);
+      // The process's client is closed with the process (closeClickHouse); a given one by its owner.
     },
   };
 }

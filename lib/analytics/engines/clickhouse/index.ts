@@ -3,5 +3,5 @@
  * answered by SQL over the ClickHouse warehouse (lib/clickhouse), apps and scopes from SQLite.
  * The only entry into this folder (docs/decisions/0014-clickhouse-warehouse.md).
  */
-export { createClickHouseEngine, type ClickHouseEngineOptions, type ClickHouseEngineHealth, type CsvBatches } from "./engine";
+export { createClickHouseEngine, type ClickHouseEngineOptions } from "./engine";
 export { getEventCounts } from "./reports/events";

@@ -1,14 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { filters, resetAnalyticsStore, type Filters, type Scope } from "@/lib/analytics";
-import type { ReportName } from "@/lib/analytics/reports";
-import { csvRawStream, csvStream } from "@/lib/export/csv";
+import { filters, type AnalyticsEngine, type CallListRow, type Filters, type ParticipantUsageRow, type RecordingRow, type ReportName, type Scope } from "@/lib/analytics";
+import { createMemoryEngine } from "@/lib/analytics/engines/memory";
+import { measure } from "@/lib/alerts/metrics";
+import { METRIC_NAMES } from "@/lib/alerts/schema";
+import { REPORTS } from "@/lib/analytics/reports";
 import { applyMigrations, migrateClickHouse, openClickHouse, type ClickHouse } from "@/lib/clickhouse";
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/lib/clickhouse/testing";
 import { openChdb } from "@/lib/clickhouse/testing-chdb";
 import { createClickHouseEngine } from "./engine";
-import { buildWarehouse, NOW, ODD_UIDS, type Warehouse } from "./parity-fixture";
-import { columnsOf, memoryAnswers, RAW_CALL_COLUMNS, type MemoryAnswers } from "./parity-memory";
+import { allCalls, callArrays, csvText } from "./parity-answers";
 import { collect, expectSameModuloTies, expectSamePage, inOrderOf, textOf, type RowIdentity } from "./parity-compare";
+import { buildWarehouse, NOW, ODD_UIDS, type Warehouse } from "./parity-fixture";
 
 process.env.AUTH_SECRET ??= "parity-test-secret-at-least-32-characters!";
 
@@ -16,9 +18,11 @@ process.env.AUTH_SECRET ??= "parity-test-secret-at-least-32-characters!";
  * The parity suite: one synced warehouse (parity-fixture.ts) answered by the in-memory
  * engine over SQLite and by the ClickHouse engine over (1) a two-shard Distributed cluster
  * of real clickhouse-server processes and (2) chdb, a current ClickHouse in-process —
- * every report, under every filter set below, compared exactly: the same rows and numbers
- * (minutes to the thousandth), the same CSV bytes; only rows with equal sort keys may come
- * in another order (parity-compare.ts).
+ * every report, under every filter set below, compared exactly through the engine
+ * interface: the same rows and numbers (minutes to the thousandth), the same CSV bytes;
+ * only rows with equal sort keys may come in another order (parity-compare.ts). Alerts'
+ * metrics and statements' reports (apps, participants by minutes, over a month in a zone)
+ * read the same interface, and are compared too.
  */
 
 const DB = "callboard_parity";
@@ -55,19 +59,21 @@ const CASES: Case[] = [
   { name: "from only", f: { from: NOW - 40 * 86_400 } },
   { name: "to only, Chatham (+12:45/+13:45)", f: { to: NOW - 200 * 86_400, tz: "Pacific/Chatham" } },
   { name: "everything at once", f: { apps: ["alpha"], type: "audio", mode: "call", status: "ended", receiverType: "user", from: d("2025-09-01T00:00:00Z"), to: NOW } },
+  { name: "a statement's month: March 2026 in Kathmandu", f: { from: d("2026-02-28T18:15:00Z"), to: d("2026-03-31T18:15:00Z"), tz: "Asia/Kathmandu", sort: "minutes" } },
   { name: "a viewer of beta", f: {}, scope: "viewer" },
   { name: "a viewer of beta, beta asked", f: { apps: ["beta"], hasRecording: true }, scope: "viewer" },
 ];
 
-const CALL_ID: RowIdentity<{ app: string; sessionId: string }> = { key: () => "", id: (r) => `${r.app}\u0000${r.sessionId}` };
-const callKey = (sort: Filters["sort"]) => (r: Record<string, unknown>) =>
-  String(sort === "start" ? r.startAt : sort === "duration" ? r.durationSeconds : sort === "participants" ? r.totalParticipants : (r.totalAudioMinutes as number) + (r.totalVideoMinutes as number));
-const PEOPLE = (sort: Filters["sort"]): RowIdentity<Record<string, unknown>> => ({
+const CALL_ID = (sort: Filters["sort"]): RowIdentity<CallListRow> => ({
+  key: (r) => String(sort === "start" ? r.startAt : sort === "duration" ? r.durationSeconds : sort === "participants" ? r.totalParticipants : r.totalAudioMinutes + r.totalVideoMinutes),
+  id: (r) => `${r.app}\u0000${r.sessionId}`,
+});
+const PEOPLE = (sort: Filters["sort"]): RowIdentity<ParticipantUsageRow> => ({
   key: (r) => (sort === "minutes" ? `${r.totalMinutes}|${r.calls}` : String(r.calls)),
   id: (r) => `${r.app}\u0000${r.uid}`,
 });
-const RECORDINGS: RowIdentity<Record<string, unknown>> = {
-  key: (r) => String(r.startTime ?? Math.floor((r.receivedMs as number) / 1000)),
+const RECORDINGS: RowIdentity<RecordingRow> = {
+  key: (r) => String(r.startTime ?? Math.floor(r.receivedMs / 1000)),
   id: (r) => `${r.app}\u0000${r.sessionId}\u0000${r.startTime}\u0000${r.recordingUrl}`,
 };
 
@@ -79,8 +85,8 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
   let chdb: ClickHouse;
   let wh: Warehouse;
   let viewer: Scope;
-  let mem: MemoryAnswers;
-  const targets: Array<{ name: string; engine: ReturnType<typeof createClickHouseEngine> }> = [];
+  let mem: AnalyticsEngine;
+  const targets: Array<{ name: string; engine: AnalyticsEngine }> = [];
 
   beforeAll(async () => {
     cluster = await startClickHouse({ shards: 2 });
@@ -89,8 +95,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
     chdb = openChdb(DB);
     await applyMigrations(chdb, chdb.placement);
     wh = await buildWarehouse([clusterClient, chdb]);
-    resetAnalyticsStore(wh.db);
-    mem = memoryAnswers(wh.db);
+    mem = createMemoryEngine({ db: () => wh.db });
     viewer = { appPks: [wh.db.$client.prepare("SELECT pk FROM apps WHERE app_id = 'beta'").pluck().get() as number] };
     // The second copy carried changed calls (new versions of calls already in ClickHouse).
     expect(wh.secondCopy.calls).toBeGreaterThanOrEqual(wh.changed.length);
@@ -104,24 +109,19 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
     await cluster?.stop();
   });
 
-  const memJson = (name: ReportName, f: Filters, scope: Scope) => mem.report(name, f, scope);
-  const memRows = (name: ReportName, f: Filters, scope: Scope) => mem.rows(name, f, scope);
-  const columns = columnsOf;
 
   for (const c of CASES) {
     it(`answers "${c.name}" the same`, { timeout: 180_000 }, async () => {
       const scope = c.scope === "viewer" ? viewer : ADMIN;
       const base = filters(c.f);
-      const calls = (memJson("totals", base, scope) as { current: { calls: number } }).current.calls;
+      const calls = (await mem.report("totals", base, scope)).current.calls;
       if (c.empty) expect(calls).toBe(0);
       else expect(calls, "the case matches calls").toBeGreaterThan(0);
       for (const { name: target, engine } of targets) {
         const at = (what: string) => `${target} / ${c.name} / ${what}`;
         for (const name of BOUNDED) {
-          expect(await engine.report(name, base, scope), at(name)).toEqual(memJson(name, base, scope));
-          const memCsv = await mem.csvText(name, base, scope);
-          const chCsv = await textOf(csvStream(await collect(await engine.csv(name, base, scope) as Iterable<ReadonlyArray<Record<string, unknown>>>), columns(name)));
-          expect(chCsv, at(`${name} CSV bytes`)).toBe(memCsv);
+          expect(await engine.report(name, base, scope), at(name)).toEqual(await mem.report(name, base, scope));
+          expect(await csvText(engine, name, base, scope), at(`${name} CSV bytes`)).toBe(await csvText(mem, name, base, scope));
         }
         // The calls list: pages, every sort (some cases), and its CSV in full.
         const sorts: Array<Pick<Filters, "sort" | "order">> = c.allSorts
@@ -129,46 +129,44 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
           : [{ sort: "start", order: "desc" }];
         for (const s of sorts) {
           const f = { ...base, ...s };
-          const all = memRows("calls", f, scope) as unknown as Array<{ app: string; sessionId: string } & Record<string, unknown>>;
-          const ident = { ...CALL_ID, key: callKey(s.sort) };
+          const all = await allCalls(mem, f, scope);
+          const ident = CALL_ID(s.sort);
           const lastPage = Math.max(1, Math.ceil(all.length / 40));
           for (const page of [1, 2, lastPage, lastPage + 1]) {
             const fp = { ...f, page, perPage: 40 };
-            expectSamePage(memJson("calls", fp, scope) as never, (await engine.report("calls", fp, scope)) as never, all, ident as never, at(`calls ${s.sort} ${s.order} page ${page}`));
+            expectSamePage(await mem.report("calls", fp, scope), await engine.report("calls", fp, scope), all, ident, at(`calls ${s.sort} ${s.order} page ${page}`));
           }
-          const chArrays = await collect(await engine.csv("calls", f, scope) as AsyncIterable<unknown[][]>);
-          const chAll = (await engine.report("calls", { ...f, perPage: 1000, page: 1 }, scope)).data;
-          if (all.length <= 1000) expectSameModuloTies(all, chAll as never, ident as never, at(`calls ${s.sort} ${s.order} (all)`));
-          const memCsv = await mem.csvText("calls", f, scope);
+          const chArrays = await callArrays(engine, f, scope);
+          expectSameModuloTies(all, await allCalls(engine, f, scope), ident, at(`calls ${s.sort} ${s.order} (all)`));
           const ordered = inOrderOf(all, ident.id, chArrays, (a) => `${a[0]}\u0000${a[1]}`);
           expect(chArrays.map((a) => `${a[0]}\u0000${a[1]}`).sort(), at("calls CSV rows")).toEqual(all.map(ident.id).sort());
-          expect(await textOf(csvRawStream([ordered], RAW_CALL_COLUMNS)), at(`calls ${s.sort} ${s.order} CSV bytes`)).toBe(memCsv);
+          expect(await textOf(REPORTS.calls.csv.stream([ordered])), at(`calls ${s.sort} ${s.order} CSV bytes`)).toBe(await csvText(mem, "calls", f, scope));
         }
         // Participants: by calls and by minutes, both orders, two pages; the CSV.
         for (const sort of ["start", "minutes"] as const) {
           for (const order of ["desc", "asc"] as const) {
             const f = { ...base, sort, order };
-            const all = memRows("participants", f, scope);
+            const all = await collect(await mem.csv("participants", f, scope));
             for (const page of [1, 2]) {
               const fp = { ...f, page, perPage: 25 };
-              expectSamePage(memJson("participants", fp, scope) as never, await engine.report("participants", fp, scope) as never, all, PEOPLE(sort), at(`participants ${sort} ${order} page ${page}`));
+              expectSamePage(await mem.report("participants", fp, scope), await engine.report("participants", fp, scope), all, PEOPLE(sort), at(`participants ${sort} ${order} page ${page}`));
             }
-            const chAll = await collect(await engine.csv("participants", f, scope) as AsyncIterable<ReadonlyArray<Record<string, unknown>>>);
+            const chAll = await collect(await engine.csv("participants", f, scope));
             expectSameModuloTies(all, chAll, PEOPLE(sort), at(`participants ${sort} ${order} CSV rows`));
-            const memCsv = await mem.csvText("participants", f, scope);
-            expect(await textOf(csvStream(inOrderOf(all, PEOPLE(sort).id, chAll, PEOPLE(sort).id), columns("participants"))), at("participants CSV bytes")).toBe(memCsv);
+            const memCsv = await csvText(mem, "participants", f, scope);
+            expect(await textOf(REPORTS.participants.csv.stream([inOrderOf(all, PEOPLE(sort).id, chAll, PEOPLE(sort).id)])), at("participants CSV bytes")).toBe(memCsv);
           }
         }
         // Recordings: two pages and the CSV.
-        const recAll = memRows("recordings", base, scope);
+        const recAll = await collect(await mem.csv("recordings", base, scope));
         for (const page of [1, 2]) {
           const fp = { ...base, page, perPage: 10 };
-          expectSamePage(memJson("recordings", fp, scope) as never, await engine.report("recordings", fp, scope) as never, recAll, RECORDINGS, at(`recordings page ${page}`));
+          expectSamePage(await mem.report("recordings", fp, scope), await engine.report("recordings", fp, scope), recAll, RECORDINGS, at(`recordings page ${page}`));
         }
-        const recCh = await collect(await engine.csv("recordings", base, scope) as AsyncIterable<ReadonlyArray<Record<string, unknown>>>);
+        const recCh = await collect(await engine.csv("recordings", base, scope));
         expectSameModuloTies(recAll, recCh, RECORDINGS, at("recordings CSV rows"));
-        expect(await textOf(csvStream(inOrderOf(recAll, RECORDINGS.id, recCh, RECORDINGS.id), columns("recordings"))), at("recordings CSV bytes")).toBe(
-          await mem.csvText("recordings", base, scope),
+        expect(await textOf(REPORTS.recordings.csv.stream([inOrderOf(recAll, RECORDINGS.id, recCh, RECORDINGS.id)])), at("recordings CSV bytes")).toBe(
+          await csvText(mem, "recordings", base, scope),
         );
       }
     });
@@ -177,16 +175,34 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
   it("answers one call the same: changed calls, calls that lost participants, deleted calls (404) and a sample", { timeout: 120_000 }, async () => {
     const sample = wh.db.$client.prepare("SELECT a.app_id AS app, c.session_id AS sessionId FROM calls c JOIN apps a ON a.pk = c.app_pk WHERE c.pk % 50 = 0").all() as Array<{ app: string; sessionId: string }>;
     for (const { name: target, engine } of targets) {
-      for (const ref of [...wh.changed, ...sample]) expect(await engine.call(ref, ADMIN), `${target} ${ref.app}/${ref.sessionId}`).toEqual(mem.call(ref, ADMIN));
+      for (const ref of [...wh.changed, ...sample]) expect(await engine.call(ref, ADMIN), `${target} ${ref.app}/${ref.sessionId}`).toEqual(await mem.call(ref, ADMIN));
       for (const ref of wh.deleted) await expect(engine.call(ref, ADMIN), `${target} deleted ${ref.sessionId}`).rejects.toMatchObject({ status: 404 });
       await expect(engine.call({ app: "alpha", sessionId: wh.changed[0].sessionId }, viewer)).rejects.toMatchObject({ status: 404 });
     }
   });
 
+  it("gives alerts the same value of every metric, over days and hours, with and without filters", { timeout: 120_000 }, async () => {
+    const windows = [0, 3, 17, 60].flatMap((daysAgo) => {
+      const from = NOW - (daysAgo + 1) * 86_400;
+      return [{ from, to: from + 86_400 }, { from: from + 14 * 3600, to: from + 15 * 3600 }];
+    });
+    let busy = 0;
+    for (const f of [{}, { app: ["alpha"], type: "video" as const }, { mode: "meet" as const, status: "ended" as const }]) {
+      for (const range of windows) {
+        for (const metric of METRIC_NAMES) {
+          const want = await measure(wh.db, mem, metric, f, range, true);
+          if (want.calls > 0) busy++;
+          for (const { name: target, engine } of targets) expect(await measure(wh.db, engine, metric, f, range, true), `${target} ${metric} ${JSON.stringify(f)} ${range.from}`).toEqual(want);
+        }
+      }
+    }
+    expect(busy, "windows with calls").toBeGreaterThan(20);
+  });
+
   it("refuses an app the caller may not see, and a removed app, as the in-memory engine does (404)", async () => {
     for (const { engine } of targets) {
       for (const [f, scope] of [[filters({ apps: ["alpha"] }), viewer], [filters({ apps: [wh.removedApp] }), ADMIN]] as const) {
-        expect(() => memJson("totals", f, scope)).toThrow(/not found/);
+        await expect(mem.report("totals", f, scope)).rejects.toMatchObject({ status: 404 });
         for (const name of ["calls", "totals", "participants", "daily"] as const) await expect(engine.report(name, f, scope)).rejects.toMatchObject({ status: 404 });
         await expect(engine.csv("calls", f, scope)).rejects.toMatchObject({ status: 404 });
       }

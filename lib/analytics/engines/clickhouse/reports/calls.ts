@@ -1,9 +1,11 @@
 import { notFound } from "@/lib/http/errors";
 import { raw, sql, type Sql } from "@/lib/clickhouse";
-import type { CallDetail, CallListRow, Filters, Page, Scope } from "@/lib/analytics";
+import type { Filters } from "@/lib/analytics/filters";
+import { pageOf, type CallDetail, type CallListRow, type Page } from "@/lib/analytics/report-types";
+import type { Scope } from "@/lib/analytics/scope";
 import { appScope, tablesOf, type AppScope, type ChContext, type Tables } from "../context";
 import { fromCalls, hasRecordingSql } from "../conditions";
-import { pageOf, minutes } from "./shared";
+import { minutes } from "./shared";
 
 /**
  * The calls list (one page, its total), its CSV (every matching call, streamed in the

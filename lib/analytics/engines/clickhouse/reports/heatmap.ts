@@ -1,9 +1,10 @@
 import { and, raw, sql } from "@/lib/clickhouse";
-import type { Filters, HeatmapCell, Scope } from "@/lib/analytics";
+import type { Filters } from "@/lib/analytics/filters";
+import { round3, type HeatmapCell } from "@/lib/analytics/report-types";
+import type { Scope } from "@/lib/analytics/scope";
 import { WEEKDAYS, nextLocalHourStart, offsetSegments, type OffsetSegment } from "@/lib/analytics/tz";
 import { appScope, tablesOf, type ChContext } from "../context";
 import { callConditions } from "../conditions";
-import { round3 } from "./shared";
 
 /**
  * Concurrent calls by weekday × local hour, with the in-memory engine's meaning: for

@@ -1,11 +1,13 @@
 import { raw, sql } from "@/lib/clickhouse";
+import { DURATION_BUCKETS, MODES, RECEIVER_TYPES, STATUSES, TYPES } from "@/lib/analytics/dims";
+import type { Filters } from "@/lib/analytics/filters";
 import {
-  DURATION_BUCKETS, ENGAGEMENT_BUCKETS, MODES, RECEIVER_TYPES, STATUSES, TYPES,
-  type BreakdownRow, type DurationBucketRow, type EngagementBucketRow, type Filters, type Scope, type Totals, type TotalsReport,
-} from "@/lib/analytics";
+  ENGAGEMENT_BUCKETS, round3, type BreakdownRow, type DurationBucketRow, type EngagementBucketRow, type Totals, type TotalsReport,
+} from "@/lib/analytics/report-types";
+import type { Scope } from "@/lib/analytics/scope";
 import { appScope, tablesOf, type ChContext } from "../context";
 import { fromCalls, hasRecordingSql } from "../conditions";
-import { minutes, round3 } from "./shared";
+import { minutes } from "./shared";
 
 /** Totals (with the previous period), breakdowns, durations and engagement. */
 

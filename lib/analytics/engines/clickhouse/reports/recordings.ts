@@ -1,8 +1,9 @@
 import { and, join, raw, sql, type Sql } from "@/lib/clickhouse";
-import type { Filters, Page, RecordingRow, Scope } from "@/lib/analytics";
+import type { Filters } from "@/lib/analytics/filters";
+import { pageOf, type Page, type RecordingRow } from "@/lib/analytics/report-types";
+import type { Scope } from "@/lib/analytics/scope";
 import { appScope, tablesOf, type AppScope, type ChContext } from "../context";
 import { callConditions } from "../conditions";
-import { pageOf } from "./shared";
 
 /**
  * Recordings, newest first (by startTime, else arrival second), with the in-memory

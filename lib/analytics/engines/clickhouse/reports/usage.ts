@@ -1,9 +1,11 @@
 import { raw, sql, type Sql } from "@/lib/clickhouse";
-import type { AppUsageRow, DailyUsageRow, Filters, Page, ParticipantUsageRow, Scope } from "@/lib/analytics";
+import type { Filters } from "@/lib/analytics/filters";
+import { pageOf, round3, type AppUsageRow, type DailyUsageRow, type Page, type ParticipantUsageRow } from "@/lib/analytics/report-types";
+import type { Scope } from "@/lib/analytics/scope";
 import { dayNumberToDate, localDayNumber, offsetSegments, offsetSql } from "@/lib/analytics/tz";
 import { appScope, tablesOf, type ChContext } from "../context";
 import { fromCalls, hasRecordingSql } from "../conditions";
-import { minutes, pageOf, round3 } from "./shared";
+import { minutes } from "./shared";
 
 /** The participants, apps and daily reports. */
 

@@ -1,0 +1,61 @@
+import type { CsvColumn, RawCsvColumn } from "@/lib/export/csv";
+import type { AppUsageRow, BreakdownRow, CallListRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, ParticipantUsageRow, RecordingRow, TotalsCsvRow } from "./report-types";
+
+/**
+ * CSV columns of each report: the JSON rows' keys, in the JSON's order (the table of
+ * reports, reports.ts, names them; lib/export writes them and knows no report).
+ */
+const d = "decimal" as const;
+
+export const CALL_COLUMNS: CsvColumn<CallListRow>[] = [
+  { key: "app" }, { key: "sessionId" }, { key: "type" }, { key: "mode" }, { key: "status" }, { key: "initiator" }, { key: "receiver" },
+  { key: "receiverType" }, { key: "initiatedAt" }, { key: "startedAt" }, { key: "endedAt" }, { key: "startAt" }, { key: "hasRecording" },
+  { key: "totalAudioMinutes", kind: d }, { key: "totalVideoMinutes", kind: d }, { key: "totalDurationMinutes", kind: d },
+  { key: "durationSeconds" }, { key: "totalParticipants" },
+];
+
+/** CALL_COLUMNS for raw rows (`callsCsvBatches`): the same headers and formatting. */
+export const CALL_RAW_COLUMNS: RawCsvColumn[] = CALL_COLUMNS.map((c) => ({ header: c.key, kind: c.kind ?? (c.key === "hasRecording" ? "boolean" : undefined) }));
+
+export const PARTICIPANT_COLUMNS: CsvColumn<ParticipantUsageRow>[] = [
+  { key: "app" }, { key: "uid" }, { key: "calls" }, { key: "joined" }, { key: "unanswered" }, { key: "audioMinutes", kind: d },
+  { key: "videoMinutes", kind: d }, { key: "totalMinutes", kind: d }, { key: "firstCallAt" }, { key: "lastCallAt" },
+];
+
+export const APP_COLUMNS: CsvColumn<AppUsageRow>[] = [
+  { key: "app" }, { key: "name" }, { key: "calls" }, { key: "audioMinutes", kind: d }, { key: "videoMinutes", kind: d },
+  { key: "totalMinutes", kind: d }, { key: "recordings" }, { key: "participants" },
+];
+
+export const DAILY_COLUMNS: CsvColumn<DailyUsageRow>[] = [
+  { key: "date" }, { key: "calls" }, { key: "audioMinutes", kind: d }, { key: "videoMinutes", kind: d },
+  { key: "avgDurationSeconds", kind: d }, { key: "avgParticipants", kind: d },
+];
+
+export const BREAKDOWN_COLUMNS: CsvColumn<BreakdownRow>[] = [
+  { key: "dimension" }, { key: "value" }, { key: "calls" }, { key: "audioMinutes", kind: d }, { key: "videoMinutes", kind: d },
+  { key: "totalMinutes", kind: d },
+];
+
+export const DURATION_COLUMNS: CsvColumn<DurationBucketRow>[] = [
+  { key: "bucket" }, { key: "label" }, { key: "minSeconds" }, { key: "maxSeconds" }, { key: "calls" },
+];
+
+export const HEATMAP_COLUMNS: CsvColumn<HeatmapCell>[] = [
+  { key: "weekday" }, { key: "weekdayName" }, { key: "hour" }, { key: "calls" }, { key: "hours" }, { key: "average", kind: d },
+];
+
+export const ENGAGEMENT_COLUMNS: CsvColumn<EngagementBucketRow>[] = [
+  { key: "bucket" }, { key: "minCalls" }, { key: "maxCalls" }, { key: "participants" },
+];
+
+export const RECORDING_COLUMNS: CsvColumn<RecordingRow>[] = [
+  { key: "app" }, { key: "sessionId" }, { key: "recordingUrl" }, { key: "recordingDate" }, { key: "duration", kind: d },
+  { key: "startTime" }, { key: "receivedMs" }, { key: "callKnown" }, { key: "callType" }, { key: "callStartAt" },
+];
+
+export const TOTALS_COLUMNS: CsvColumn<TotalsCsvRow>[] = [
+  { key: "period" }, { key: "calls" }, { key: "audioMinutes", kind: d }, { key: "videoMinutes", kind: d },
+  { key: "totalMinutes", kind: d }, { key: "avgDurationSeconds", kind: d }, { key: "avgParticipants", kind: d },
+  { key: "recordingShare", kind: d }, { key: "unansweredRate", kind: d },
+];
