@@ -8,7 +8,8 @@ import { PageError, pageErrorMessage } from "@/app/_ops/page-error";
 import { toQuery } from "@/app/_ops/params";
 import { appOptions, scopeAppPks } from "@/app/_ops/scope";
 import { currentCaller } from "@/lib/auth/session";
-import { getEventCounts, getRecentDeliveries } from "@/lib/ingest/queries";
+import { eventCounts } from "@/lib/analytics/event-counts";
+import { getRecentDeliveries } from "@/lib/ingest/queries";
 import { EventsChart } from "./events-chart";
 import { DAY_CHOICES, eventsParamsSchema, eventsRange, OUTCOMES } from "./params";
 import { countRow, deliveryRow, sortCountRows, toDailyChart } from "./rows";
@@ -35,7 +36,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
     return <PageError title="Events" message={message} resetHref="/events" />;
   }
   const { from, to, dayList } = eventsRange(p.days, p.tz);
-  const counts = sortCountRows(getEventCounts(warehouse, appPks, { from, to, tz: p.tz }).map(countRow));
+  const counts = sortCountRows((await eventCounts(warehouse, appPks, { from, to, tz: p.tz })).map(countRow));
   const deliveries = getRecentDeliveries(warehouse, appPks, { outcome: p.outcome, limit: p.limit }).map(deliveryRow);
   const points = toDailyChart(counts, dayList);
   const total = counts.reduce((n, r) => n + r.count, 0);

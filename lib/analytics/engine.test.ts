@@ -32,6 +32,12 @@ describe("analytics engine selection", () => {
     await engine.close();
   });
 
+  it("builds the ClickHouse engine when CLICKHOUSE_URL is set (this build registers it)", async () => {
+    const engine = createEngine({ db: () => db, env: parseEnv({ AUTH_SECRET: SECRET, CLICKHOUSE_URL: "http://callboard:s3cret@127.0.0.1:8123/callboard" }) });
+    expect(engine.kind).toBe("clickhouse");
+    await engine.close();
+  });
+
   it("says what to do when CLICKHOUSE_URL asks for an engine this build does not have, and names no secret", () => {
     const env = parseEnv({ AUTH_SECRET: SECRET, CLICKHOUSE_URL: "https://callboard:s3cret@ch.example:8443/callboard" });
     let error: unknown;

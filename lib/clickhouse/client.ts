@@ -41,7 +41,21 @@ export interface InsertStreamOptions {
   columns?: readonly string[];
 }
 
+/**
+ * The server's modules (tsx) and Next's bundle are two copies of this file, and the
+ * process's one client (cached on globalThis) throws the first copy's errors into the
+ * second's routes: a brand in the global symbol registry makes `instanceof` hold across
+ * both, as for HttpError (lib/http/errors.ts).
+ */
+const CLICKHOUSE_ERROR_BRAND = Symbol.for("callboard.ClickHouseError");
+
 export class ClickHouseError extends Error {
+  readonly [CLICKHOUSE_ERROR_BRAND] = true;
+
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[CLICKHOUSE_ERROR_BRAND] === true;
+  }
+
   constructor(
     message: string,
     /** ClickHouse's error code (e.g. "60" unknown table), when the server sent one. */

@@ -6,6 +6,7 @@ import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/
 import { restartable, type RestartableServer } from "@/lib/clickhouse/testing-restart";
 import { resetEnvForTests } from "@/lib/config/env";
 import { killMidRun } from "@/lib/testing/kill-mid-run";
+import { createClickHouseEngine } from "@/lib/analytics/engines/clickhouse";
 import { getClickHouseHealth } from "@/lib/health/clickhouse-health";
 import { clickHouseFacts, deliveryMix, missingInClickHouse, sqliteFacts } from "./clickhouse-forward-support";
 import { clickHouseForwardTarget } from "./clickhouse-target";
@@ -130,7 +131,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("forwarding webhook facts to ClickHouse"
       expect(backlog.lastError).toMatch(/ClickHouse/);
       expect(backlog.lastError).not.toContain(ch.password);
       expect(backlog.nextAttemptMs).toBeGreaterThan(Date.now() - 1_000);
-      const health = await getClickHouseHealth(() => h.db, clickhouse());
+      const health = await getClickHouseHealth(() => h.db, createClickHouseEngine({ db: () => h.db, ch: clickhouse() }));
       expect(health).toMatchObject({ clickhouse: "unreadable", forwarding: { pending: 350, failing: true } });
       expect(JSON.stringify(health)).not.toContain(ch.password);
     } finally {
@@ -142,7 +143,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("forwarding webhook facts to ClickHouse"
     expect(await missingInClickHouse(h.db, clickhouse())).toEqual([]);
     const local = sqliteFacts(h.db);
     expect(await clickHouseFacts(clickhouse())).toMatchObject({ deliveries: 360, counted: local.counted, buckets: local.buckets, recordings: local.recordings });
-    expect(await getClickHouseHealth(() => h.db, clickhouse())).toMatchObject({ clickhouse: "ok", forwarding: { pending: 0, failing: false } });
+    expect(await getClickHouseHealth(() => h.db, createClickHouseEngine({ db: () => h.db, ch: clickhouse() }))).toMatchObject({ clickhouse: "ok", forwarding: { pending: 0, failing: false } });
   });
 
   it("converges with no double counting after a forwarding process is SIGKILLed mid-way", async () => {

@@ -6,17 +6,22 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type Db } from "@/db/client";
 import { addApp } from "@/lib/apps/registry";
+import { createApiToken } from "@/lib/auth/tokens";
+import { createUser } from "@/lib/auth/users";
 import { openClickHouse, type ClickHouse } from "@/lib/clickhouse/client";
+import { callRow, eventCountRow } from "@/lib/clickhouse/rows";
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/lib/clickhouse/testing";
 import { restartable, type RestartableServer } from "@/lib/clickhouse/testing-restart";
 import { resetEnvForTests } from "@/lib/config/env";
 import { clickHouseFacts, deliveryMix, missingInClickHouse, sqliteFacts } from "./clickhouse-forward-support";
+import { getEventCounts } from "./queries";
 import { HOOK_PASSWORD, HOOK_USER, TEST_SECRET, postJson } from "./test-harness";
 
 /**
  * The production server (`npm start`: scripts/server.ts, the production build) in
- * ClickHouse mode, over HTTP: the forwarder it starts, and `/api/health` while ClickHouse
- * is up, stopped and back. Needs `npm run build` (CI builds first; elsewhere the suite
+ * ClickHouse mode, over HTTP: the forwarder it starts, the reports it answers from
+ * ClickHouse (the engine CLICKHOUSE_URL selects), and `/api/health`, while ClickHouse is
+ * up, stopped and back. Needs `npm run build` (CI builds first; elsewhere the suite
  * skips without a build, as server.test.ts does).
  */
 const ROOT = process.cwd();
@@ -47,6 +52,19 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON || (!built && !mustRun))("the production 
   let child: ChildProcess | undefined;
   let base = "";
   let stderr = "";
+  let token = "";
+  let appPk = 0;
+  const SESSION = "ch-only-call";
+  /**
+   * Deliveries sent 60 at a time, each on its own connection: the server answers a client
+   * address holding more than HTTP_MAX_CONNECTIONS_PER_ADDRESS (128) connections with 503.
+   */
+  const postAll = async (payloads: unknown[]) => {
+    const out = [];
+    for (let i = 0; i < payloads.length; i += 60) out.push(...(await Promise.all(payloads.slice(i, i + 60).map((d) => postJson(base, "acme", d)))));
+    return out;
+  };
+  const get = (pathAndQuery: string) => fetch(`${base}${pathAndQuery}`, { headers: { authorization: `Bearer ${token}` } });
 
   const health = async (): Promise<HealthAnswer> => {
     const res = await fetch(`${base}/api/health`);
@@ -70,7 +88,9 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON || (!built && !mustRun))("the production 
     dir = mkdtempSync(path.join(tmpdir(), "callboard-ch-server-"));
     const file = path.join(dir, "warehouse.db");
     db = openDatabase(file);
-    addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001", webhookUsername: HOOK_USER, webhookPassword: HOOK_PASSWORD });
+    appPk = addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001", webhookUsername: HOOK_USER, webhookPassword: HOOK_PASSWORD }).pk;
+    const admin = await createUser(db, { email: "ops@callboard.test", password: "ops-password-0001", role: "admin" });
+    token = createApiToken(db, { userId: admin.id, name: "reports" }).token;
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     child = spawn(path.join(ROOT, "node_modules", ".bin", "tsx"), ["scripts/server.ts"], {
@@ -113,16 +133,45 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON || (!built && !mustRun))("the production 
     const h = await health();
     expect(h.status).toBe(200);
     expect(h.body).toMatchObject({ status: "ok", clickhouse: "ok" });
-    const statuses = await Promise.all(deliveryMix("acme", 120, "up").map((d) => postJson(base, "acme", d)));
+    const statuses = await postAll(deliveryMix("acme", 120, "up"));
     expect(statuses.every((r) => r.status === 200)).toBe(true);
     await until("the forwarder to drain", async () => (await health()).body.forwarding?.pending === 0);
     expect(await missingInClickHouse(db, reader)).toEqual([]);
+    // The events report comes from ClickHouse: SQLite's counts (forwarded), and a bucket only ClickHouse holds.
+    const now = Math.floor(Date.now() / 1000);
+    await reader.insert("event_counts", [eventCountRow({ appPk, trigger: "only_in_clickhouse", bucketStart: now - (now % 900), count: 7 })]);
+    const events = (await (await get("/api/v1/events?days=30")).json()) as { data: Array<{ trigger: string; count: number }>; meta: { from: number; to: number } };
+    const local = getEventCounts(db, [appPk], { from: events.meta.from, to: events.meta.to, tz: "UTC" });
+    expect(local.length).toBeGreaterThan(0);
+    const sum = (rows: Array<{ trigger: string; count: number }>) => rows.filter((r) => r.trigger !== "only_in_clickhouse").reduce((n, r) => n + r.count, 0);
+    expect(sum(events.data)).toBe(sum(local));
+    expect(events.data.filter((r) => r.trigger === "only_in_clickhouse").map((r) => r.count)).toEqual([7]);
+  });
+
+  it("answers reports, their CSV and one call from ClickHouse (a call SQLite never held)", async () => {
+    const participant = { seq: 0, uid: "ada", state: "ended", isJoined: true, totalAudioMinutes: 0, totalVideoMinutes: 2.5, totalDurationMinutes: 2.5, deviceId: null, joinedAt: 1_770_000_005, leftAt: 1_770_000_155, mid: null, raw: null };
+    await reader.insert("calls", [callRow({
+      appPk, sessionId: SESSION, version: 1, mid: null, type: "video", mode: "call", status: "ended", initiator: "ada", receiver: "bob", receiverType: "user",
+      initiatedAt: 1_770_000_000, startedAt: 1_770_000_005, endedAt: 1_770_000_155, startAt: 1_770_000_005, platformHasRecording: false,
+      totalAudioMinutes: 0, totalVideoMinutes: 2.5, totalDurationMinutes: 2.5, durationSeconds: 150, totalParticipants: 1, source: "sync",
+      contentHash: null, raw: null, firstSeenMs: 1, updatedMs: 1, participants: [participant],
+    })]);
+    expect(db.$client.prepare("SELECT count(*) FROM calls").pluck().get()).toBe(0);
+    const list = (await (await get("/api/v1/calls?app=acme")).json()) as { data: Array<{ sessionId: string; totalVideoMinutes: number }>; meta: { pagination: { total: number } } };
+    expect(list.meta.pagination.total).toBe(1);
+    expect(list.data[0]).toMatchObject({ sessionId: SESSION, totalVideoMinutes: 2.5 });
+    const csv = await get("/api/v1/calls?format=csv");
+    expect(csv.status).toBe(200);
+    expect(await csv.text()).toContain(SESSION);
+    const detail = await get(`/api/v1/calls/${SESSION}?app=acme`);
+    expect(detail.status).toBe(200);
+    expect(await detail.json()).toMatchObject({ data: { sessionId: SESSION, participants: [{ uid: "ada" }] } });
   });
 
   it("keeps answering webhooks while ClickHouse is stopped, says 503 with the backlog, and catches up once it is back", async () => {
     await server.down();
     try {
-      const statuses = await Promise.all(deliveryMix("acme", 240, "down").map((d) => postJson(base, "acme", d)));
+      const statuses = await postAll(deliveryMix("acme", 240, "down"));
       expect(statuses.filter((r) => r.status !== 200)).toEqual([]);
       await until("health to report the outage", async () => (await health()).body.forwarding?.failing === true);
       const h = await health();
@@ -132,6 +181,15 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON || (!built && !mustRun))("the production 
       expect(h.text).not.toContain(ch.password);
       expect(h.text).not.toContain(encodeURIComponent(ch.password));
       expect(h.text).not.toMatch(/127\.0\.0\.1|ECONNREFUSED/);
+      // Reports say so too: 503 with Retry-After (a CSV before its first byte), naming no server.
+      for (const route of ["/api/v1/calls", "/api/v1/insights/totals", "/api/v1/calls?format=csv", `/api/v1/calls/${SESSION}?app=acme`, "/api/v1/events"]) {
+        const res = await get(route);
+        const text = await res.text();
+        expect([route, res.status, res.headers.get("retry-after")]).toEqual([route, 503, "5"]);
+        expect(JSON.parse(text)).toMatchObject({ error: { code: "analytics_unavailable" } });
+        expect(text).not.toMatch(/127\.0\.0\.1|ECONNREFUSED/);
+        expect(text).not.toContain(ch.password);
+      }
     } finally {
       await server.up();
     }
@@ -143,7 +201,8 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON || (!built && !mustRun))("the production 
     expect(await missingInClickHouse(db, reader)).toEqual([]);
     const local = sqliteFacts(db);
     expect(local.deliveries).toBe(360);
-    expect(await clickHouseFacts(reader)).toMatchObject(local);
+    // Beside SQLite's facts, ClickHouse holds the one bucket the events check put there.
+    expect(await clickHouseFacts(reader)).toMatchObject({ ...local, counted: local.counted + 7, buckets: local.buckets + 1 });
     expect(stderr).not.toContain(ch.password);
   }, 180_000);
 });

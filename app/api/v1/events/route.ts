@@ -6,7 +6,7 @@ import { COUNT_COLUMNS, countRow, sortCountRows } from "@/app/events/rows";
 import { authorize } from "@/lib/auth/authorize";
 import { respond } from "@/lib/auth/route-support";
 import { csvResponse } from "@/lib/export/csv";
-import { getEventCounts } from "@/lib/ingest/queries";
+import { eventCounts } from "@/lib/analytics/event-counts";
 
 export const dynamic = "force-dynamic";
 
@@ -19,7 +19,7 @@ export function GET(request: Request): Promise<Response> {
     const warehouse = db();
     const appPks = scopeAppPks(warehouse, caller, p.app);
     const { from, to } = eventsRange(p.days, p.tz);
-    const rows = sortCountRows(getEventCounts(warehouse, appPks, { from, to, tz: p.tz }).map(countRow));
+    const rows = sortCountRows((await eventCounts(warehouse, appPks, { from, to, tz: p.tz }, request.signal)).map(countRow));
     if (p.format === "csv") return csvResponse("events", rows, COUNT_COLUMNS, request.signal);
     return Response.json({ data: rows, meta: { from, to, tz: p.tz, days: p.days } });
   });

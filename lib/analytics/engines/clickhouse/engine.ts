@@ -72,13 +72,22 @@ const CSV_REPORTS: { readonly [N in ReportName]: CsvRun<N> } = {
     once(getTotals(ctx, f, scope, signal).then((t) => [{ period: "current" as const, ...t.current }, ...(t.previous ? [{ period: "previous" as const, ...t.previous }] : [])])),
 };
 
-/** A streamed CSV whose ClickHouse fails mid-way ends the download with the same 503 error (never a 500 with a stack). */
-async function* guarded<N extends ReportName>(source: CsvSource<N>): AsyncIterable<CsvBatch<N>> {
-  try {
-    for await (const batch of source) yield batch;
-  } catch (err) {
-    throw unavailableAsHttp(err);
-  }
+/**
+ * A CSV source whose first batch is already fetched: the streamed reports ask ClickHouse
+ * only when read, and this makes a ClickHouse that cannot answer (or a query it refuses)
+ * an error of `csv()` itself — a 503 or 500 status, not a download cut after its headers.
+ * Leaving early (the client went away) releases ClickHouse's stream.
+ */
+async function started<N extends ReportName>(source: CsvSource<N>): Promise<AsyncIterable<CsvBatch<N>>> {
+  const it: Iterator<CsvBatch<N>> | AsyncIterator<CsvBatch<N>> = Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source[Symbol.iterator]();
+  const first = await it.next();
+  return (async function* () {
+    try {
+      for (let r = first; !r.done; r = await it.next()) yield r.value;
+    } finally {
+      await it.return?.();
+    }
+  })();
 }
 
 export interface ClickHouseEngineOptions {
@@ -92,7 +101,14 @@ export interface ClickHouseEngineOptions {
 const HEALTH_TIMEOUT_MS = 3_000;
 
 export function createClickHouseEngine(options: ClickHouseEngineOptions): AnalyticsEngine {
-  const ctx: ChContext = { db: options.db, ch: options.ch ?? clickhouse() };
+  const ctx: ChContext = {
+    db: options.db,
+    // The process's client unless one is given, looked up at each use (it follows
+    // CLICKHOUSE_URL, and building the engine never fails, even before it is set).
+    get ch() {
+      return options.ch ?? clickhouse();
+    },
+  };
   /** Every answer first makes sure the schema is there (a ClickHouse down at start is migrated by its first reader). */
   const ready = async <T>(answer: () => Promise<T>): Promise<T> => {
     try {
@@ -105,7 +121,7 @@ export function createClickHouseEngine(options: ClickHouseEngineOptions): Analyt
   const csv = <N extends ReportName>(name: N, f: Filters, scope: Scope, signal?: AbortSignal): Promise<CsvSource<N>> =>
     ready(async () => {
       const source: CsvSource<N> = await CSV_REPORTS[name](ctx, f, scope, signal);
-      return guarded(source);
+      return started(source);
     });
   return {
     kind: "clickhouse",

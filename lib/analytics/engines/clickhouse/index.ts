@@ -4,4 +4,4 @@
  * The only entry into this folder (docs/decisions/0014-clickhouse-warehouse.md).
  */
 export { createClickHouseEngine, type ClickHouseEngineOptions } from "./engine";
-export { getEventCounts } from "./reports/events";
+export { clickHouseEventCounts } from "./reports/events";

@@ -1,6 +1,7 @@
 import type { Db } from "@/db/client";
-import { qualified, raw, sql, type ClickHouse } from "@/lib/clickhouse";
+import { clickhouse, qualified, raw, sql, type ClickHouse } from "@/lib/clickhouse";
 import { eventCountsByDay, eventCountsFrom, type EventCount, type EventCountsParams } from "@/lib/ingest/queries";
+import { unavailableAsHttp } from "../errors";
 
 /**
  * The events report (webhook deliveries per app, trigger and local day) from ClickHouse's
@@ -19,4 +20,13 @@ export async function getEventCounts(ch: ClickHouse, db: Db, appPks: number[], p
     signal,
   );
   return eventCountsByDay(rows.map((r) => ({ ...r, appId: ids.get(r.appPk)! })), params.tz);
+}
+
+/** The events report from the process's ClickHouse (CLICKHOUSE_URL); a ClickHouse that cannot be reached is a 503, as for every report. */
+export async function clickHouseEventCounts(db: Db, appPks: number[], params: EventCountsParams, signal?: AbortSignal): Promise<EventCount[]> {
+  try {
+    return await getEventCounts(clickhouse(), db, appPks, params, signal);
+  } catch (err) {
+    throw unavailableAsHttp(err);
+  }
 }
