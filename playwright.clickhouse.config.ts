@@ -8,7 +8,7 @@ import base from "./playwright.config";
  *
  *   npx playwright test -c playwright.clickhouse.config.ts
  */
-const PORT = Number(process.env.E2E_CLICKHOUSE_PORT ?? Number(process.env.E2E_PORT ?? 3100) + 100);
+const PORT = Number(process.env.E2E_CLICKHOUSE_PORT ?? Number(process.env.E2E_PORT ?? 3100) + 1);
 // The fixtures (e2e/fixture.ts, e2e/storage.ts) read E2E_DIR; workers inherit it from here.
 process.env.E2E_DIR = process.env.E2E_CLICKHOUSE_DIR ?? ".tmp/e2e-clickhouse";
 

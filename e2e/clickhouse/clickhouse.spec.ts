@@ -56,6 +56,15 @@ test("every main page shows the data synced into ClickHouse", async ({ page }) =
   expect(errors).toEqual([]);
 });
 
+test("the events page counts the webhook events forwarded to ClickHouse", async ({ page }) => {
+  const api = (await (await page.request.get("/api/v1/events?days=30")).json()) as { data: Array<{ count: number }> };
+  const total = api.data.reduce((n, r) => n + r.count, 0);
+  expect(total).toBeGreaterThan(0);
+  await page.goto("/events?days=30");
+  await expect(page.getByRole("heading", { level: 1, name: "Events" })).toBeVisible();
+  expect(await numberIn(page, "events-total")).toBe(total);
+});
+
 test("a CSV download from ClickHouse lists exactly the table's rows", async ({ page }) => {
   await page.goto("/calls?sort=minutes&order=desc");
   await ready(page);
