@@ -24,6 +24,19 @@ const booleanFromString = z.preprocess(
   z.enum(["true", "false", "1", "0"], { error: "must be true or false" }).optional().transform((v) => v === "true" || v === "1"),
 );
 
+/** An optional string that `problem` checks (its message, never the value, is the error: the value may hold a password). */
+const checkedString = (problem: (value: string) => string | undefined) =>
+  z.preprocess(
+    emptyToUndefined,
+    z
+      .string()
+      .optional()
+      .superRefine((v, ctx) => {
+        const p = v === undefined ? undefined : problem(v);
+        if (p) ctx.addIssue({ code: "custom", message: p });
+      }),
+  );
+
 const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   DATABASE_PATH: z.preprocess(emptyToUndefined, z.string().default("./data/callboard.db")),
@@ -77,27 +90,9 @@ const envSchema = z.object({
    * docs/decisions/0014-clickhouse-warehouse.md). The messages below never quote the value:
    * it holds the password.
    */
-  CLICKHOUSE_URL: z.preprocess(
-    emptyToUndefined,
-    z
-      .string()
-      .optional()
-      .superRefine((v, ctx) => {
-        const problem = v === undefined ? undefined : clickHouseUrlProblem(v);
-        if (problem) ctx.addIssue({ code: "custom", message: problem });
-      }),
-  ),
+  CLICKHOUSE_URL: checkedString(clickHouseUrlProblem),
   /** A cluster of the servers' `remote_servers`: local tables on every shard behind Distributed tables. */
-  CLICKHOUSE_CLUSTER: z.preprocess(
-    emptyToUndefined,
-    z
-      .string()
-      .optional()
-      .superRefine((v, ctx) => {
-        const problem = v === undefined ? undefined : clusterNameProblem(v);
-        if (problem) ctx.addIssue({ code: "custom", message: problem });
-      }),
-  ),
+  CLICKHOUSE_CLUSTER: checkedString(clusterNameProblem),
 }).superRefine((e, ctx) => {
   if (e.CLICKHOUSE_CLUSTER !== undefined && e.CLICKHOUSE_URL === undefined) {
     ctx.addIssue({ code: "custom", path: ["CLICKHOUSE_CLUSTER"], message: "needs CLICKHOUSE_URL (the address of one of the cluster's servers)" });

@@ -1,6 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,6 +11,7 @@ import { callRow, eventCountRow } from "@/lib/clickhouse/rows";
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/lib/clickhouse/testing";
 import { restartable, type RestartableServer } from "@/lib/clickhouse/testing-restart";
 import { resetEnvForTests } from "@/lib/config/env";
+import { SKIP_WITHOUT_BUILD, startTestServer, type TestServer } from "@/lib/server/test-server";
 import { clickHouseFacts, deliveryMix, missingInClickHouse, sqliteFacts } from "./clickhouse-forward-support";
 import { getEventCounts } from "./queries";
 import { HOOK_PASSWORD, HOOK_USER, TEST_SECRET, postJson } from "./test-harness";
@@ -24,18 +23,7 @@ import { HOOK_PASSWORD, HOOK_USER, TEST_SECRET, postJson } from "./test-harness"
  * up, stopped and back. Needs `npm run build` (CI builds first; elsewhere the suite
  * skips without a build, as server.test.ts does).
  */
-const ROOT = process.cwd();
-const built = existsSync(path.join(ROOT, ".next", "BUILD_ID"));
-const mustRun = process.env.CI === "true";
 const DATABASE = "server_test";
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const a = s.address();
-      s.close(() => resolve(typeof a === "object" && a ? a.port : 0));
-    });
-  });
 
 interface HealthAnswer {
   status: number;
@@ -43,15 +31,14 @@ interface HealthAnswer {
   body: { status: string; clickhouse?: string; forwarding?: { pending: number; oldestAgeSeconds: number | null; failing: boolean } | null };
 }
 
-describe.skipIf(CLICKHOUSE_SKIP_REASON || (!built && !mustRun))("the production server in ClickHouse mode", () => {
+describe.skipIf(CLICKHOUSE_SKIP_REASON || SKIP_WITHOUT_BUILD)("the production server in ClickHouse mode", () => {
   let ch: TestClickHouse;
   let server: RestartableServer;
   let reader: ClickHouse;
   let db: Db;
   let dir = "";
-  let child: ChildProcess | undefined;
+  let app: TestServer;
   let base = "";
-  let stderr = "";
   let token = "";
   let appPk = 0;
   const SESSION = "ch-only-call";
@@ -75,7 +62,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON || (!built && !mustRun))("the production 
   async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; server said: ${stderr.slice(-500)}`);
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; server said: ${app.stderr().slice(-500)}`);
       await new Promise((r) => setTimeout(r, 200));
     }
   }
@@ -91,37 +78,13 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON || (!built && !mustRun))("the production 
     appPk = addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001", webhookUsername: HOOK_USER, webhookPassword: HOOK_PASSWORD }).pk;
     const admin = await createUser(db, { email: "ops@callboard.test", password: "ops-password-0001", role: "admin" });
     token = createApiToken(db, { userId: admin.id, name: "reports" }).token;
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    child = spawn(path.join(ROOT, "node_modules", ".bin", "tsx"), ["scripts/server.ts"], {
-      cwd: ROOT,
-      env: {
-        ...process.env, ...ch.env(DATABASE), NODE_ENV: "production", PORT: String(port), DATABASE_PATH: file,
-        AUTH_SECRET: TEST_SECRET, AUTH_TRUST_HOST: "true", SYNC_INTERVAL_SECONDS: "0", LOG_LEVEL: "warn",
-      },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    child.stderr?.on("data", (c: Buffer) => {
-      stderr += c.toString();
-    });
-    await until("the server to answer", async () => {
-      if (child?.exitCode !== null) throw new Error(`server exited with ${child?.exitCode}: ${stderr.slice(0, 500)}`);
-      try {
-        await fetch(`${base}/api/health`);
-        return true;
-      } catch {
-        return false;
-      }
-    });
+    app = await startTestServer({ env: { ...ch.env(DATABASE), DATABASE_PATH: file, AUTH_SECRET: TEST_SECRET } });
+    base = app.base;
     reader = openClickHouse(ch.config(DATABASE));
   }, 120_000);
 
   afterAll(async () => {
-    if (child && child.exitCode === null) {
-      const exited = new Promise((r) => child!.once("exit", r));
-      child.kill("SIGTERM");
-      await exited;
-    }
+    await app?.stop();
     await reader?.close();
     await server?.stop();
     await ch?.stop();
@@ -203,6 +166,6 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON || (!built && !mustRun))("the production 
     expect(local.deliveries).toBe(360);
     // Beside SQLite's facts, ClickHouse holds the one bucket the events check put there.
     expect(await clickHouseFacts(reader)).toMatchObject({ ...local, counted: local.counted + 7, buckets: local.buckets + 1 });
-    expect(stderr).not.toContain(ch.password);
+    expect(app.stderr()).not.toContain(ch.password);
   }, 180_000);
 });

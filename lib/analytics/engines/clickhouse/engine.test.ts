@@ -1,8 +1,8 @@
-import { createServer } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { openClickHouse, parseClickHouseConfig } from "@/lib/clickhouse";
 import { ClickHouseError } from "@/lib/clickhouse/client";
 import { HttpError } from "@/lib/http/errors";
+import { freePort } from "@/lib/server/test-server";
 import { filters } from "../../filters";
 import { REPORTS } from "../../reports";
 import { openFixtureDb } from "../../test-fixtures";
@@ -19,17 +19,8 @@ process.env.AUTH_SECRET ??= "ch-engine-test-secret-at-least-32-characters";
 const db = openFixtureDb("ch-engine-down");
 const PASSWORD = "pw-that-must-not-leak";
 
-/** A loopback port that was free a moment ago and has nothing listening now. */
-const closedPort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const a = s.address();
-      s.close(() => resolve(typeof a === "object" && a ? a.port : 0));
-    });
-  });
-
 describe("ClickHouse engine, ClickHouse unreachable", async () => {
-  const ch = openClickHouse(parseClickHouseConfig(`http://default:${PASSWORD}@127.0.0.1:${await closedPort()}/callboard`), { requestTimeoutMs: 5_000 });
+  const ch = openClickHouse(parseClickHouseConfig(`http://default:${PASSWORD}@127.0.0.1:${await freePort()}/callboard` /* nothing listens there */), { requestTimeoutMs: 5_000 });
   const engine = createClickHouseEngine({ db: () => db, ch });
   const ALL = { appPks: "all" as const };
   afterAll(async () => {
