@@ -58,8 +58,9 @@ const secondsNow = () => Math.floor(Date.now() / 1000);
 
 export async function handleStatementsGet(request: Request, deps: StatementRouteDeps = productionDeps): Promise<Response> {
   try {
-    const q = querySchema.parse(queryObject(new URL(request.url).searchParams));
+    // The caller first: nothing about the query is answered to an unauthenticated request.
     const caller = await deps.authorize(request);
+    const q = querySchema.parse(queryObject(new URL(request.url).searchParams));
     const body = await statementsJson(deps.db(), { month: q.month, tz: q.tz, apps: q.app, detail: q.detail === "participants" }, caller, (deps.now ?? secondsNow)());
     if (q.format === "csv") return csvResponse(`statements-${q.month}`, statementCsvRows(body.data), STATEMENT_CSV_COLUMNS, request.signal);
     return Response.json(body, { headers: { "Cache-Control": "private, no-store" } });
