@@ -38,13 +38,15 @@ export interface AlertEventView {
 
 export interface HistoryParams {
   ruleId?: number;
+  /** Only the rules that concern one of these apps (see listRuleRecords). */
+  appIds?: readonly string[];
   /** Default 50, at most 500. */
   limit?: number;
 }
 
 /** Transitions, newest first. */
 export function listHistory(db: Db, caller: Caller, params: HistoryParams = {}): AlertEventView[] {
-  const rules = params.ruleId === undefined ? listRuleRecords(db, caller) : [getRuleRecord(db, caller, params.ruleId)];
+  const rules = params.ruleId === undefined ? listRuleRecords(db, caller, params.appIds) : [getRuleRecord(db, caller, params.ruleId)];
   if (rules.length === 0) return [];
   const names = new Map(rules.map((r) => [r.id, r.name]));
   const limit = Math.max(1, Math.min(500, Math.floor(params.limit ?? 50)));
@@ -72,6 +74,6 @@ export function listHistory(db: Db, caller: Caller, params: HistoryParams = {}):
 }
 
 /** Rules firing now that the caller may see (the header's badge). */
-export function firingCount(db: Db, caller: Caller): number {
-  return listRuleRecords(db, caller).filter((r) => r.enabled && r.state === "firing").length;
+export function firingCount(db: Db, caller: Caller, appIds?: readonly string[]): number {
+  return listRuleRecords(db, caller, appIds).filter((r) => r.enabled && r.state === "firing").length;
 }

@@ -121,14 +121,38 @@ function appIndex(db: Db): Map<string, number> {
   return new Map(listApps(db).map((a) => [a.appId, a.pk]));
 }
 
-/** Every rule the caller may see, newest first. */
-export function listRuleRecords(db: Db, caller: Caller): RuleRecord[] {
+/**
+ * The apps a list is narrowed to (`?app=`), each registered and visible to the caller —
+ * else 404, the same answer as for an app that does not exist (as every report route).
+ */
+export function checkAppsVisible(db: Db, caller: Caller, appIds: readonly string[]): void {
   const apps = appIndex(db);
-  return db.select().from(alertRules).orderBy(desc(alertRules.pk)).all().map(decodeRule).filter((r) => ruleVisibleTo(r, caller, apps));
+  for (const id of appIds) {
+    const pk = apps.get(id);
+    if (pk === undefined || (caller.appPks !== "all" && !caller.appPks.includes(pk))) throw notFound(`app "${id}" not found`);
+  }
 }
 
-export function listRules(db: Db, caller: Caller): RuleView[] {
-  return listRuleRecords(db, caller).map((r) => toView(r, caller));
+/** A rule concerns an app when it watches it by name or watches every app. */
+function ruleConcerns(r: Pick<RuleRecord, "filters">, appIds: readonly string[]): boolean {
+  const watched = r.filters.app ?? [];
+  return watched.length === 0 || watched.some((id) => appIds.includes(id));
+}
+
+/** Every rule the caller may see, newest first; with `appIds`, only the rules that concern one of them. */
+export function listRuleRecords(db: Db, caller: Caller, appIds?: readonly string[]): RuleRecord[] {
+  const apps = appIndex(db);
+  return db
+    .select()
+    .from(alertRules)
+    .orderBy(desc(alertRules.pk))
+    .all()
+    .map(decodeRule)
+    .filter((r) => ruleVisibleTo(r, caller, apps) && (appIds === undefined || ruleConcerns(r, appIds)));
+}
+
+export function listRules(db: Db, caller: Caller, appIds?: readonly string[]): RuleView[] {
+  return listRuleRecords(db, caller, appIds).map((r) => toView(r, caller));
 }
 
 /** One rule, or 404 — the same answer for a rule that does not exist and one the caller may not see. */

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { db as warehouse } from "@/db";
 import type { Db } from "@/db/client";
+import { resolveApps } from "@/lib/analytics/scope";
 import { isValidTimeZone } from "@/lib/analytics/tz";
 import { authorize as realAuthorize, requireAdmin, type Caller } from "@/lib/auth/authorize";
 import { readJsonObject } from "@/lib/auth/route-support";
@@ -58,8 +59,14 @@ const secondsNow = () => Math.floor(Date.now() / 1000);
 
 export async function handleStatementsGet(request: Request, deps: StatementRouteDeps = productionDeps): Promise<Response> {
   try {
-    const q = querySchema.parse(queryObject(new URL(request.url).searchParams));
+    // The caller first: nothing about the query is answered to an unauthenticated request.
     const caller = await deps.authorize(request);
+    const params = new URL(request.url).searchParams;
+    // An app the caller may not see is a 404 whatever else the query says, as on every
+    // report route: a 400 for the month first would tell the two cases apart.
+    const asked = params.getAll("app").map((a) => a.trim());
+    if (asked.length > 0 && asked.every((a) => appId.safeParse(a).success)) resolveApps(deps.db(), { apps: asked }, caller);
+    const q = querySchema.parse(queryObject(params));
     const body = await statementsJson(deps.db(), { month: q.month, tz: q.tz, apps: q.app, detail: q.detail === "participants" }, caller, (deps.now ?? secondsNow)());
     if (q.format === "csv") return csvResponse(`statements-${q.month}`, statementCsvRows(body.data), STATEMENT_CSV_COLUMNS, request.signal);
     return Response.json(body, { headers: { "Cache-Control": "private, no-store" } });

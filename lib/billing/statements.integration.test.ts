@@ -322,6 +322,10 @@ describe("the route", () => {
     }
     expect((await post({ month: "2025-09", app: "alpha", extra: 1 })).status).toBe(400);
     expect((await post({ month: "2025-09", app: "nope" })).status).toBe(404);
+    // The caller is known before the query is read: a bad query without a valid token is a 401.
+    expect((await get("month=2025-13", "cb_not-a-real-token")).status).toBe(401);
+    // An app the caller may not see: 404 before the month is read.
+    expect((await get("app=nope")).status).toBe(404);
   });
 
   it("the CSV round-trips to the JSON, hostile uids and negative amounts included", async () => {

@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { db } from "@/db";
-import { createRule, deleteRule, firingCount, getRule, listHistory, listRules, updateRule } from "@/lib/alerts";
+import { checkAppsVisible, createRule, deleteRule, firingCount, getRule, listHistory, listRules, updateRule } from "@/lib/alerts";
 import { authorize } from "@/lib/auth/authorize";
 import { readJsonObject, respond } from "@/lib/auth/route-support";
 import { badRequest, notFound } from "@/lib/http/errors";
@@ -37,10 +37,16 @@ export function getAlerts(request: Request, idArg: RuleIdArg | null): Promise<Re
   return respond(async () => {
     const caller = await authorize(request);
     const id = idArg === null ? null : ruleId(idArg);
-    const { limit } = listQuery.parse({ limit: new URL(request.url).searchParams.get("limit") ?? undefined });
+    const params = new URL(request.url).searchParams;
+    const { limit } = listQuery.parse({ limit: params.get("limit") ?? undefined });
     const warehouse = db();
+    // `?app=a&app=b`, as the report routes take it: the rules concerning those apps.
+    const asked = params.getAll("app").map((v) => v.trim());
+    if (asked.some((a) => a === "" || a.length > 63)) throw badRequest("app: must be a platform app id", { parameter: "app" });
+    const appIds = asked.length > 0 ? asked : undefined;
+    if (appIds) checkAppsVisible(warehouse, caller, appIds);
     if (id !== null) return Response.json({ data: getRule(warehouse, caller, id), history: listHistory(warehouse, caller, { ruleId: id, limit }) });
-    return Response.json({ data: listRules(warehouse, caller), firing: firingCount(warehouse, caller), history: listHistory(warehouse, caller, { limit }) });
+    return Response.json({ data: listRules(warehouse, caller, appIds), firing: firingCount(warehouse, caller, appIds), history: listHistory(warehouse, caller, { limit, appIds }) });
   });
 }
 

@@ -208,6 +208,18 @@ describe("who may see and do what", () => {
     }
     const admin = await get();
     expect(admin.json.firing).toBeGreaterThanOrEqual(4);
+
+    // ?app= narrows the list to the rules concerning an app (by name, or every app); an app
+    // the caller may not see answers 404, as on every report route.
+    const ruleIds = (r: { json: Json }) => (r.json.data as Array<{ id: number }>).map((x) => x.id);
+    const forAlpha = await get("?app=alpha");
+    expect(ruleIds(forAlpha)).toEqual(expect.arrayContaining([ids.alpha, ids.every, ids.both]));
+    expect(ruleIds(forAlpha)).not.toContain(ids.beta);
+    expect((forAlpha.json.history as Array<{ ruleId: number }>).every((e) => e.ruleId !== ids.beta)).toBe(true);
+    expect(ruleIds(await get("?app=beta", viewerToken))).toEqual([ids.beta]);
+    expect(await get("?app=alpha", viewerToken)).toMatchObject({ status: 404, json: { error: { code: "not_found" } } });
+    expect((await get("?app=nope")).status).toBe(404);
+    expect((await get("?app=")).json.error).toMatchObject({ code: "bad_request", parameter: "app" });
     expect((admin.json.history as Array<{ ruleId: number; notification: { status: string } | null }>).find((e) => e.ruleId === ids.alpha)?.notification?.status).toBeDefined();
   });
 });
