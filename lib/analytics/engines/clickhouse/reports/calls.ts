@@ -2,6 +2,7 @@ import { notFound } from "@/lib/http/errors";
 import { raw, sql, type Sql } from "@/lib/clickhouse";
 import type { Filters } from "@/lib/analytics/filters";
 import { pageOf, type CallDetail, type CallListRow, type Page } from "@/lib/analytics/report-types";
+import { parseRawRecord } from "@/lib/analytics/raw-record";
 import type { Scope } from "@/lib/analytics/scope";
 import { appScope, tablesOf, type AppScope, type ChContext, type Tables } from "../context";
 import { fromCalls, hasRecordingSql } from "../conditions";
@@ -128,16 +129,6 @@ type DetailRaw = ListRowRaw & {
   p_mid: Array<string | null>;
 };
 
-function parseRaw(text: string | null): Record<string, unknown> | null {
-  if (text === null) return null;
-  try {
-    const value: unknown = JSON.parse(text);
-    return value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
-}
-
 /** One call with its participants (platform order) and recordings; 404 when it does not exist or its app is not visible. */
 export async function getCall(ctx: ChContext, ref: { app: string; sessionId: string }, scope: Scope, signal?: AbortSignal): Promise<CallDetail> {
   const apps = appScope(ctx, { apps: [] }, scope);
@@ -175,5 +166,5 @@ export async function getCall(ctx: ChContext, ref: { app: string; sessionId: str
       mid: c.p_mid[i],
     }))
     .sort((a, b) => a.seq - b.seq);
-  return { ...toRow(c, apps), mid: c.mid, source: c.source, raw: parseRaw(c.raw), participants, recordings };
+  return { ...toRow(c, apps), mid: c.mid, source: c.source, raw: parseRawRecord(c.raw), participants, recordings };
 }
