@@ -48,6 +48,12 @@ export function getHealth(open: () => Db, options: HealthOptions = {}): Health {
   return { status: "unavailable", database: "not_writable", lastSyncAt, reason, message: describeWriteFailure(reason) };
 }
 
+/** `GET /api/health`'s answer: 200 when the warehouse reads and writes, 503 otherwise; never cached. */
+export function healthResponse(open: () => Db): Response {
+  const health = getHealth(open);
+  return Response.json(health, { status: health.status === "ok" ? 200 : 503, headers: { "Cache-Control": "no-store" } });
+}
+
 function writeProblem(db: Db, options: HealthOptions): WriteFailureReason | null {
   const now = options.nowMs ?? Date.now();
   const seen = currentWriteFailure();
