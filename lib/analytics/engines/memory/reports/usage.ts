@@ -5,7 +5,7 @@ import { round3, type AppUsageRow, type DailyUsageRow, type ParticipantUsageRow 
 import { dailyOf } from "../scan/quarter";
 import { peopleOf } from "../scan/people";
 import { perAppOf } from "../scan/per-app";
-import { startExtentOf } from "../scan/selection";
+import { startExtentOf, storeStartBounds } from "../scan/selection";
 import { dayNumberToDate, localDayNumber, offsetSegments } from "../../../tz";
 
 
@@ -61,14 +61,9 @@ const MAX_DAYS = 366 * 20;
  * first to last day) present, days without calls as zeros. */
 export function getDailyUsage(db: Db, f: Filters, scope: Scope): DailyUsageRow[] {
   const appPks = resolveApps(db, f, scope);
-  let lo = f.from;
-  let hi = f.to;
-  if (lo === undefined || hi === undefined) {
-    const { count, min, max } = startExtentOf(db, f, appPks);
-    if (count === 0) return [];
-    lo ??= Math.floor(min / 900) * 900;
-    hi ??= Math.floor(max / 900) * 900 + 900;
-  }
+  const range = f.from !== undefined && f.to !== undefined ? { lo: f.from, hi: f.to, trim: false } : openRange(db, f, appPks);
+  if (!range) return [];
+  const { lo, hi } = range;
   if (hi <= lo) return [];
   const first = localDayNumber(f.tz, lo);
   const last = localDayNumber(f.tz, hi - 1);
@@ -77,8 +72,13 @@ export function getDailyUsage(db: Db, f: Filters, scope: Scope): DailyUsageRow[]
   const bounds = segments.slice(1).map((x) => x.from);
   const offsets = segments.map((x) => x.offset);
   const { calls, audio, video, durS, parts } = dailyOf(db, f, appPks, first, days, bounds, offsets);
+  // An open end was taken from the store's start bounds: the data's first / last day is the first / last with calls.
+  let d0 = 0;
+  let d1 = days;
+  if (range.trim && f.from === undefined) while (d0 < d1 && calls[d0] === 0) d0++;
+  if (range.trim && f.to === undefined) while (d1 > d0 && calls[d1 - 1] === 0) d1--;
   const out: DailyUsageRow[] = [];
-  for (let d = 0; d < days; d++) {
+  for (let d = d0; d < d1; d++) {
     const n = calls[d];
     out.push({
       date: dayNumberToDate(first + d),
@@ -92,6 +92,25 @@ export function getDailyUsage(db: Db, f: Filters, scope: Scope): DailyUsageRow[]
   return out;
 }
 
+/**
+ * The range of a daily report with an open end: the matching calls' first to last start.
+ * Found without a pass of its own where it can be: the store's start bounds hold every
+ * call, and in a zone whose offsets and changes fall on quarter hours the local day of
+ * a start is that of its quarter, so the days between the first and the last with calls
+ * are what the matching calls' extent gives (`trim`: drop the empty days at the open
+ * ends). Otherwise (another zone, more than MAX_DAYS) one pass finds the extent first.
+ */
+function openRange(db: Db, f: Filters, appPks: number[] | "all"): { lo: number; hi: number; trim: boolean } | null {
+  const bounds = storeStartBounds(db);
+  if (bounds === null) return null;
+  const lo = f.from ?? Math.floor(bounds.min / 900) * 900;
+  const hi = f.to ?? Math.floor(bounds.max / 900) * 900 + 900;
+  const quarterly = offsetSegments(f.tz, lo, hi).every((x, k) => x.offset % 900 === 0 && (k === 0 || x.from % 900 === 0));
+  if (hi > lo && quarterly && localDayNumber(f.tz, hi - 1) - localDayNumber(f.tz, lo) < MAX_DAYS) return { lo, hi, trim: true };
+  const { count, min, max } = startExtentOf(db, f, appPks);
+  if (count === 0) return null;
+  return { lo: f.from ?? Math.floor(min / 900) * 900, hi: f.to ?? Math.floor(max / 900) * 900 + 900, trim: false };
+}
 
 /** SQLite's BINARY order of two strings (UTF-8 bytes = code points), for `ORDER BY uid`. */
 export function compareBinary(a: string, b: string): number {

@@ -66,6 +66,30 @@ function heatSlots(
   }
 }
 
+/**
+ * The heatmap's window where from/to are open: the matching calls' (start not filtered)
+ * first start quarter and last quarter counted, in one pass that allocates nothing.
+ */
+export function heatExtentOf(db: Db, f: Filters, appPks: number[] | "all", maxCrossings: number): { count: number; minQ: number; maxQ: number } {
+  const { s, appOk, cellOk, pc, uidIds, none } = compile(db, f, appPks, { ignoreTime: true });
+  const app = s.app.a, start = s.start.a, span = s.span.a, cell = s.cell.a, pcs = s.pc.a;
+  const nApps = appOk.length;
+  let count = 0, minQ = Infinity, maxQ = -Infinity;
+  for (let i = 0, n = none ? 0 : s.n; i < n; i++) {
+    const ap = app[i];
+    if (ap >= nApps || appOk[ap] === 0 || cellOk[cell[i]] === 0) continue;
+    if (pc >= 0 && pcs[i] !== pc) continue;
+    if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    const t = start[i];
+    const q0 = (t / 900) | 0; // as in heatSlots
+    const end = Math.max(q0, Math.min(((t + span[i] - 1) / 900) | 0, q0 + maxCrossings));
+    count++;
+    if (q0 < minQ) minQ = q0;
+    if (end > maxQ) maxQ = end;
+  }
+  return { count, minQ, maxQ };
+}
+
 /** Quarters (start and run ranges, times apps) a block's heatmap counts may span: beyond, it is scanned. */
 const MAX_HEAT_QUARTERS = 16_384;
 
