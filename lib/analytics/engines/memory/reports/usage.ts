@@ -11,13 +11,57 @@ import { dayNumberToDate, localDayNumber, offsetSegments } from "../../../tz";
 
 /** Every participant matching the filters, most calls first (then app, uid). */
 export function getParticipantUsage(db: Db, f: Filters, scope: Scope): ParticipantUsageRow[] {
+  const { p, rowOf, byCalls } = participantSums(db, f, scope);
+  return Array.from(p.ids).sort(byCalls).map(rowOf);
+}
+
+/**
+ * One page of the participants in the requested order (`sort=minutes`: total minutes,
+ * then calls, app and uid by locale, then the report's own order; `order=asc` the
+ * reverse), and how many there are: the order of the CSV (reports.ts sortedParticipants),
+ * but only the page's rows are built. A warehouse of many light users holds hundreds of
+ * thousands of uids, and a row object and a locale comparison for each took longer than
+ * the scan: the first pages come from one pass that keeps the best `page × perPage`.
+ */
+export function getParticipantPage(db: Db, f: Filters, scope: Scope): { rows: ParticipantUsageRow[]; total: number } {
+  const { p, rowOf, byCalls, appOf } = participantSums(db, f, scope);
+  const { idUid } = p.store;
+  const minutes = (u: number) => round3(p.total[u]);
+  const byMinutes = (x: number, y: number) =>
+    minutes(y) - minutes(x) || p.listed[y] - p.listed[x] || appOf(x).localeCompare(appOf(y)) || idUid[x].localeCompare(idUid[y]) || byCalls(x, y);
+  const desc = f.sort === "minutes" ? byMinutes : byCalls;
+  const order = f.order === "asc" ? (x: number, y: number) => desc(y, x) : desc;
+  const from = (f.page - 1) * f.perPage;
+  return { rows: firstInOrder(p.ids, f.page * f.perPage, order).slice(from).map(rowOf), total: p.ids.length };
+}
+
+/** The first k of `ids` by `cmp` (a total order), in order: one pass keeping the best k while k is small, else a sort. */
+export function firstInOrder(ids: Int32Array, k: number, cmp: (a: number, b: number) => number): number[] {
+  if (k * 8 >= ids.length) return Array.from(ids).sort(cmp).slice(0, k);
+  const best: number[] = [];
+  for (const u of ids) {
+    if (best.length === k && cmp(u, best[k - 1]!) >= 0) continue;
+    let lo = 0, hi = best.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cmp(best[mid]!, u) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    best.splice(lo, 0, u);
+    if (best.length > k) best.pop();
+  }
+  return best;
+}
+
+function participantSums(db: Db, f: Filters, scope: Scope) {
   const appPks = resolveApps(db, f, scope);
   const appIds = new Map(visibleApps(db, scope).map((a) => [a.pk, a.appId]));
   const p = peopleOf(db, f, appPks);
   const { idApp, idUid } = p.store;
-  const ids = Array.from(p.ids).sort((x, y) => p.listed[y] - p.listed[x] || idApp[x] - idApp[y] || compareBinary(idUid[x], idUid[y]));
-  return ids.map((u) => ({
-    app: appIds.get(idApp[u]) ?? String(idApp[u]),
+  const appOf = (u: number) => appIds.get(idApp[u]) ?? String(idApp[u]);
+  const byCalls = (x: number, y: number) => p.listed[y] - p.listed[x] || idApp[x] - idApp[y] || compareBinary(idUid[x], idUid[y]);
+  const rowOf = (u: number): ParticipantUsageRow => ({
+    app: appOf(u),
     uid: idUid[u],
     calls: p.listed[u],
     joined: p.joined[u],
@@ -27,7 +71,8 @@ export function getParticipantUsage(db: Db, f: Filters, scope: Scope): Participa
     totalMinutes: round3(p.total[u]),
     firstCallAt: p.first[u],
     lastCallAt: p.last[u],
-  }));
+  });
+  return { p, rowOf, byCalls, appOf };
 }
 
 
