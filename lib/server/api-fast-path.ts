@@ -60,8 +60,10 @@ function headersOf(response: Response, extra: Record<string, string | number>): 
 
 async function writeStream(res: ServerResponse, response: Response, body: ReadableStream<Uint8Array>, gzip: boolean): Promise<void> {
   res.writeHead(response.status, headersOf(response, gzip ? { "content-encoding": "gzip", vary: "Accept-Encoding" } : {}));
-  const out = gzip ? createGzip({ level: GZIP_LEVEL, flush: zlibConstants.Z_NO_FLUSH }) : res;
-  if (gzip) out.pipe(res);
+  const zip = gzip ? createGzip({ level: GZIP_LEVEL }) : undefined;
+  const out = zip ?? res;
+  zip?.pipe(res);
+  let first = true;
   const reader = body.getReader();
   let gone = false;
   const onClose = () => {
@@ -74,7 +76,11 @@ async function writeStream(res: ServerResponse, response: Response, body: Readab
       const { done, value } = await reader.read();
       if (done || gone) break;
       // Backpressure: the client's reads drive the export, as under Next.
-      if (!out.write(value)) await new Promise<void>((resolve) => {
+      const more = out.write(value);
+      // The first rows go out at once (zlib would hold them until 16 KB of output): a client sees its first byte as soon as without gzip.
+      if (first) zip?.flush(zlibConstants.Z_SYNC_FLUSH);
+      first = false;
+      if (!more) await new Promise<void>((resolve) => {
         const go = () => {
           out.off("drain", go);
           res.off("close", go);
