@@ -19,6 +19,24 @@ export interface RouteDeps {
 
 const productionDeps: RouteDeps = { authorize: realAuthorize, engine: analyticsEngine };
 
+/**
+ * The route of each report, as app/api/v1 serves it (each route file calls handleReport
+ * with its name; routes.test.ts holds the two together). The lean API path
+ * (lib/server/api-fast-path.ts) answers token requests for these paths itself.
+ */
+export const REPORT_ROUTES: Readonly<Record<string, ReportName>> = {
+  "/api/v1/calls": "calls",
+  "/api/v1/recordings": "recordings",
+  "/api/v1/breakdowns": "breakdowns",
+  "/api/v1/usage/participants": "participants",
+  "/api/v1/usage/apps": "apps",
+  "/api/v1/usage/daily": "daily",
+  "/api/v1/insights/totals": "totals",
+  "/api/v1/insights/durations": "durations",
+  "/api/v1/insights/heatmap": "heatmap",
+  "/api/v1/insights/engagement": "engagement",
+};
+
 export const privateJson = { "Cache-Control": "private, no-store" };
 
 export async function handleReport<N extends ReportName>(request: Request, name: N, deps: RouteDeps = productionDeps): Promise<Response> {

@@ -1,7 +1,7 @@
 import type { Db } from "@/db/client";
 import { analyticsEngine, type AnalyticsEngine } from "@/lib/analytics/engine";
 import { getForwardingBacklog } from "@/lib/ingest/forward-backlog";
-import type { Health } from "./health";
+import { getHealth, type Health } from "./health";
 
 /**
  * ClickHouse mode's part of `/api/health` (open to anyone: figures only, never an
@@ -43,4 +43,14 @@ export async function withClickHouseHealth(health: Health, open: () => Db, engin
   if (engine.kind !== "clickhouse") return health;
   const part = await getClickHouseHealth(open, engine);
   return { ...health, ...part, status: part.clickhouse === "ok" ? health.status : "unavailable" };
+}
+
+/**
+ * `GET /api/health`'s answer (the Next route and the server's lean API path): 200 when the
+ * warehouse reads and writes (and, in ClickHouse mode, ClickHouse can be read), 503
+ * otherwise; never cached.
+ */
+export async function healthResponse(open: () => Db): Promise<Response> {
+  const health = await withClickHouseHealth(getHealth(open), open);
+  return Response.json(health, { status: health.status === "ok" ? 200 : 503, headers: { "Cache-Control": "no-store" } });
 }

@@ -2,7 +2,8 @@
  * The one HTTP server: Next.js for pages and routes, the sync and alerts schedules beside it, one
  * process and one port. Used by `npm start`, `npm run dev`, the demo and the e2e
  * fixture. See docs/decisions/0001-custom-server.md. The webhook ingest fast path (a
- * lean node:http handler for POST /api/webhooks/{appId} in front of Next) lives here too.
+ * lean node:http handler for POST /api/webhooks/{appId} in front of Next) and the lean
+ * API path (token report requests and health, 0016) are wired here too.
  */
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import next from "next";
@@ -12,9 +13,12 @@ import { ensureFirstAdmin } from "@/lib/auth/first-admin";
 import { env } from "@/lib/config/env";
 import { analyticsEngine } from "@/lib/analytics/engine";
 import { ensureClickHouseSchema } from "@/lib/clickhouse";
+import { handleReport } from "@/lib/analytics/http";
+import { healthResponse } from "@/lib/health/clickhouse-health";
 import { closeIngestor, createIngestHttpHandler, getIngestor } from "@/lib/ingest";
 import { startClickHouseForwarder } from "@/lib/ingest/clickhouse-target";
 import { logger } from "@/lib/log/logger";
+import { createApiFastPath } from "./api-fast-path";
 import { applyHttpLimits, connectionsCheckingIntervalMs, type HttpLimits } from "./http-limits";
 
 export interface RunningServer {
@@ -38,6 +42,8 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
   // Webhook deliveries are answered before Next sees them (docs/decisions/0003-webhook-ingest.md).
   getIngestor();
   const ingest = createIngestHttpHandler(getIngestor);
+  // Scripts' report requests (a token, no cookie) and health checks skip Next (0016).
+  const api = createApiFastPath({ report: (request, name) => handleReport(request, name), health: () => healthResponse(db) });
 
   const limits: HttpLimits = {
     headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_SECONDS * 1000,
@@ -49,6 +55,7 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
   const server = createServer({ connectionsCheckingInterval: connectionsCheckingIntervalMs(limits) }, (req, res) => {
     if (overCap(req)) return; // already answered 503 and closing
     if (ingest(req, res)) return;
+    if (api(req, res)) return;
     // The sign-in throttle's client address: always the socket's, never the client's say.
     req.headers[PEER_HEADER] = req.socket.remoteAddress ?? "";
     void handle(req, res);

@@ -9,7 +9,7 @@ import { getConcurrencyHeatmap } from "./reports/heatmap";
 import { getBreakdowns, getDurationDistribution, getEngagement, getTotals } from "./reports/insights";
 import { getRecordings, iterateRecordings } from "./reports/recordings";
 import { listOf, type ReportRoute } from "./report-route";
-import { getAppUsage, getDailyUsage, getParticipantUsage } from "./reports/usage";
+import { getAppUsage, getDailyUsage, getParticipantPage, getParticipantUsage } from "./reports/usage";
 
 /** How the memory engine answers every report of the table (lib/analytics/reports.ts). */
 
@@ -23,10 +23,10 @@ function sortedParticipants(db: Db, f: Filters, scope: Scope) {
   return rows;
 }
 
-/** The participants report is paged in JSON (it can hold thousands of uids). */
+/** The participants report is paged in JSON (it can hold hundreds of thousands of uids): the page of sortedParticipants' order. */
 function participantsPage(db: Db, f: Filters, scope: Scope) {
-  const all = sortedParticipants(db, f, scope);
-  return pageOf(all.slice((f.page - 1) * f.perPage, f.page * f.perPage), all.length, f);
+  const { rows, total } = getParticipantPage(db, f, scope);
+  return pageOf(rows, total, f);
 }
 
 /** The totals CSV: one row per period. */

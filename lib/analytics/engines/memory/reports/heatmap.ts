@@ -3,7 +3,7 @@ import type { Filters } from "../../../filters";
 import { MAX_CROSSINGS, round3, type HeatmapCell } from "../../../report-types";
 import { resolveApps, type Scope } from "../../../scope";
 import { WEEKDAYS, nextLocalHourStart, offsetFromSegments, offsetSegments, type OffsetSegment } from "../../../tz";
-import { heatmapOf } from "../scan/heat";
+import { heatExtentOf, heatmapOf } from "../scan/heat";
 import { select, type Selection } from "../scan/selection";
 import type { AnalyticsStore } from "../store/store";
 
@@ -22,17 +22,8 @@ export function getConcurrencyHeatmap(db: Db, f: Filters, scope: Scope): Heatmap
   let hi = f.to;
   if (lo === undefined || hi === undefined) {
     // The data's extent. Window semantics: every call is a candidate, whatever its start.
-    const { store: s, sel, count } = select(db, f, appPks, { ignoreTime: true });
-    const lastQuarter = quarterEnd(s);
-    const start = s.start.a;
+    const { count, minQ: min, maxQ: max } = heatExtentOf(db, f, appPks, MAX_CROSSINGS);
     if (count === 0) return cells;
-    let min = Infinity;
-    let max = -Infinity;
-    for (let k = 0; k < count; k++) {
-      const i = sel[k];
-      min = Math.min(min, Math.floor(start[i] / 900));
-      max = Math.max(max, lastQuarter(i));
-    }
     lo ??= min * 900;
     hi ??= max * 900 + 900;
   }

@@ -27,8 +27,31 @@ export function dimsPeople(s: AnalyticsStore, g: number): DimsPeople {
   const stamp = s.superStamp[g] ?? 0;
   const cached = s.dimsPeople[g];
   if (cached && cached.stamp === stamp) return cached;
+  const lo = g << (s.blockBits + SUPER_SHIFT);
+  const sb = buildDimsPeople(s, lo, lo + (1 << (s.blockBits + SUPER_SHIFT)), stamp);
+  s.dimsPeople[g] = sb;
+  return sb;
+}
+
+/**
+ * The same sums over the full blocks of the last superblock, which the store has not
+ * filled yet (slots [lo, hi), `hi` on a block boundary): without them a store of fewer
+ * than 2^(blockBits + SUPER_SHIFT) calls (about 1M) had no superblock at all and every
+ * categorical filter scanned its entries. Kept while the stamps of those blocks stand;
+ * calls appended past them (the unfilled block) do not touch it.
+ */
+export function dimsPeopleHead(s: AnalyticsStore, lo: number, hi: number): DimsPeople {
+  let key = "";
+  for (let b = lo >> s.blockBits, e = hi >> s.blockBits; b < e; b++) key += `${s.blockStamp[b] ?? 0},`;
+  const cached = s.dimsPeopleHead;
+  if (cached && cached.lo === lo && cached.hi === hi && cached.key === key) return cached.sums;
+  const sums = buildDimsPeople(s, lo, hi, 0);
+  s.dimsPeopleHead = { lo, hi, key, sums };
+  return sums;
+}
+
+function buildDimsPeople(s: AnalyticsStore, lo: number, hi: number, stamp: number): DimsPeople {
   const { listed: blockListed, acc: blockAcc } = peopleScratch(s.idUid.length);
-  const lo = g << (s.blockBits + SUPER_SHIFT), hi = lo + (1 << (s.blockBits + SUPER_SHIFT));
   const app = s.app.a, start = s.start.a, cell = s.cell.a, pOff = s.pOff.a, pLen = s.pLen.a, uid = s.uid.a, flags = s.flags.a;
   const pa = s.pAudio.a, pv = s.pVideo.a, pt = s.pTotal.a;
   const dOff = new Int32Array(D + 1);
@@ -85,11 +108,9 @@ export function dimsPeople(s: AnalyticsStore, g: number): DimsPeople {
     touched.length = 0;
     rowOff[d + 1] = keys;
   }
-  const sb: DimsPeople = kept
+  return kept
     ? { stamp, dOff: rowOff, ids: ids.slice(0, keys), sums: sums.slice(0, keys * ROW), minStart, maxStart }
     : { stamp, dOff: null, ids: new Int32Array(0), sums: new Float64Array(0), minStart, maxStart };
-  s.dimsPeople[g] = sb;
-  return sb;
 }
 
 /**

@@ -66,6 +66,58 @@ function heatSlots(
   }
 }
 
+/**
+ * The heatmap's window where from/to are open: the matching calls' (start not filtered)
+ * first start quarter and last quarter counted, in one pass that allocates nothing.
+ * Unfiltered but for apps, a block whose apps are all allowed gives its bounds from its
+ * heatmap counts (HeatBlock: its first start quarter and last run quarter) instead.
+ */
+export function heatExtentOf(db: Db, f: Filters, appPks: number[] | "all", maxCrossings: number): { count: number; minQ: number; maxQ: number } {
+  const plan = compile(db, f, appPks, { ignoreTime: true });
+  const { s, appOk, cellOk, pc, uidIds, none } = plan;
+  const out = { count: 0, minQ: Infinity, maxQ: -Infinity };
+  if (none) return out;
+  const blocks = uidIds === undefined && pc < 0 && cellOk.every((x) => x === 1);
+  walkBlocks(plan, {
+    bits: s.blockBits,
+    window: false,
+    sums: blocks
+      ? (b) => {
+          const hb = heatBlock(s, b, maxCrossings);
+          return hb.apps.length > 0 && hb.apps.every((ap) => ap < appOk.length && appOk[ap] === 1) ? hb : undefined;
+        }
+      : undefined,
+    add: (hb) => {
+      out.count++;
+      if (hb.q0 < out.minQ) out.minQ = hb.q0;
+      // nr = last run quarter − q0 + 1 (heatBlock)
+      if (hb.q0 + hb.nr - 1 > out.maxQ) out.maxQ = hb.q0 + hb.nr - 1;
+    },
+    scan: (lo, hi) => heatExtentSlots(plan, lo, hi, maxCrossings, out),
+  });
+  return out;
+}
+
+function heatExtentSlots(plan: Plan, lo: number, hi: number, maxCrossings: number, out: { count: number; minQ: number; maxQ: number }): void {
+  const { s, appOk, cellOk, pc, uidIds } = plan;
+  const app = s.app.a, start = s.start.a, span = s.span.a, cell = s.cell.a, pcs = s.pc.a;
+  const nApps = appOk.length;
+  let { count, minQ, maxQ } = out;
+  for (let i = lo; i < hi; i++) {
+    const ap = app[i];
+    if (ap >= nApps || appOk[ap] === 0 || cellOk[cell[i]] === 0) continue;
+    if (pc >= 0 && pcs[i] !== pc) continue;
+    if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    const t = start[i];
+    const q0 = (t / 900) | 0; // as in heatSlots
+    const end = Math.max(q0, Math.min(((t + span[i] - 1) / 900) | 0, q0 + maxCrossings));
+    count++;
+    if (q0 < minQ) minQ = q0;
+    if (end > maxQ) maxQ = end;
+  }
+  Object.assign(out, { count, minQ, maxQ });
+}
+
 /** Quarters (start and run ranges, times apps) a block's heatmap counts may span: beyond, it is scanned. */
 const MAX_HEAT_QUARTERS = 16_384;
 

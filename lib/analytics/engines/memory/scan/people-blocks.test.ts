@@ -8,7 +8,8 @@ import { openFixtureDb, randomCall, rng, writeCalls, type FixtureCall } from "..
 /**
  * Block sums: the participants and engagement reports add a block's per-uid sums where
  * the filter keeps every call of the block, and a superblock's per-(dims code, uid) sums
- * where it filters on categories only (scan.ts peopleOf); the daily report adds a block's
+ * where it filters on categories only (scan.ts peopleOf), and the unfilled last
+ * superblock's full blocks' sums likewise; the daily report adds a block's
  * per-(app, quarter hour) sums where it filters on apps and time only (dailyOf), the
  * heatmap its per-(app, quarter hour) counts where it filters on apps only; totals,
  * breakdowns, durations and per app add a block's per-(app, cell) sums where it filters on
@@ -94,6 +95,8 @@ describe.each([5, 7, 8])("block sums (blocks of 2^%i slots)", (bits) => {
     // (1,500 calls fill two) are, per dims code.
     if (bits === 5) expect(A.analyticsStore(reader).dimsPeople.filter((b) => b?.dOff).length).toBeGreaterThan(0);
     else expect(A.analyticsStore(reader).peopleBlocks.filter((b) => b?.ids).length).toBeGreaterThan(0);
+    // The unfilled last superblock's full blocks are summed per (dims code, uid) too.
+    expect(A.analyticsStore(reader).dimsPeopleHead?.sums.dOff).toBeTruthy();
     expect(A.analyticsStore(reader).quarterBlocks.filter((b) => b?.sums).length).toBeGreaterThan(0);
     expect(A.analyticsStore(reader).cubeBlocks.filter((b) => b?.sums).length).toBeGreaterThan(0);
     expect(A.analyticsStore(reader).heatBlocks.filter((b) => b?.starts).length).toBeGreaterThan(0);

@@ -1,8 +1,8 @@
 import type { Db } from "@/db/client";
 import type { Filters } from "../../../filters";
-import { SUPER_SHIFT, type AnalyticsStore, type PeopleBlock } from "../store/store";
+import { SUPER_SHIFT, type AnalyticsStore, type DimsPeople, type PeopleBlock } from "../store/store";
 import { blockCalls, inWindow, walkBlocks } from "./blocks";
-import { addDimsPeople, dimsPeople } from "./dims-people";
+import { addDimsPeople, dimsPeople, dimsPeopleHead } from "./dims-people";
 import { newPeopleAcc, peopleScratch, resetPeopleRow } from "./people-rows";
 
 /** Doubles per uid row: a local constant on purpose (people-rows.ts ROW says why). */
@@ -71,16 +71,30 @@ export function peopleOf(db: Db, f: Filters, appPks: number[] | "all", withMinut
     });
   } else if (sumsApply) {
     // Categorical filters only: a superblock's sums per (dims code, uid) hold the answer
-    // for any of them (a filter keeps or drops whole dims codes).
+    // for any of them (a filter keeps or drops whole dims codes); the unfilled last
+    // superblock's full blocks have sums of their own, and only the slots past them are scanned.
+    const superBits = s.blockBits + SUPER_SHIFT;
+    const add = (sb: DimsPeople) => addDimsPeople(s, plan.appOk, cellOk, sb, listed, acc, withMinutes);
     walkBlocks(plan, {
-      bits: s.blockBits + SUPER_SHIFT,
+      bits: superBits,
       window: false,
       sums: (g) => {
         const sb = dimsPeople(s, g);
         return sb.dOff !== null && inWindow(plan, sb) ? sb : undefined;
       },
-      add: (sb) => addDimsPeople(s, plan.appOk, cellOk, sb, listed, acc, withMinutes),
-      scan,
+      add,
+      scan: (lo, hi) => {
+        const filled = (s.n >> s.blockBits) << s.blockBits;
+        if (lo === (s.n >> superBits) << superBits && filled > lo) {
+          const head = dimsPeopleHead(s, lo, filled);
+          if (head.dOff !== null && inWindow(plan, head)) {
+            add(head);
+            scan(filled, hi);
+            return;
+          }
+        }
+        scan(lo, hi);
+      },
     });
   } else scan(0, s.n);
   return peopleSums(s, listed, acc, withMinutes);

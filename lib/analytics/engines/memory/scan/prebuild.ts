@@ -2,7 +2,7 @@ import type { Db } from "@/db/client";
 import { currentStore } from "../store/load";
 import { SUPER_SHIFT } from "../store/store";
 import { cubeBlock } from "./cube";
-import { dimsPeople } from "./dims-people";
+import { dimsPeople, dimsPeopleHead } from "./dims-people";
 import { heatBlock } from "./heat";
 import { peopleBlock } from "./people";
 import { quarterBlock } from "./quarter";
@@ -21,5 +21,9 @@ export function prebuildBlockSums(db: Db, maxCrossings: number): void {
     quarterBlock(s, b);
     heatBlock(s, b, maxCrossings);
   }
-  for (let g = 0, full = s.n >> (s.blockBits + SUPER_SHIFT); g < full; g++) dimsPeople(s, g);
+  const full = s.n >> (s.blockBits + SUPER_SHIFT);
+  for (let g = 0; g < full; g++) dimsPeople(s, g);
+  const filled = (s.n >> s.blockBits) << s.blockBits;
+  const head = full << (s.blockBits + SUPER_SHIFT);
+  if (filled > head) dimsPeopleHead(s, head, filled);
 }

@@ -1,6 +1,7 @@
 import type { Db } from "@/db/client";
 import type { Filters } from "../../../filters";
 import type { AnalyticsStore } from "../store/store";
+import { analyticsStore } from "../store/load";
 import { compile, listsUid, type SelectOptions } from "./plan";
 
 /**
@@ -144,6 +145,19 @@ export function startHead(db: Db, f: Filters, appPks: number[] | "all", n: numbe
     if (slots.length > n) slots = slots.slice(0, n);
   }
   return { store: s, slots: Int32Array.from(slots) };
+}
+
+/** Earliest and latest start the store's blocks may hold (loose, never narrow: store.ts); null when it holds no call. */
+export function storeStartBounds(db: Db): { min: number; max: number } | null {
+  const s = analyticsStore(db);
+  if (s.n === 0) return null;
+  let min = Infinity, max = -Infinity;
+  for (let b = 0, nb = Math.ceil(s.n / (1 << s.blockBits)); b < nb; b++) {
+    const lo = s.blockMinStart[b], hi = s.blockMaxStart[b];
+    if (lo !== undefined && lo < min) min = lo;
+    if (hi !== undefined && hi > max) max = hi;
+  }
+  return min <= max ? { min, max } : null;
 }
 
 /** Matching calls' count and earliest / latest start (the daily report's extent when from/to are open). */

@@ -63,6 +63,8 @@ export interface AnalyticsStore {
    */
   superStamp: number[];
   dimsPeople: Array<DimsPeople | undefined>;
+  /** The same sums over the full blocks of the unfilled last superblock (scan/dims-people.ts dimsPeopleHead), valid at those blocks' stamps (`key`). */
+  dimsPeopleHead?: { lo: number; hi: number; key: string; sums: DimsPeople };
   /** Per block: its calls' sums per app and quarter hour of start (scan/quarter.ts), valid at the block's stamp. */
   quarterBlocks: Array<QuarterBlock | undefined>;
   /** Per block: its calls' sums per (app, cell) (scan/cube.ts), valid at the block's stamp. */
