@@ -21,10 +21,21 @@ export function heatmapOf(
   db: Db, f: Filters, appPks: number[] | "all", qLo: number, qHi: number, cellQ: Uint8Array, nextStart: Int32Array, maxCrossings: number,
 ): Float64Array {
   const plan = compile(db, f, appPks, { ignoreTime: true });
-  const { s, cellOk, pc, uidIds, none } = plan;
+  const { none } = plan;
   const counts = new Float64Array(7 * 24);
   if (none) return counts;
   // Unfiltered but for apps: a block adds its per-quarter counts (HeatBlock) instead of its slots.
+  walkHeatBlocks(plan, maxCrossings, {
+    use: (hb) => hb.starts !== null,
+    add: (hb) => addHeatBlock(plan.appOk, hb, counts, qLo, qHi, cellQ, nextStart),
+    scan: (lo, hi) => heatSlots(plan, lo, hi, counts, qLo, qHi, cellQ, nextStart, maxCrossings),
+  });
+  return counts;
+}
+
+/** Walks the store: a block's HeatBlock stands in for its slots where the filter is on apps only and `use` accepts it. */
+function walkHeatBlocks(plan: Plan, maxCrossings: number, w: { use: (hb: HeatBlock) => boolean; add: (hb: HeatBlock) => void; scan: (lo: number, hi: number) => void }): void {
+  const { s, cellOk, pc, uidIds } = plan;
   const blocks = uidIds === undefined && pc < 0 && cellOk.every((x) => x === 1);
   walkBlocks(plan, {
     bits: s.blockBits,
@@ -32,13 +43,12 @@ export function heatmapOf(
     sums: blocks
       ? (b) => {
           const hb = heatBlock(s, b, maxCrossings);
-          return hb.starts !== null ? hb : undefined;
+          return w.use(hb) ? hb : undefined;
         }
       : undefined,
-    add: (hb) => addHeatBlock(plan.appOk, hb, counts, qLo, qHi, cellQ, nextStart),
-    scan: (lo, hi) => heatSlots(plan, lo, hi, counts, qLo, qHi, cellQ, nextStart, maxCrossings),
+    add: w.add,
+    scan: w.scan,
   });
-  return counts;
 }
 
 /** heatmapOf's counts of the matching calls among slots [lo, hi), slot by slot. */
@@ -74,19 +84,11 @@ function heatSlots(
  */
 export function heatExtentOf(db: Db, f: Filters, appPks: number[] | "all", maxCrossings: number): { count: number; minQ: number; maxQ: number } {
   const plan = compile(db, f, appPks, { ignoreTime: true });
-  const { s, appOk, cellOk, pc, uidIds, none } = plan;
+  const { appOk, none } = plan;
   const out = { count: 0, minQ: Infinity, maxQ: -Infinity };
   if (none) return out;
-  const blocks = uidIds === undefined && pc < 0 && cellOk.every((x) => x === 1);
-  walkBlocks(plan, {
-    bits: s.blockBits,
-    window: false,
-    sums: blocks
-      ? (b) => {
-          const hb = heatBlock(s, b, maxCrossings);
-          return hb.apps.length > 0 && hb.apps.every((ap) => ap < appOk.length && appOk[ap] === 1) ? hb : undefined;
-        }
-      : undefined,
+  walkHeatBlocks(plan, maxCrossings, {
+    use: (hb) => hb.apps.length > 0 && hb.apps.every((ap) => ap < appOk.length && appOk[ap] === 1),
     add: (hb) => {
       out.count++;
       if (hb.q0 < out.minQ) out.minQ = hb.q0;
