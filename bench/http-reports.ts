@@ -13,13 +13,13 @@ import { ensureProductionBuild, startProductionServer } from "./production-serve
 import type { BenchRow } from "./run";
 import { measureSyncBackfill } from "./sync-backfill";
 
-const SECRET = "bench-http-secret-bench-http-secret-0000";
+export const SECRET = "bench-http-secret-bench-http-secret-0000";
 /** The emulator's history ends here (bench/sync-backfill.ts starts it with --now). */
-const NOW = 1_780_000_000;
+export const NOW = 1_780_000_000;
 const DAY = 86_400;
 
 /** Report routes with the filter combinations issue 15 measured from outside, and a few more. */
-function reportPaths(): Array<[string, string]> {
+export function reportPaths(): Array<[string, string]> {
   const month = `from=${NOW - 30 * DAY}&to=${NOW}`;
   return [
     ["calls, first page", "/api/v1/calls"],
@@ -52,7 +52,7 @@ function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
 }
 
-async function latency(url: string, token: string, runs: number): Promise<{ p50: number; p95: number }> {
+export async function latency(url: string, token: string, runs: number): Promise<{ p50: number; p95: number }> {
   for (let i = 0; i < 3; i++) await timed(url, token); // warm-up: caches and the worker's first build of a sum
   const ms: number[] = [];
   for (let i = 0; i < runs; i++) ms.push(await timed(url, token));
@@ -61,9 +61,9 @@ async function latency(url: string, token: string, runs: number): Promise<{ p50:
 }
 
 /** The whole calls CSV, read as a client reads it: rows/s and time to the first byte. */
-async function csvRate(base: string, token: string): Promise<{ rows: number; seconds: number; firstByteMs: number }> {
+export async function csvRate(base: string, token: string, query = ""): Promise<{ rows: number; seconds: number; firstByteMs: number }> {
   const t0 = performance.now();
-  const res = await fetch(`${base}/api/v1/calls?format=csv`, { headers: { authorization: `Bearer ${token}` } });
+  const res = await fetch(`${base}/api/v1/calls?format=csv${query}`, { headers: { authorization: `Bearer ${token}` } });
   if (!res.ok || !res.body) throw new Error(`calls CSV: HTTP ${res.status}`);
   let firstByteMs = -1;
   // Records end in CRLF (RFC 4180); a line break inside a quoted cell is a bare LF.
@@ -82,7 +82,7 @@ async function csvRate(base: string, token: string): Promise<{ rows: number; sec
   return { rows: records - 1, seconds: (performance.now() - t0) / 1000, firstByteMs };
 }
 
-async function prepareAccess(file: string): Promise<string> {
+export async function prepareAccess(file: string): Promise<string> {
   process.env.AUTH_SECRET = SECRET;
   const { resetEnvForTests } = await import("@/lib/config/env");
   resetEnvForTests();
