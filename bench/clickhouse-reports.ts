@@ -147,7 +147,7 @@ async function sameSize(ch: TestClickHouse, dir: string, compareCalls: number, r
     rows.push({ area: area1, metric: "ClickHouse disk per call, copied calls (the platform's raw records)", target: "", measured: `${(copyDisk / compareCalls).toFixed(0)} bytes` });
     for (const [name, m] of mem.routes) {
       const c = same.routes.get(name)!;
-      rows.push({ area: area1, metric: `${name}: memory / ClickHouse p50, p95 (of ${m.n} / ${c.n})`, target: "", measured: `${m.p50.toFixed(1)} / ${c.p50.toFixed(1)} ms, ${m.p95.toFixed(1)} / ${c.p95.toFixed(1)} ms (x${(c.p95 / m.p95).toFixed(1)})` });
+      rows.push({ area: area1, metric: `${name}: memory / ClickHouse p50, p95 (of ${m.n} / ${c.n})`, target: "", measured: m.error || c.error ? `failed: ${m.error ?? c.error}` : `${m.p50.toFixed(1)} / ${c.p50.toFixed(1)} ms, ${m.p95.toFixed(1)} / ${c.p95.toFixed(1)} ms (x${(c.p95 / m.p95).toFixed(1)})` });
     }
     rows.push({ area: area1, metric: `routes measured at (memory; ClickHouse)`, target: "", measured: `${mem.routesLoad}; ${same.routesLoad}` });
     rows.push({ area: area1, metric: "peak RSS of the server: memory engine / ClickHouse engine", target: "< 600 MB", measured: `${mem.peakMb ?? "?"} / ${same.peakMb ?? "?"} MB`, ok: (mem.peakMb ?? Infinity) < 600 && (same.peakMb ?? Infinity) < 600 });
