@@ -91,7 +91,7 @@ export async function measureClickHouseSync({ calls = 1_000_000, shards = 2 as 1
 }
 
 /** The pid of the clickhouse-server whose config lives in `dir` (from /proc; undefined off Linux). */
-function serverPid(dir: string): number | undefined {
+export function serverPid(dir: string): number | undefined {
   try {
     for (const p of readdirSync("/proc")) {
       if (!/^\d+$/.test(p)) continue;

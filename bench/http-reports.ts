@@ -13,13 +13,13 @@ import { childCpuSeconds, ensureProductionBuild, startProductionServer } from ".
 import type { BenchRow } from "./run";
 import { measureSyncBackfill, SYNC_MIXES } from "./sync-backfill";
 
-const SECRET = "bench-http-secret-bench-http-secret-0000";
+export const SECRET = "bench-http-secret-bench-http-secret-0000";
 /** The emulator's history ends here (bench/sync-backfill.ts starts it with --now). */
-const NOW = 1_780_000_000;
+export const NOW = 1_780_000_000;
 const DAY = 86_400;
 
 /** Report routes with the filter combinations issue 15 measured from outside, and a few more. */
-function reportPaths(): Array<[string, string]> {
+export function reportPaths(): Array<[string, string]> {
   const month = `from=${NOW - 30 * DAY}&to=${NOW}`;
   return [
     ["calls, first page", "/api/v1/calls"],
@@ -53,32 +53,48 @@ function quantile(sorted: number[], q: number): number {
 }
 
 /**
- * Median and p95 of sequential requests, and the server's CPU per request (all its
- * threads: the request's, the analytics worker's): on a shared box the latency moves
- * with the neighbours' load, the CPU a request costs much less.
+/**
+ * Median and p95 of `runs` sequential requests after three warm-ups, and the server's CPU
+ * per request when its pid is given (all its threads: the request's, the analytics
+ * worker's): on a shared box the latency moves with the neighbours' load, the CPU a
+ * request costs much less. With `budgetMs`, a slow route stops sooner (one warm-up, then
+ * at least three timed requests): `n` says how many were timed.
  */
-async function latency(url: string, token: string, runs: number, serverPid: number | undefined): Promise<{ p50: number; p95: number; cpuMs?: number }> {
-  for (let i = 0; i < 3; i++) await timed(url, token); // warm-up: caches and the worker's first build of a sum
+export async function latency(
+  url: string,
+  token: string,
+  runs: number,
+  { serverPid, budgetMs = Infinity }: { serverPid?: number; budgetMs?: number } = {},
+): Promise<{ p50: number; p95: number; n: number; cpuMs?: number }> {
+  const warmups = budgetMs === Infinity ? 3 : 1;
+  for (let i = 0; i < warmups; i++) await timed(url, token); // caches and the worker's first build of a sum
   const ms: number[] = [];
   const cpu0 = childCpuSeconds(serverPid);
-  for (let i = 0; i < runs; i++) ms.push(await timed(url, token));
+  const t0 = performance.now();
+  while (ms.length < runs && (ms.length < 3 || performance.now() - t0 < budgetMs)) ms.push(await timed(url, token));
   const cpu1 = childCpuSeconds(serverPid);
   ms.sort((a, b) => a - b);
-  return { p50: quantile(ms, 0.5), p95: quantile(ms, 0.95), cpuMs: cpu0 === undefined || cpu1 === undefined ? undefined : ((cpu1 - cpu0) * 1000) / runs };
+  const cpuMs = cpu0 === undefined || cpu1 === undefined ? undefined : ((cpu1 - cpu0) * 1000) / ms.length;
+  return { p50: quantile(ms, 0.5), p95: quantile(ms, 0.95), n: ms.length, cpuMs };
 }
 
 const shown = (l: { p50: number; p95: number; cpuMs?: number }) =>
   `${l.p50.toFixed(1)} / ${l.p95.toFixed(1)} ms (CPU ${l.cpuMs === undefined ? "?" : l.cpuMs.toFixed(1)} ms)`;
 
 /**
- * The whole calls CSV, read as a client reads it: rows/s and time to the first byte.
- * `encoding`: what the client accepts — `identity` as curl asks by default, `gzip,
- * deflate` as fetch does (the server then compresses, and this process inflates).
+ * The whole calls CSV (`query` narrows it), read as a client reads it: rows/s and time to
+ * the first byte. `encoding`: what the client accepts — `identity` as curl asks by
+ * default, `gzip, deflate` as fetch does (the server then compresses, and this process
+ * inflates).
  */
-async function csvRate(base: string, token: string, serverPid: number | undefined, encoding: string): Promise<{ rows: number; seconds: number; firstByteMs: number; cpuSeconds?: number }> {
+export async function csvRate(
+  base: string,
+  token: string,
+  { serverPid, encoding = "identity", query = "" }: { serverPid?: number; encoding?: string; query?: string } = {},
+): Promise<{ rows: number; seconds: number; firstByteMs: number; cpuSeconds?: number }> {
   const cpu0 = childCpuSeconds(serverPid);
   const t0 = performance.now();
-  const res = await fetch(`${base}/api/v1/calls?format=csv`, { headers: { authorization: `Bearer ${token}`, "accept-encoding": encoding } });
+  const res = await fetch(`${base}/api/v1/calls?format=csv${query}`, { headers: { authorization: `Bearer ${token}`, "accept-encoding": encoding } });
   if (!res.ok || !res.body) throw new Error(`calls CSV: HTTP ${res.status}`);
   let firstByteMs = -1;
   // Records end in CRLF (RFC 4180); a line break inside a quoted cell is a bare LF.
@@ -98,7 +114,7 @@ async function csvRate(base: string, token: string, serverPid: number | undefine
   return { rows: records - 1, seconds: (performance.now() - t0) / 1000, firstByteMs, cpuSeconds: cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0 };
 }
 
-async function prepareAccess(file: string): Promise<string> {
+export async function prepareAccess(file: string): Promise<string> {
   process.env.AUTH_SECRET = SECRET;
   const { resetEnvForTests } = await import("@/lib/config/env");
   resetEnvForTests();
@@ -146,14 +162,14 @@ export async function runHttpReportsBench({ calls = 1_000_000, mixes = SYNC_MIXE
         // The analytics worker loads the store (and builds its block sums) after the server
         // answers health: a first report waits for it, so that no figure pays for the load.
         await timed(`${server.url}/api/v1/usage/apps`, token);
-        const health = await latency(`${server.url}/api/health`, token, runs, pid);
+        const health = await latency(`${server.url}/api/health`, token, runs, { serverPid: pid });
         rows.push({ area, metric: "/api/health (the floor every route pays; p50 / p95, server CPU a request)", target: "", measured: shown(health) });
         for (const [name, p] of reportPaths()) {
-          const l = await latency(`${server.url}${p}`, token, runs, pid);
+          const l = await latency(`${server.url}${p}`, token, runs, { serverPid: pid });
           rows.push({ area, metric: `${name} (p50 / p95, server CPU a request)`, target: `p95 < ${target} ms`, measured: shown(l), ok: l.p95 < target });
         }
         for (const encoding of ["identity", "gzip, deflate"]) {
-          const csv = await csvRate(server.url, token, pid, encoding);
+          const csv = await csvRate(server.url, token, { serverPid: pid, encoding });
           const rate = Math.round(csv.rows / csv.seconds);
           const cpu = csv.cpuSeconds === undefined ? "" : `, server CPU ${((csv.cpuSeconds * 1e6) / csv.rows).toFixed(1)} µs a row`;
           const how = encoding === "identity" ? "plain (as curl asks)" : "gzip (as fetch asks)";

@@ -3,10 +3,16 @@
  * measured figures. Builds its own data; never touches DATABASE_PATH.
  *
  *   npm run bench                      # everything at the issues' sizes (1M and 10M calls: long)
- *   npm run bench -- --only sync       # one part: sync | http | analytics | webhooks | webhook-kill | sync-long | clickhouse-sync
+ *   npm run bench -- --only sync       # one part: sync | http | analytics | webhooks | webhook-kill | sync-long | clickhouse-sync | clickhouse
  *   npm run bench -- --only webhook-kill --rounds 10   # SIGKILL the server under webhook load, count what was lost
  *   npm run bench -- --quick           # smaller sizes, for a smoke run
  *   npm run bench -- --only sync --mix platform,light-users   # some of the sync's data mixes
+ *   npm run bench -- --only clickhouse [--calls N] [--compare-calls M]
+ *                                      # every report through the production server on a
+ *                                      # two-shard ClickHouse: N calls (default 10M) generated
+ *                                      # in ClickHouse; the in-memory engine, the copy command
+ *                                      # and ClickHouse side by side on M (1M) synced calls
+ *                                      # (0 skips either part)
  *   npm run bench -- --only sync-long [--calls N]
  *                                      # one backfill of N calls (default 10M), the rate and
  *                                      # peak memory at 1M, 5M and 10M (never in the full run)
@@ -25,12 +31,13 @@ export interface BenchRow {
 
 const program = new Command("bench")
   .option("--rounds <n>", "kill-and-restart rounds of the webhook kill test (default 5)")
-  .option("--only <area>", "sync | http | analytics | webhooks | webhook-kill | sync-long | clickhouse-sync")
+  .option("--only <area>", "sync | http | analytics | webhooks | webhook-kill | sync-long | clickhouse-sync | clickhouse")
   .option("--quick", "smaller sizes (smoke run)")
   .option("--calls <n>", "override the call count of the sync and analytics benches")
+  .option("--compare-calls <n>", "clickhouse: calls of the in-memory / copy / ClickHouse comparison (default 1M; 0 skips it)")
   .option("--mix <names>", "sync: data mixes to run, comma-separated (default: platform,heavy-users,light-users,big-meetings)")
   .parse(process.argv);
-const opts = program.opts<{ only?: string; quick?: boolean; calls?: string; mix?: string; rounds?: string }>();
+const opts = program.opts<{ only?: string; quick?: boolean; calls?: string; compareCalls?: string; mix?: string; rounds?: string }>();
 
 function printTable(rows: BenchRow[]): void {
   const cols: Array<keyof BenchRow> = ["area", "metric", "target", "measured", "ok"];
@@ -71,6 +78,11 @@ async function main(): Promise<void> {
   if (want("clickhouse-sync")) {
     const { runClickHouseSyncBench } = await import("./clickhouse-sync");
     rows.push(...(await runClickHouseSyncBench({ calls: calls ?? (opts.quick ? 100_000 : 1_000_000) })));
+  }
+  if (want("clickhouse")) {
+    const { runClickHouseReportsBench } = await import("./clickhouse-reports");
+    const compareCalls = opts.compareCalls === undefined ? undefined : Number(opts.compareCalls);
+    rows.push(...(await runClickHouseReportsBench({ calls: calls ?? (opts.quick ? 200_000 : 10_000_000), compareCalls: compareCalls ?? (opts.quick ? 100_000 : 1_000_000), runs: opts.quick ? 10 : 30 })));
   }
   if (want("webhooks")) {
     const { runWebhookBench } = await import("./webhooks");
