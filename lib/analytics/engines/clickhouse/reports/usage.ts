@@ -16,7 +16,7 @@ import { minutes } from "./shared";
  * lambdas would spare the inner GROUP BY, but 18.16's analyser drops the columns such
  * lambdas capture from a subquery.)
  */
-function participantsQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
+export function participantsQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
   const t = tablesOf(ctx.ch);
   return sql`SELECT app_pk AS appPk, uid, count() AS calls, sum(j) AS joined, sum(u) AS unanswered, sum(a) AS audioX1000, sum(v) AS videoX1000,
       sum(tt) AS totalX1000, min(start_at) AS firstCallAt, max(start_at) AS lastCallAt
