@@ -1,11 +1,11 @@
-import { raw, sql, type Sql } from "@/lib/clickhouse";
+import { sql, type Sql } from "@/lib/clickhouse";
 import type { Filters } from "@/lib/analytics/filters";
 import { pageOf, type CombinedParticipantRow, type Page } from "@/lib/analytics/report-types";
 import type { Scope } from "@/lib/analytics/scope";
 import { appScope, tablesOf, type AppScope, type ChContext } from "../context";
 import { fromCalls } from "../conditions";
 import { minutes } from "./shared";
-import { participantsQuery } from "./usage";
+import { participantsOrder, participantsQuery, type ParticipantRaw } from "./usage";
 
 /**
  * Participants across apps: each uid once, its per-app participants rows (usage.ts)
@@ -21,25 +21,8 @@ function combinedQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql 
     FROM (${participantsQuery(ctx, f, pks)}) GROUP BY uid`;
 }
 
-function combinedOrder(f: Filters): Sql {
-  const d = f.order === "asc" ? "ASC" : "DESC";
-  const a = f.order === "asc" ? "DESC" : "ASC";
-  const keys = f.sort === "minutes" ? `totalX1000 ${d}, calls ${d}` : `calls ${d}`;
-  return raw(`ORDER BY ${keys}, uid ${a}`);
-}
-
-interface CombinedRaw {
-  uid: string;
-  appPks: number[];
-  calls: number;
-  joined: number;
-  unanswered: number;
-  audioX1000: number;
-  videoX1000: number;
-  totalX1000: number;
-  firstCallAt: number;
-  lastCallAt: number;
-}
+/** A uid's per-app rows summed (ParticipantRaw's sums), with the pks of its apps. */
+type CombinedRaw = Omit<ParticipantRaw, "appPk"> & { appPks: number[] };
 
 function toRow(r: CombinedRaw, apps: AppScope): CombinedParticipantRow {
   return {
@@ -57,7 +40,7 @@ export async function getCombinedParticipantsPage(ctx: ChContext, f: Filters, sc
       sql`SELECT uniqExact(uid) AS n FROM (SELECT p_uid ${fromCalls(tablesOf(ctx.ch), f, apps.pks)}) ARRAY JOIN p_uid AS uid`.text,
       signal,
     ),
-    ctx.ch.rows<CombinedRaw>(sql`${combinedQuery(ctx, f, apps.pks)} ${combinedOrder(f)} LIMIT ${offset}, ${f.perPage}`.text, signal),
+    ctx.ch.rows<CombinedRaw>(sql`${combinedQuery(ctx, f, apps.pks)} ${participantsOrder(f, ["uid"])} LIMIT ${offset}, ${f.perPage}`.text, signal),
   ]);
   return pageOf(rows.map((r) => toRow(r, apps)), count[0]?.n ?? 0, f);
 }
@@ -65,7 +48,7 @@ export async function getCombinedParticipantsPage(ctx: ChContext, f: Filters, sc
 /** Every uid across apps, in the report's order, streamed (the CSV). */
 export function combinedParticipantRows(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): AsyncIterable<CombinedParticipantRow> {
   const apps = appScope(ctx, f, scope);
-  const query = sql`${combinedQuery(ctx, f, apps.pks)} ${combinedOrder(f)}`.text;
+  const query = sql`${combinedQuery(ctx, f, apps.pks)} ${participantsOrder(f, ["uid"])}`.text;
   return (async function* () {
     for await (const r of ctx.ch.stream<CombinedRaw>(query, signal)) yield toRow(r, apps);
   })();

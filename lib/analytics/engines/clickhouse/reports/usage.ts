@@ -40,16 +40,16 @@ function participantsCountQuery(ctx: ChContext, f: Filters, pks: readonly number
 
 /**
  * Participants in the requested order: by calls (most first), or `sort=minutes` by
- * total minutes then calls; then app and uid (bytes) — `order=asc` the exact reverse.
+ * total minutes then calls; then app and uid (bytes), or `ties` — `order=asc` the exact reverse.
  */
-function participantsOrder(f: Filters): Sql {
+export function participantsOrder(f: Filters, ties: readonly string[] = ["appPk", "uid"]): Sql {
   const d = f.order === "asc" ? "ASC" : "DESC";
   const a = f.order === "asc" ? "DESC" : "ASC";
   const keys = f.sort === "minutes" ? `totalX1000 ${d}, calls ${d}` : `calls ${d}`;
-  return raw(`ORDER BY ${keys}, appPk ${a}, uid ${a}`);
+  return raw(`ORDER BY ${keys}, ${ties.map((t) => `${t} ${a}`).join(", ")}`);
 }
 
-interface ParticipantRaw {
+export interface ParticipantRaw {
   appPk: number;
   uid: string;
   calls: number;
