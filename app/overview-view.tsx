@@ -10,6 +10,7 @@ import { FilterBar, type AppOption } from "@/components/filter-bar";
 import { KpiTiles } from "@/components/kpi-tiles";
 import { CsvLink, EmptyState, Panel } from "@/components/panel";
 import { QueryState } from "@/components/query-state";
+import { ScrollBox } from "@/components/scroll-box";
 import { useFilters, useReport } from "@/components/use-report";
 import { breakdownGroups, dailySeries, durationSeries, engagementSeries, heatmapGrid, kpiTiles } from "@/lib/ui/charts";
 import { apiQuery } from "@/lib/ui/filter-params";
@@ -65,11 +66,11 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
 
       <div className="grid-2">
         <Panel id="durations" title="Call durations" actions={<CsvLink href={csvUrl("durations", query)} what="call durations" />}>
-          <QueryState query={durations}>{(d) => <BarSeries points={durationSeries(d.data)} title="Calls by duration" unit="Calls" />}</QueryState>
+          <QueryState query={durations}>{(d) => <BarSeries points={durationSeries(d.data)} title="Calls by duration" unit="Calls" xTitle="Call duration (minutes)" />}</QueryState>
         </Panel>
         <Panel id="engagement" title="Calls per participant" actions={<CsvLink href={csvUrl("engagement", query)} what="calls per participant" />}>
           <QueryState query={engagement}>
-            {(d) => <BarSeries points={engagementSeries(d.data)} title="Participants by number of calls" unit="Participants" color="var(--chart-3)" />}
+            {(d) => <BarSeries points={engagementSeries(d.data)} title="Participants by number of calls" unit="Participants" xTitle="Calls per participant" color="var(--chart-3)" />}
           </QueryState>
         </Panel>
       </div>
@@ -89,7 +90,7 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
             d.data.length === 0 ? (
               <EmptyState>No tenant app yet. Add one with the apps command (see the README).</EmptyState>
             ) : (
-              <div className="table-scroll" tabIndex={0} role="region" aria-label="Tenant apps">
+              <ScrollBox label="Tenant apps">
                 <table className="data-table">
                   <thead>
                     <tr>
@@ -107,7 +108,7 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
                       return (
                         <tr key={a.app} data-app={a.app}>
                           <td>
-                            <Link href={`/calls?${drill.toString()}`}>{a.name}</Link> <span className="muted">({a.app})</span>
+                            <Link href={`/calls?${drill.toString()}`}>{a.name}</Link> <span className="muted hide-phone">({a.app})</span>
                           </td>
                           <td className="num" data-testid="calls">{formatCount(a.calls)}</td>
                           <td className="num">{formatMinutes(a.audioMinutes)}</td>
@@ -119,7 +120,7 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
                     })}
                   </tbody>
                 </table>
-              </div>
+              </ScrollBox>
             )
           }
         </QueryState>

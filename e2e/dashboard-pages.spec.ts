@@ -100,6 +100,8 @@ test.describe("as admin", () => {
     await page.getByRole("button", { name: /^Total minutes/ }).click();
     await expect(page).toHaveURL(/sort=minutes/);
     await expect(page.locator("th[aria-sort]")).toContainText("Total minutes");
+    // The sorted page, not the previous one still shown while it loads.
+    await expect(page.locator(".is-stale")).toHaveCount(0);
     const link = page.getByTestId("participant-link").first();
     const uid = await link.innerText();
     await link.click();

@@ -8,13 +8,13 @@ import { TrendChart } from "@/components/charts/trend-chart";
 import { FilterBar, type AppOption } from "@/components/filter-bar";
 import { CsvLink, EmptyState, ErrorState, Panel, Skeleton } from "@/components/panel";
 import { QueryState } from "@/components/query-state";
+import { ScrollBox } from "@/components/scroll-box";
 import { fetchReport, useFilters, useReport } from "@/components/use-report";
 import { appTrend } from "@/lib/ui/charts";
 import { apiQuery } from "@/lib/ui/filter-params";
 import { formatCount, formatDecimal, formatMinutes, formatPercent } from "@/lib/ui/format";
 import { trendApps } from "@/lib/ui/pages";
 import { csvUrl, reportKey, reportUrl } from "@/lib/ui/reports";
-
 
 export function AppsView({ apps }: { apps: AppOption[] }) {
   const [values] = useFilters();
@@ -40,7 +40,7 @@ export function AppsView({ apps }: { apps: AppOption[] }) {
             d.data.length === 0 ? (
               <EmptyState>No tenant app to compare.</EmptyState>
             ) : (
-              <div className="table-scroll" tabIndex={0} role="region" aria-label="Tenant apps side by side">
+              <ScrollBox label="Tenant apps side by side">
                 <table className="data-table" data-testid="apps-table">
                   <thead>
                     <tr>
@@ -73,7 +73,7 @@ export function AppsView({ apps }: { apps: AppOption[] }) {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </ScrollBox>
             )
           }
         </QueryState>

@@ -12,18 +12,31 @@ import { formatCount, formatDateTime, formatMinutes, formatPercent, formatSecond
 import { CALLS_PER_PAGE, callHref } from "@/lib/ui/pages";
 import { csvUrl } from "@/lib/ui/reports";
 
-
+/** The list's columns; on a tablet or phone the least telling ones are left out (the call's page has them all). */
 function columns(tz: string): Column<CallListRow>[] {
   return [
     { id: "start", header: "Started", meta: { sortKey: "start" }, cell: ({ row }) => <Link href={callHref(row.original, tz)}>{formatDateTime(row.original.startAt, tz)}</Link> },
-    { id: "app", header: "App", cell: ({ row }) => row.original.app },
-    { id: "type", header: "Type", cell: ({ row }) => label(row.original.type) },
-    { id: "mode", header: "Mode", cell: ({ row }) => label(row.original.mode) },
+    { id: "app", header: "App", meta: { hide: "tablet" }, cell: ({ row }) => row.original.app },
+    { id: "type", header: "Type", meta: { hide: "phone" }, cell: ({ row }) => label(row.original.type) },
+    { id: "mode", header: "Mode", meta: { hide: "tablet" }, cell: ({ row }) => label(row.original.mode) },
     { id: "status", header: "Status", cell: ({ row }) => <span className={`status status-${row.original.status ?? "other"}`}>{label(row.original.status)}</span> },
-    { id: "who", header: "Initiator → receiver", cell: ({ row }) => <span className="who">{row.original.initiator ?? "—"} → {row.original.receiver ?? "—"} <span className="muted">({label(row.original.receiverType)})</span></span> },
-    { id: "participants", header: "People", meta: { numeric: true, sortKey: "participants" }, cell: ({ row }) => formatCount(row.original.totalParticipants) },
+    {
+      id: "who",
+      header: "Initiator → receiver",
+      meta: { hide: "phone" },
+      cell: ({ row }) => {
+        const r = row.original;
+        const who = `${r.initiator ?? "—"} → ${r.receiver ?? "—"}`;
+        return (
+          <span className="cell-clip who" title={`${who} (${label(r.receiverType)})`}>
+            {who} <span className="muted">({label(r.receiverType)})</span>
+          </span>
+        );
+      },
+    },
+    { id: "participants", header: "People", meta: { numeric: true, sortKey: "participants", hide: "phone" }, cell: ({ row }) => formatCount(row.original.totalParticipants) },
     { id: "duration", header: "Duration", meta: { numeric: true, sortKey: "duration" }, cell: ({ row }) => formatSeconds(row.original.durationSeconds) },
-    { id: "minutes", header: "Minutes", meta: { numeric: true, sortKey: "minutes" }, cell: ({ row }) => formatMinutes(row.original.totalAudioMinutes + row.original.totalVideoMinutes) },
+    { id: "minutes", header: "Minutes", meta: { numeric: true, sortKey: "minutes", hide: "phone" }, cell: ({ row }) => formatMinutes(row.original.totalAudioMinutes + row.original.totalVideoMinutes) },
     { id: "rec", header: "Rec.", cell: ({ row }) => (row.original.hasRecording ? <span title="Has a recording">●<span className="sr-only">yes</span></span> : <span className="muted">–<span className="sr-only">no</span></span>) },
   ];
 }

@@ -12,6 +12,7 @@ import { getEventCounts, getRecentDeliveries } from "@/lib/ingest/queries";
 import { EventsChart } from "./events-chart";
 import { DAY_CHOICES, eventsParamsSchema, eventsRange, OUTCOMES } from "./params";
 import { countRow, deliveryRow, sortCountRows, toDailyChart } from "./rows";
+import { ScrollBox } from "@/components/scroll-box";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Events" };
@@ -100,7 +101,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
         {counts.length === 0 ? (
           <p className="muted">Nothing to list.</p>
         ) : (
-          <div className="ops-table-wrap" tabIndex={0} role="region" aria-labelledby="events-table">
+          <ScrollBox labelledBy="events-table">
             <table className="ops-table" data-testid="events-counts">
               <thead>
                 <tr>
@@ -123,7 +124,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollBox>
         )}
         {pages > 1 ? (
           <nav className="ops-pager" aria-label="Pages of the per-day table">
@@ -147,7 +148,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
             {p.outcome === "rejected" ? "No delivery was rejected." : "No delivery received yet."}
           </p>
         ) : (
-          <div className="ops-table-wrap" tabIndex={0} role="region" aria-labelledby="events-deliveries">
+          <ScrollBox labelledBy="events-deliveries">
             <table className="ops-table" data-testid="deliveries">
               <thead>
                 <tr>
@@ -186,7 +187,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollBox>
         )}
         <p className="ops-hint">The newest {formatInt(p.limit)}; bodies are never shown (they can hold message texts).</p>
       </section>

@@ -10,6 +10,7 @@ import type { AppOption } from "@/app/_ops/scope";
 import { useNow } from "@/app/_ops/use-now";
 import type { LiveOccupant, LiveSession } from "@/lib/ingest/queries";
 import { LIVE_REFRESH_MS, RECENT_CHOICES, type LiveParams } from "./params";
+import { ScrollBox } from "@/components/scroll-box";
 
 export interface LiveAnswer {
   data: LiveSession[];
@@ -149,7 +150,7 @@ function SessionCard({ s, now, appName }: { s: LiveSession; now: number; appName
       {s.occupants.length === 0 ? (
         <p className="muted">Nobody has joined yet.</p>
       ) : (
-        <div className="ops-table-wrap" tabIndex={0} role="region" aria-label={`Who is in ${s.initiator ?? "this"} ${s.kind === "meet" ? "meeting" : "call"}`}>
+        <ScrollBox label={`Who is in ${s.initiator ?? "this"} ${s.kind === "meet" ? "meeting" : "call"}`}>
           <table className="ops-table">
             <caption className="ops-sr-only">Who is in this {s.kind === "meet" ? "meeting" : "call"}</caption>
             <thead>
@@ -171,7 +172,7 @@ function SessionCard({ s, now, appName }: { s: LiveSession; now: number; appName
               ))}
             </tbody>
           </table>
-        </div>
+        </ScrollBox>
       )}
     </li>
   );

@@ -11,6 +11,7 @@ import type { AppOption } from "@/app/_ops/scope";
 import { useNow } from "@/app/_ops/use-now";
 import type { AppSyncStatus, ManualSyncResult, SyncRunView } from "@/lib/sync/runs";
 import { STATUSES, SYNC_REFRESH_MS, type SyncParams } from "./params";
+import { ScrollBox } from "@/components/scroll-box";
 
 export interface SyncAnswer {
   data: SyncRunView[];
@@ -90,7 +91,7 @@ export function SyncView({ params, apps, initial, isAdmin, loadedAtMs }: { param
         {data.length === 0 ? (
           <p className="muted section" data-testid="runs-empty">No run{params.status !== "any" ? ` with status ${params.status}` : ""} yet.</p>
         ) : (
-          <div className="ops-table-wrap section" tabIndex={0} role="region" aria-labelledby="sync-runs">
+          <ScrollBox labelledBy="sync-runs" className="section">
             <table className="ops-table" data-testid="sync-runs">
               <thead>
                 <tr>
@@ -127,7 +128,7 @@ export function SyncView({ params, apps, initial, isAdmin, loadedAtMs }: { param
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollBox>
         )}
         {data.length === params.limit && last ? (
           <p className="ops-pager">
@@ -141,7 +142,7 @@ export function SyncView({ params, apps, initial, isAdmin, loadedAtMs }: { param
         {skipped.length === 0 ? (
           <p className="muted" data-testid="skipped-empty">No record was skipped in these runs.</p>
         ) : (
-          <div className="ops-table-wrap" tabIndex={0} role="region" aria-labelledby="sync-skipped">
+          <ScrollBox labelledBy="sync-skipped">
             <table className="ops-table" data-testid="skipped">
               <thead>
                 <tr>
@@ -162,7 +163,7 @@ export function SyncView({ params, apps, initial, isAdmin, loadedAtMs }: { param
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollBox>
         )}
       </section>
     </>

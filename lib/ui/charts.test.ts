@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { BreakdownRow, CallDetail, HeatmapCell, TotalsReport } from "@/lib/analytics";
-import { appTrend, breakdownGroups, callTimeline, dailySeries, durationSeries, engagementSeries, heatmapGrid, kpiTiles, participantMinutes } from "./charts";
+import { appTrend, breakdownGroups, callTimeline, dailySeries, durationSeries, engagementSeries, heatmapGrid, kpiTiles, participantMinutes, timelineTicks } from "./charts";
 
 const totals = (calls: number, extra: Partial<TotalsReport["current"]> = {}) => ({
   calls, audioMinutes: 90, videoMinutes: 30, totalMinutes: 120, avgDurationSeconds: 65, avgParticipants: 2.5, recordingShare: 0.25, unansweredRate: 0.1, ...extra,
@@ -50,10 +50,15 @@ describe("chart mappers", () => {
 
   it("maps durations and engagement with shares", () => {
     expect(durationSeries([{ bucket: "lt1m", label: "<1 min", minSeconds: 0, maxSeconds: 60, calls: 1 }, { bucket: "ge60m", label: "≥60 min", minSeconds: 3600, maxSeconds: null, calls: 3 }])).toEqual([
-      { label: "<1 min", value: 1, share: 0.25 },
-      { label: "≥60 min", value: 3, share: 0.75 },
+      { label: "<1 min", tick: "<1", value: 1, share: 0.25 },
+      { label: "≥60 min", tick: "≥60", value: 3, share: 0.75 },
     ]);
-    expect(engagementSeries([{ bucket: "1", minCalls: 1, maxCalls: 1, participants: 2 }, { bucket: "2-5", minCalls: 2, maxCalls: 5, participants: 0 }]).map((p) => p.label)).toEqual(["1 call", "2-5 calls"]);
+    const engagement = engagementSeries([
+      { bucket: "1", minCalls: 1, maxCalls: 1, participants: 2 },
+      { bucket: "2-5", minCalls: 2, maxCalls: 5, participants: 0 },
+      { bucket: "101+", minCalls: 101, maxCalls: null, participants: 1 },
+    ]);
+    expect(engagement.map((p) => [p.tick, p.label])).toEqual([["1", "1 call"], ["2–5", "2–5 calls"], ["101+", "101+ calls"]]);
   });
 
   it("puts joins and leaves on one axis", () => {
@@ -74,6 +79,16 @@ describe("chart mappers", () => {
     expect(live.rows.map((r) => r.leaveOffset)).toEqual([204, 204]);
   });
 
+  it("puts a timeline's ticks on round offsets that fit", () => {
+    expect(timelineTicks(600).map((t) => t.label)).toEqual(["+2m", "+4m", "+6m", "+8m"]);
+    expect(timelineTicks(3725).map((t) => t.label)).toEqual(["+15m", "+30m", "+45m"]);
+    expect(timelineTicks(3725).map((t) => t.minor)).toEqual([false, false, false]);
+    expect(timelineTicks(600).map((t) => t.minor)).toEqual([true, false, true, false]);
+    expect(timelineTicks(5 * 3600 + 60).map((t) => t.label)).toEqual(["+2h", "+4h"]);
+    expect(timelineTicks(40).map((t) => t.offset)).toEqual([10, 20, 30]);
+    // Nothing so close to the end that its label would be cut.
+    expect(timelineTicks(61).map((t) => t.offset)).toEqual([15, 30, 45]);
+  });
   it("merges per-app daily rows into one trend", () => {
     const d = (date: string, calls: number) => ({ date, calls, audioMinutes: calls, videoMinutes: 0, avgDurationSeconds: 0, avgParticipants: 0 });
     expect(appTrend([{ app: "x", rows: [d("2026-01-02", 2), d("2026-01-01", 1)] }, { app: "y", rows: [d("2026-01-01", 5)] }])).toEqual([

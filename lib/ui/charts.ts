@@ -101,19 +101,27 @@ export function heatmapGrid(cells: readonly HeatmapCell[]): { rows: HeatmapRow[]
 }
 
 export interface BarPoint {
+  /** The bucket in words (tooltip, table). */
   label: string;
+  /** The bucket on the axis, its unit left to the axis title: "5–15", "101+". */
+  tick: string;
   value: number;
   share: number;
 }
 
+/** Calls per duration bucket; ticks in minutes ("<1", "1–5", "≥60"). */
 export function durationSeries(rows: readonly DurationBucketRow[]): BarPoint[] {
   const total = rows.reduce((s, r) => s + r.calls, 0);
-  return rows.map((r) => ({ label: r.label, value: r.calls, share: total ? r.calls / total : 0 }));
+  return rows.map((r) => ({ label: r.label, tick: r.label.replace(/\s*min$/, ""), value: r.calls, share: total ? r.calls / total : 0 }));
 }
 
+/** Participants per number-of-calls bucket; ticks in calls ("1", "2–5", "101+"). */
 export function engagementSeries(rows: readonly EngagementBucketRow[]): BarPoint[] {
   const total = rows.reduce((s, r) => s + r.participants, 0);
-  return rows.map((r) => ({ label: r.maxCalls === 1 ? "1 call" : `${r.bucket} calls`, value: r.participants, share: total ? r.participants / total : 0 }));
+  return rows.map((r) => {
+    const tick = r.maxCalls === null ? `${r.minCalls}+` : r.minCalls === r.maxCalls ? String(r.minCalls) : `${r.minCalls}–${r.maxCalls}`;
+    return { label: `${tick} ${r.maxCalls === 1 ? "call" : "calls"}`, tick, value: r.participants, share: total ? r.participants / total : 0 };
+  });
 }
 
 export interface TimelineRow {
@@ -165,6 +173,31 @@ export function callTimeline(
       state: p.state,
     })),
   };
+}
+
+/** Round steps of a call timeline's axis, in seconds. */
+const TICK_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
+
+/**
+ * Ticks of a timeline `span` seconds long: round offsets (every 5 min, 15 min, 1 h…), at
+ * most five, none so close to the end that its label would not fit; of more than three,
+ * every other one is `minor` (left out on a phone).
+ */
+export function timelineTicks(span: number): Array<{ offset: number; label: string; minor: boolean }> {
+  const step = TICK_STEPS.find((s) => span / s <= 5) ?? Math.ceil(span / 5);
+  const offsets: number[] = [];
+  for (let t = step; t <= span * 0.92; t += step) offsets.push(t);
+  // A phone has room for three labels beside the start time.
+  return offsets.map((t, i) => ({ offset: t, label: `+${shortDuration(t)}`, minor: offsets.length > 3 && i % 2 === 0 }));
+}
+
+/** 45 → "45s", 300 → "5m", 5400 → "1h 30m". */
+function shortDuration(seconds: number): string {
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3600) return seconds % 60 ? `${Math.floor(seconds / 60)}m ${seconds % 60}s` : `${seconds / 60}m`;
+  const h = Math.floor(seconds / 3600);
+  const m = Math.round((seconds % 3600) / 60);
+  return m ? `${h}h ${m}m` : `${h}h`;
 }
 
 /** Minutes per participant of a call, most first. */

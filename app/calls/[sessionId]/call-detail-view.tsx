@@ -3,6 +3,7 @@ import type { CallDetail } from "@/lib/analytics";
 import { ParticipantMinutesChart } from "@/components/charts/participant-minutes";
 import { CallTimeline } from "@/components/charts/timeline";
 import { EmptyState, Panel } from "@/components/panel";
+import { ScrollBox } from "@/components/scroll-box";
 import { callTimeline, participantMinutes } from "@/lib/ui/charts";
 import { formatDateTime, formatMinutes, formatSeconds, formatTime, label } from "@/lib/ui/format";
 
@@ -41,7 +42,7 @@ export function CallDetailView({ call, tz }: { call: CallDetail; tz: string }) {
         {call.participants.length === 0 ? (
           <EmptyState>No participant recorded.</EmptyState>
         ) : (
-          <div className="table-scroll" tabIndex={0} role="region" aria-label="Participants">
+          <ScrollBox label="Participants">
             <table className="data-table" data-testid="participants-table">
               <thead>
                 <tr>
@@ -72,7 +73,7 @@ export function CallDetailView({ call, tz }: { call: CallDetail; tz: string }) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollBox>
         )}
       </Panel>
 
