@@ -1,7 +1,7 @@
 "use client";
 
 import Link from "next/link";
-import type { AppUsageRow, BreakdownRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, TotalsReport } from "@/lib/analytics";
+import type { AppUsageRow, BreakdownRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, RecordingSummary, TotalsReport } from "@/lib/analytics";
 import { BarSeries } from "@/components/charts/bar-series";
 import { BreakdownBars } from "@/components/charts/breakdown-bars";
 import { DailyCharts } from "@/components/charts/daily-chart";
@@ -10,6 +10,7 @@ import { FilterBar, type AppOption } from "@/components/filter-bar";
 import { KpiTiles } from "@/components/kpi-tiles";
 import { CsvLink, EmptyState, Panel } from "@/components/panel";
 import { QueryState } from "@/components/query-state";
+import { RecordingSummaryLine } from "@/components/recording-facts";
 import { ScrollBox } from "@/components/scroll-box";
 import { useFilters, useReport } from "@/components/use-report";
 import { breakdownGroups, dailySeries, durationSeries, engagementSeries, heatmapGrid, kpiTiles } from "@/lib/ui/charts";
@@ -24,6 +25,7 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
   const query = apiQuery(values);
   const qs = query.toString();
   const totals = useReport<TotalsReport>("totals", query);
+  const recordings = useReport<{ data: RecordingSummary }>("recording-summary", query);
   const daily = useReport<Data<DailyUsageRow[]>>("daily", query);
   const breakdowns = useReport<Data<BreakdownRow[]>>("breakdowns", query);
   const durations = useReport<Data<DurationBucketRow[]>>("durations", query);
@@ -44,6 +46,7 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
             </>
           )}
         </QueryState>
+        {recordings.data ? <RecordingSummaryLine summary={recordings.data.data} awaitingHref={`/recordings?${new URLSearchParams([...query, ["view", "awaiting"]]).toString()}`} /> : null}
       </Panel>
 
       <Panel id="daily" title="Calls and minutes per day" actions={<CsvLink href={csvUrl("daily", query)} what="calls and minutes per day" />}>
@@ -98,7 +101,7 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
                       <th scope="col" className="num">Calls</th>
                       <th scope="col" className="num">Audio</th>
                       <th scope="col" className="num">Video</th>
-                      <th scope="col" className="num">With recording</th>
+                      <th scope="col" className="num" title="Calls flagged by the platform or with a link received">Recorded</th>
                       <th scope="col" className="num">Participants</th>
                     </tr>
                   </thead>

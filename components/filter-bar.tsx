@@ -28,7 +28,7 @@ export function FilterBar({ apps }: { apps: AppOption[] }) {
       <Choice id={`${id}-mode`} name="mode" text="Mode" value={v.mode} values={MODES} onChange={(mode) => set({ mode })} />
       <Choice id={`${id}-status`} name="status" text="Status" value={v.status} values={STATUSES} onChange={(status) => set({ status })} />
       <Choice id={`${id}-rt`} name="receiverType" text="Receiver" value={v.receiverType} values={RECEIVER_TYPES} onChange={(receiverType) => set({ receiverType })} />
-      <Choice id={`${id}-rec`} name="hasRecording" text="Recording" value={v.hasRecording} values={["true", "false"] as const} labels={{ true: "With", false: "Without" }} onChange={(hasRecording) => set({ hasRecording })} />
+      <Choice id={`${id}-rec`} name="hasRecording" text="Recording" value={v.hasRecording} values={["true", "false"] as const} labels={{ true: "Recorded (flag or link)", false: "Not recorded" }} onChange={(hasRecording) => set({ hasRecording })} />
       <TextField id={`${id}-uid`} name="uid" text="Participant uid" value={v.uid ?? ""} onCommit={(uid) => set({ uid: uid.trim() || null })} />
       <TextField
         id={`${id}-pc`}

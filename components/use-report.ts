@@ -16,12 +16,13 @@ export async function fetchReport<T>(url: string, signal?: AbortSignal): Promise
   return body as T;
 }
 
-/** One report for one query; the previous answer stays on screen while the next loads. */
-export function useReport<T>(name: ReportName, query: URLSearchParams) {
+/** One report for one query; the previous answer stays on screen while the next loads. `enabled`: false until it is shown. */
+export function useReport<T>(name: ReportName, query: URLSearchParams, enabled = true) {
   return useQuery({
     queryKey: reportKey(name, query),
     queryFn: ({ signal }) => fetchReport<T>(reportUrl(name, query), signal),
     placeholderData: keepPreviousData,
+    enabled,
   });
 }
 

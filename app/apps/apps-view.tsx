@@ -50,7 +50,7 @@ export function AppsView({ apps }: { apps: AppOption[] }) {
                       <th scope="col" className="num">Video</th>
                       <th scope="col" className="num">Total</th>
                       <th scope="col" className="num">Minutes per call</th>
-                      <th scope="col" className="num">With recording</th>
+                      <th scope="col" className="num" title="Calls flagged by the platform or with a link received">Recorded</th>
                       <th scope="col" className="num">Participants</th>
                     </tr>
                   </thead>

@@ -1,11 +1,12 @@
 "use client";
 
 import Link from "next/link";
-import type { CallListRow, Page, TotalsReport } from "@/lib/analytics";
+import type { CallListRow, Page, RecordingFacts, RecordingSummary, TotalsReport } from "@/lib/analytics";
 import { DataTable, type Column } from "@/components/data-table";
 import { FilterBar, type AppOption } from "@/components/filter-bar";
 import { CsvLink, EmptyState, Panel, Refreshing } from "@/components/panel";
 import { QueryState } from "@/components/query-state";
+import { RecordingBadge, RecordingSummaryLine } from "@/components/recording-facts";
 import { useFilters, useReport } from "@/components/use-report";
 import { apiQuery } from "@/lib/ui/filter-params";
 import { formatCount, formatDateTime, formatMinutes, formatPercent, formatSeconds, label } from "@/lib/ui/format";
@@ -13,7 +14,9 @@ import { CALLS_PER_PAGE, callHref } from "@/lib/ui/pages";
 import { csvUrl } from "@/lib/ui/reports";
 
 /** The list's columns; on a tablet or phone the least telling ones are left out (the call's page has them all). */
-function columns(tz: string): Column<CallListRow>[] {
+type CallRow = CallListRow & { recording: RecordingFacts };
+
+function columns(tz: string): Column<CallRow>[] {
   return [
     { id: "start", header: "Started", meta: { sortKey: "start" }, cell: ({ row }) => <Link href={callHref(row.original, tz)}>{formatDateTime(row.original.startAt, tz)}</Link> },
     { id: "app", header: "App", meta: { hide: "tablet" }, cell: ({ row }) => row.original.app },
@@ -37,7 +40,7 @@ function columns(tz: string): Column<CallListRow>[] {
     { id: "participants", header: "People", meta: { numeric: true, sortKey: "participants", hide: "phone" }, cell: ({ row }) => formatCount(row.original.totalParticipants) },
     { id: "duration", header: "Duration", meta: { numeric: true, sortKey: "duration" }, cell: ({ row }) => formatSeconds(row.original.durationSeconds) },
     { id: "minutes", header: "Minutes", meta: { numeric: true, sortKey: "minutes", hide: "phone" }, cell: ({ row }) => formatMinutes(row.original.totalAudioMinutes + row.original.totalVideoMinutes) },
-    { id: "rec", header: "Rec.", cell: ({ row }) => (row.original.hasRecording ? <span title="Has a recording">●<span className="sr-only">yes</span></span> : <span className="muted">–<span className="sr-only">no</span></span>) },
+    { id: "rec", header: "Recording", cell: ({ row }) => <RecordingBadge facts={row.original.recording} /> },
   ];
 }
 
@@ -45,8 +48,9 @@ export function CallsView({ apps }: { apps: AppOption[] }) {
   const [values, setValues] = useFilters();
   const listQuery = apiQuery(values, { perPage: CALLS_PER_PAGE });
   const totalsQuery = apiQuery(values);
-  const calls = useReport<Page<CallListRow>>("calls", listQuery);
+  const calls = useReport<Page<CallRow>>("calls", listQuery);
   const totals = useReport<TotalsReport>("totals", totalsQuery);
+  const recordings = useReport<{ data: RecordingSummary }>("recording-summary", totalsQuery);
 
   return (
     <>
@@ -59,11 +63,12 @@ export function CallsView({ apps }: { apps: AppOption[] }) {
               <div><dt>Audio</dt><dd>{formatMinutes(t.audioMinutes)}</dd></div>
               <div><dt>Video</dt><dd>{formatMinutes(t.videoMinutes)}</dd></div>
               <div><dt>Average duration</dt><dd>{formatSeconds(t.avgDurationSeconds)}</dd></div>
-              <div><dt>With recording</dt><dd>{formatPercent(t.recordingShare)}</dd></div>
+              <div><dt title="Flagged by the platform or with a link received">Recorded</dt><dd>{formatPercent(t.recordingShare)}</dd></div>
               <div><dt>Unanswered</dt><dd>{formatPercent(t.unansweredRate)}</dd></div>
             </dl>
           )}
         </QueryState>
+        {recordings.data ? <RecordingSummaryLine summary={recordings.data.data} awaitingHref={`/recordings?${new URLSearchParams([...totalsQuery, ["view", "awaiting"]]).toString()}`} /> : null}
       </Panel>
       <Panel id="calls" title={<>Calls <Refreshing active={calls.isFetching && calls.isPlaceholderData} /></>} actions={<CsvLink href={csvUrl("calls", listQuery)} what="these calls" />}>
         <QueryState query={calls} height={400}>

@@ -13,5 +13,6 @@ export {
   type Totals, type TotalsReport, type BreakdownRow, type DurationBucketRow, type HeatmapCell, type EngagementBucketRow,
 } from "./insights";
 export { getRecordings, iterateRecordings, type RecordingRow } from "./recordings";
+export { getRecordingSummary, getAwaitingRecordings, withRecordingFacts, type RecordingSummary, type AwaitingRecordingRow, type RecordingFacts } from "./recording-status";
 export { DURATION_BUCKETS, TYPES, MODES, STATUSES, RECEIVER_TYPES } from "./dims";
 export { analyticsStore, resetAnalyticsStore, storeBytes, type AnalyticsStore } from "./store";

@@ -1,9 +1,10 @@
-import { APP_COLUMNS, BREAKDOWN_COLUMNS, CALL_COLUMNS, CALL_RAW_COLUMNS, DAILY_COLUMNS, DURATION_COLUMNS, ENGAGEMENT_COLUMNS, HEATMAP_COLUMNS, PARTICIPANT_COLUMNS, RECORDING_COLUMNS } from "@/lib/export/columns";
+import { APP_COLUMNS, AWAITING_RECORDING_COLUMNS, BREAKDOWN_COLUMNS, CALL_COLUMNS, CALL_RAW_COLUMNS, DAILY_COLUMNS, DURATION_COLUMNS, ENGAGEMENT_COLUMNS, HEATMAP_COLUMNS, PARTICIPANT_COLUMNS, RECORDING_COLUMNS } from "@/lib/export/columns";
 import { getCalls, iterateCalls } from "./calls";
 import { callsCsvBatches, callsCsvOrder } from "./calls-csv";
 import { listOf, type ReportRoute } from "./report-route";
 import { getBreakdowns, getConcurrencyHeatmap, getDurationDistribution, getEngagement, getTotals } from "./insights";
 import { getRecordings, iterateRecordings } from "./recordings";
+import { getAwaitingRecordings, getRecordingSummary, iterateAwaitingRecordings, withRecordingFacts } from "./recording-status";
 import { getAppUsage, getDailyUsage, getParticipantUsage } from "./usage";
 import type { Filters } from "./filters";
 import type { Scope } from "./query";
@@ -39,7 +40,7 @@ export const REPORTS = {
   calls: report({
     name: "calls",
     offThread: { json: true, order: true },
-    json: getCalls,
+    json: (db: Db, f: Filters, scope: Scope) => withRecordingFacts(db, getCalls(db, f, scope), scope),
     csv: { rows: iterateCalls, columns: CALL_COLUMNS, raw: { order: callsCsvOrder, rows: callsCsvBatches, columns: CALL_RAW_COLUMNS } },
   }),
   participants: report({ name: "participants", offThread: { json: true, csv: true }, json: participantsPage, csv: { rows: sortedParticipants, columns: PARTICIPANT_COLUMNS } }),
@@ -50,6 +51,16 @@ export const REPORTS = {
   durations: report({ name: "durations", offThread: { json: true, csv: true }, json: listOf(getDurationDistribution), csv: { rows: getDurationDistribution, columns: DURATION_COLUMNS } }),
   heatmap: report({ name: "heatmap", offThread: { json: true, csv: true }, json: listOf(getConcurrencyHeatmap), csv: { rows: getConcurrencyHeatmap, columns: HEATMAP_COLUMNS } }),
   engagement: report({ name: "engagement", offThread: { json: true, csv: true }, json: listOf(getEngagement), csv: { rows: getEngagement, columns: ENGAGEMENT_COLUMNS } }),
+  /* The platform's recording flag next to the links the webhooks delivered (SQLite: recording-status.ts). */
+  "recording-summary": report({
+    name: "recording-summary",
+    json: (db: Db, f: Filters, scope: Scope) => ({ data: getRecordingSummary(db, f, scope) }),
+    csv: {
+      rows: (db: Db, f: Filters, scope: Scope) => [getRecordingSummary(db, f, scope)],
+      columns: [{ key: "flagged" }, { key: "withLink" }, { key: "awaiting" }, { key: "linkNotFlagged" }, { key: "links" }, { key: "linksForUnsyncedCalls" }],
+    },
+  }),
+  "recordings-awaiting": report({ name: "recordings-awaiting", json: getAwaitingRecordings, csv: { rows: iterateAwaitingRecordings, columns: AWAITING_RECORDING_COLUMNS } }),
   totals: report({
     name: "totals",
     offThread: { json: true, csv: true },

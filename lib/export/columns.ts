@@ -1,3 +1,4 @@
+import type { AwaitingRecordingRow } from "@/lib/analytics/recording-status";
 import type { AppUsageRow, BreakdownRow, CallListRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, ParticipantUsageRow, RecordingRow } from "@/lib/analytics";
 import type { CsvColumn, RawCsvColumn } from "./csv";
 
@@ -49,4 +50,9 @@ export const ENGAGEMENT_COLUMNS: CsvColumn<EngagementBucketRow>[] = [
 export const RECORDING_COLUMNS: CsvColumn<RecordingRow>[] = [
   { key: "app" }, { key: "sessionId" }, { key: "recordingUrl" }, { key: "recordingDate" }, { key: "duration", kind: d },
   { key: "startTime" }, { key: "receivedMs" }, { key: "callKnown" }, { key: "callType" }, { key: "callStartAt" },
+];
+
+export const AWAITING_RECORDING_COLUMNS: CsvColumn<AwaitingRecordingRow>[] = [
+  { key: "app" }, { key: "sessionId" }, { key: "type" }, { key: "mode" }, { key: "status" }, { key: "initiator" }, { key: "receiver" },
+  { key: "receiverType" }, { key: "startAt" }, { key: "endedAt" }, { key: "durationSeconds" },
 ];

@@ -21,7 +21,7 @@ const TILE_SPECS: Array<{ key: keyof Totals; label: string; format: (n: number) 
   { key: "videoMinutes", label: "Video minutes", format: formatMinutes },
   { key: "avgDurationSeconds", label: "Average duration", format: formatSeconds },
   { key: "avgParticipants", label: "Average participants", format: formatDecimal },
-  { key: "recordingShare", label: "With recording", format: formatPercent, points: true },
+  { key: "recordingShare", label: "Recorded", format: formatPercent, points: true },
   { key: "unansweredRate", label: "Unanswered", format: formatPercent, points: true, higherIsBetter: false },
 ];
 

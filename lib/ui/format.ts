@@ -119,7 +119,7 @@ export function changePoints(current: number, previous: number | null | undefine
 const LABELS: Record<string, string> = {
   audio: "Audio", video: "Video", call: "Call", meet: "Meeting", presenter: "Presenter",
   ended: "Ended", ongoing: "Ongoing", rejected: "Rejected", unanswered: "Unanswered",
-  user: "User", group: "Group", true: "With recording", false: "Without recording", other: "Other",
+  user: "User", group: "Group", true: "Recorded", false: "Not recorded", other: "Other",
   type: "Type", mode: "Mode", status: "Status", receiverType: "Receiver type", hasRecording: "Recording",
 };
 

@@ -13,6 +13,8 @@ export const REPORT_PATHS = {
   heatmap: "insights/heatmap",
   engagement: "insights/engagement",
   totals: "insights/totals",
+  "recording-summary": "recordings/summary",
+  "recordings-awaiting": "recordings/awaiting",
 } as const;
 
 export type ReportName = keyof typeof REPORT_PATHS;

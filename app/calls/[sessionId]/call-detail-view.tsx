@@ -3,12 +3,13 @@ import type { CallDetail } from "@/lib/analytics";
 import { ParticipantMinutesChart } from "@/components/charts/participant-minutes";
 import { CallTimeline } from "@/components/charts/timeline";
 import { EmptyState, Panel } from "@/components/panel";
+import { RecordingPanel } from "./recording-panel";
 import { ScrollBox } from "@/components/scroll-box";
 import { callTimeline, participantMinutes } from "@/lib/ui/charts";
 import { formatDateTime, formatMinutes, formatSeconds, formatTime, label } from "@/lib/ui/format";
 
 /** One call: facts, who took part (join/leave, minutes, device), the timeline, its recordings, the raw record. */
-export function CallDetailView({ call, tz }: { call: CallDetail; tz: string }) {
+export function CallDetailView({ call, tz, isAdmin }: { call: CallDetail; tz: string; isAdmin: boolean }) {
   const timeline = callTimeline(call);
   const back = new URLSearchParams({ app: call.app });
   if (tz !== "UTC") back.set("tz", tz);
@@ -86,22 +87,7 @@ export function CallDetailView({ call, tz }: { call: CallDetail; tz: string }) {
         </Panel>
       </div>
 
-      <Panel id="recordings" title={`Recordings (${call.recordings.length})`}>
-        {call.recordings.length === 0 ? (
-          <EmptyState>No recording for this call.</EmptyState>
-        ) : (
-          <ul className="recording-list">
-            {call.recordings.map((r) => (
-              <li key={r.recordingUrl}>
-                <a href={r.recordingUrl} target="_blank" rel="noreferrer noopener">
-                  Recording of {formatDateTime(r.startTime, tz)}
-                </a>{" "}
-                <span className="muted">{r.duration !== null ? formatSeconds(r.duration) : ""}</span>
-              </li>
-            ))}
-          </ul>
-        )}
-      </Panel>
+      <RecordingPanel call={call} tz={tz} isAdmin={isAdmin} />
 
       <details className="card panel raw-record">
         <summary>Raw record (for support)</summary>
