@@ -3,7 +3,8 @@ import { timelineTicks } from "@/lib/ui/charts";
 import { formatTime } from "@/lib/ui/format";
 
 /**
- * One row per participant, a bar from each join to its leave on the call's time axis.
+ * One row per person, a bar from each of their joins to its leave on the call's time axis
+ * (a rejoin is a second bar on the same row).
  * Plain HTML positioned in percent (not a scaled SVG), so labels keep their size on a phone.
  */
 export function CallTimeline({ timeline, tz }: { timeline: Timeline; tz: string }) {
@@ -13,21 +14,26 @@ export function CallTimeline({ timeline, tz }: { timeline: Timeline; tz: string 
   return (
     <figure className="chart timeline" data-testid="timeline">
       <p className="sr-only">
-        {timeline.rows.map((r) => `${r.uid}: ${r.joined ? `joined ${formatTime(r.joinedAt, tz)}, left ${formatTime(r.leftAt, tz)}` : "never joined"}`).join("; ")}
+        {timeline.rows
+          .map((r) => `${r.uid}: ${r.joined ? r.segments.map((g) => `joined ${formatTime(g.joinedAt, tz)}, left ${g.leftAt === null ? "still in" : formatTime(g.leftAt, tz)}`).join("; then ") : "never joined"}`)
+          .join(". ")}
       </p>
       <ol className="timeline-rows" aria-hidden="true">
-        {timeline.rows.map((r, i) => (
-          <li key={`${r.uid}-${i}`} className="timeline-row">
+        {timeline.rows.map((r) => (
+          <li key={r.uid} className="timeline-row" data-uid={r.uid} data-sessions={r.segments.length}>
             <span className="timeline-label" title={r.uid}>
               {r.uid}
             </span>
             <span className="timeline-track">
-              {r.joinOffset !== null && r.leaveOffset !== null ? (
-                <span
-                  className="timeline-bar"
-                  style={{ left: pct(r.joinOffset), width: `max(2px, ${pct(r.leaveOffset - r.joinOffset)})` }}
-                  title={`${r.uid}: ${formatTime(r.joinedAt, tz)} – ${formatTime(r.leftAt, tz)}`}
-                />
+              {r.segments.length > 0 ? (
+                r.segments.map((g, i) => (
+                  <span
+                    key={i}
+                    className="timeline-bar"
+                    style={{ left: pct(g.joinOffset), width: `max(2px, ${pct(g.leaveOffset - g.joinOffset)})` }}
+                    title={`${r.uid}: ${formatTime(g.joinedAt, tz)} – ${g.leftAt === null ? "still in" : formatTime(g.leftAt, tz)}`}
+                  />
+                ))
               ) : (
                 <span className="timeline-never">never joined ({r.state ?? "unknown"})</span>
               )}

@@ -69,14 +69,20 @@ describe("chart mappers", () => {
     const call = { startedAt: 1000, initiatedAt: 990, endedAt: 1600, participants: [p("a", 1000, 1600, 10), p("b", 1100, null, 3), p("c", null, null, 0)] } satisfies Pick<CallDetail, "startedAt" | "initiatedAt" | "endedAt" | "participants">;
     const t = callTimeline(call)!;
     expect([t.start, t.end]).toEqual([1000, 1600]);
-    expect(t.rows.map((r) => [r.uid, r.joinOffset, r.leaveOffset])).toEqual([["a", 0, 600], ["b", 100, 600], ["c", null, null]]);
+    const spans = (rows: typeof t.rows) => rows.map((r) => [r.uid, ...r.segments.map((g) => [g.joinOffset, g.leaveOffset])]);
+    expect(spans(t.rows)).toEqual([["a", [0, 600]], ["b", [100, 600]], ["c"]]);
+    expect(t.rows[2]).toMatchObject({ joined: false, state: "unanswered" });
     expect(callTimeline({ startedAt: null, initiatedAt: null, endedAt: null, participants: [] })).toBeNull();
     expect(participantMinutes(call).map((m) => m.uid)).toEqual(["a", "b", "c"]);
     // An ongoing call: no end, no leaves; it spans what the platform has counted so far.
     const ongoing = { startedAt: 1000, initiatedAt: 990, endedAt: null, durationSeconds: 204, participants: [p("a", 1000, null, 3.4), p("b", 1004, null, 3)] };
     const live = callTimeline(ongoing)!;
     expect([live.start, live.end]).toEqual([1000, 1204]);
-    expect(live.rows.map((r) => r.leaveOffset)).toEqual([204, 204]);
+    expect(live.rows.map((r) => r.segments[0].leaveOffset)).toEqual([204, 204]);
+    // A rejoin: one row, two segments; its minutes summed into one bar.
+    const rejoin = { ...call, participants: [p("a", 1000, 1200, 4), p("b", 1100, 1500, 6), p("a", 1300, 1600, 5)] };
+    expect(spans(callTimeline(rejoin)!.rows)).toEqual([["a", [0, 200], [300, 600]], ["b", [100, 500]]]);
+    expect(participantMinutes(rejoin)).toEqual([{ uid: "a", audio: 9, video: 0, total: 9 }, { uid: "b", audio: 6, video: 0, total: 6 }]);
   });
 
   it("puts a timeline's ticks on round offsets that fit", () => {

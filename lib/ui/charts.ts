@@ -3,6 +3,7 @@
  * charts.test.ts); components only draw what these return.
  */
 import type { BreakdownRow, CallDetail, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, Totals, TotalsReport } from "@/lib/analytics";
+import { groupByPerson } from "./people";
 import { change, changePoints, formatCount, formatDecimal, formatMinutes, formatPercent, formatSeconds, label, type Change } from "./format";
 
 export interface KpiTile {
@@ -124,14 +125,21 @@ export function engagementSeries(rows: readonly EngagementBucketRow[]): BarPoint
   });
 }
 
+export interface TimelineSegment {
+  /** Seconds from the timeline's start. */
+  joinOffset: number;
+  leaveOffset: number;
+  joinedAt: number;
+  /** Null while the session is still open (it runs to the timeline's end). */
+  leftAt: number | null;
+}
+
+/** One person: every session of theirs on one row (a rejoin is a second segment). */
 export interface TimelineRow {
   uid: string;
   joined: boolean;
-  /** Seconds from the timeline's start (null when the participant never joined). */
-  joinOffset: number | null;
-  leaveOffset: number | null;
-  joinedAt: number | null;
-  leftAt: number | null;
+  segments: TimelineSegment[];
+  /** The sessions' states, for a person who never joined. */
   state: string | null;
 }
 
@@ -143,7 +151,7 @@ export interface Timeline {
 
 /**
  * Joins and leaves on one time axis: from the call's start (or the first join) to its
- * end (or the last leave). A participant still in the call (no leftAt) stays to the end.
+ * end (or the last leave), one row per person. A session still open (no leftAt) runs to the end.
  */
 export function callTimeline(
   call: Pick<CallDetail, "startedAt" | "initiatedAt" | "endedAt" | "participants"> & { durationSeconds?: number },
@@ -163,14 +171,14 @@ export function callTimeline(
   return {
     start,
     end,
-    rows: call.participants.map((p) => ({
-      uid: p.uid,
-      joined: p.joinedAt !== null,
-      joinOffset: p.joinedAt === null ? null : p.joinedAt - start,
-      leaveOffset: p.joinedAt === null ? null : (p.leftAt ?? end) - start,
-      joinedAt: p.joinedAt,
-      leftAt: p.leftAt,
-      state: p.state,
+    rows: groupByPerson(call.participants).map((person) => ({
+      uid: person.uid,
+      joined: person.joinedAt !== null,
+      segments: person.sessions
+        .filter((p) => p.joinedAt !== null)
+        .map((p) => ({ joinOffset: p.joinedAt! - start, leaveOffset: (p.leftAt ?? end) - start, joinedAt: p.joinedAt!, leftAt: p.leftAt }))
+        .sort((x, y) => x.joinOffset - y.joinOffset),
+      state: person.states.join(", ") || null,
     })),
   };
 }
@@ -200,10 +208,10 @@ function shortDuration(seconds: number): string {
   return m ? `${h}h ${m}m` : `${h}h`;
 }
 
-/** Minutes per participant of a call, most first. */
+/** Minutes per person of a call (their sessions summed), most first. */
 export function participantMinutes(call: Pick<CallDetail, "participants">): Array<{ uid: string; audio: number; video: number; total: number }> {
-  return call.participants
-    .map((p) => ({ uid: p.uid, audio: p.totalAudioMinutes, video: p.totalVideoMinutes, total: p.totalDurationMinutes }))
+  return groupByPerson(call.participants)
+    .map((p) => ({ uid: p.uid, audio: p.audioMinutes, video: p.videoMinutes, total: p.totalMinutes }))
     .sort((a, b) => b.total - a.total || a.uid.localeCompare(b.uid));
 }
 

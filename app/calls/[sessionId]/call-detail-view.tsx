@@ -3,10 +3,10 @@ import type { CallDetail } from "@/lib/analytics";
 import { ParticipantMinutesChart } from "@/components/charts/participant-minutes";
 import { CallTimeline } from "@/components/charts/timeline";
 import { EmptyState, Panel } from "@/components/panel";
-import { RecordingPanel } from "./recording-panel";
-import { ScrollBox } from "@/components/scroll-box";
 import { callTimeline, participantMinutes } from "@/lib/ui/charts";
-import { formatDateTime, formatMinutes, formatSeconds, formatTime, label } from "@/lib/ui/format";
+import { formatDateTime, formatMinutes, formatSeconds, label } from "@/lib/ui/format";
+import { ParticipantsPanel } from "./participants-panel";
+import { RecordingPanel } from "./recording-panel";
 
 /** One call: facts, who took part (join/leave, minutes, device), the timeline, its recordings, the raw record. */
 export function CallDetailView({ call, tz, isAdmin }: { call: CallDetail; tz: string; isAdmin: boolean }) {
@@ -39,50 +39,13 @@ export function CallDetailView({ call, tz, isAdmin }: { call: CallDetail; tz: st
         </dl>
       </section>
 
-      <Panel id="participants" title={`Participants (${call.participants.length})`}>
-        {call.participants.length === 0 ? (
-          <EmptyState>No participant recorded.</EmptyState>
-        ) : (
-          <ScrollBox label="Participants">
-            <table className="data-table" data-testid="participants-table">
-              <thead>
-                <tr>
-                  <th scope="col">Participant</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Joined</th>
-                  <th scope="col">Left</th>
-                  <th scope="col" className="num">Audio</th>
-                  <th scope="col" className="num">Video</th>
-                  <th scope="col" className="num">Total</th>
-                  <th scope="col">Device</th>
-                </tr>
-              </thead>
-              <tbody>
-                {call.participants.map((p) => (
-                  <tr key={p.seq} data-uid={p.uid}>
-                    <td>
-                      <Link href={`/calls?${new URLSearchParams({ app: call.app, uid: p.uid }).toString()}`}>{p.uid}</Link>
-                    </td>
-                    <td>{label(p.state)}</td>
-                    <td>{formatTime(p.joinedAt, tz)}</td>
-                    <td>{formatTime(p.leftAt, tz)}</td>
-                    <td className="num">{formatMinutes(p.totalAudioMinutes)}</td>
-                    <td className="num">{formatMinutes(p.totalVideoMinutes)}</td>
-                    <td className="num">{formatMinutes(p.totalDurationMinutes)}</td>
-                    <td className="mono">{p.deviceId ?? "—"}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </ScrollBox>
-        )}
-      </Panel>
+      <ParticipantsPanel call={call} tz={tz} />
 
       <div className="grid-2">
         <Panel id="timeline" title="Joins and leaves">
           {timeline ? <CallTimeline timeline={timeline} tz={tz} /> : <EmptyState>Nobody joined this call.</EmptyState>}
         </Panel>
-        <Panel id="minutes" title="Minutes per participant">
+        <Panel id="minutes" title="Minutes per person">
           <ParticipantMinutesChart rows={participantMinutes(call)} />
         </Panel>
       </div>
