@@ -17,6 +17,7 @@ import { breakdownGroups, dailySeries, durationSeries, engagementSeries, heatmap
 import { apiQuery } from "@/lib/ui/filter-params";
 import { formatCount, formatMinutes } from "@/lib/ui/format";
 import { csvUrl } from "@/lib/ui/reports";
+import { UNITS_HINT } from "@/lib/ui/units";
 
 type Data<T> = { data: T };
 
@@ -42,7 +43,7 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
           {(t) => (
             <>
               <KpiTiles tiles={kpiTiles(t)} comparing={comparing} />
-              {!comparing ? <p className="muted hint">Choose a period (From and To) to compare with the period just before it.</p> : null}
+              <p className="muted hint">{UNITS_HINT}{!comparing ? " Choose a period (From and To) to compare with the period just before it." : ""}</p>
             </>
           )}
         </QueryState>
@@ -99,8 +100,8 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
                     <tr>
                       <th scope="col">App</th>
                       <th scope="col" className="num">Calls</th>
-                      <th scope="col" className="num">Audio</th>
-                      <th scope="col" className="num">Video</th>
+                      <th scope="col" className="num hide-phone">Audio minutes</th>
+                      <th scope="col" className="num hide-phone">Video minutes</th>
                       <th scope="col" className="num" title="Calls flagged by the platform or with a link received">Recorded</th>
                       <th scope="col" className="num">Participants</th>
                     </tr>
@@ -114,8 +115,8 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
                             <Link href={`/calls?${drill.toString()}`}>{a.name}</Link> <span className="muted hide-phone">({a.app})</span>
                           </td>
                           <td className="num" data-testid="calls">{formatCount(a.calls)}</td>
-                          <td className="num">{formatMinutes(a.audioMinutes)}</td>
-                          <td className="num">{formatMinutes(a.videoMinutes)}</td>
+                          <td className="num hide-phone">{formatMinutes(a.audioMinutes)}</td>
+                          <td className="num hide-phone">{formatMinutes(a.videoMinutes)}</td>
                           <td className="num">{formatCount(a.recordings)}</td>
                           <td className="num">{formatCount(a.participants)}</td>
                         </tr>

@@ -1,3 +1,5 @@
+import { formatSeconds } from "@/lib/ui/format";
+
 /** Numbers and times for people, the same on the server and in the browser (UTC unless a tz is given). */
 
 const intFmt = new Intl.NumberFormat("en");
@@ -6,18 +8,12 @@ const compactFmt = new Intl.NumberFormat("en", { notation: "compact", maximumFra
 export const formatInt = (n: number) => intFmt.format(n);
 export const formatCompact = (n: number) => (Math.abs(n) < 10_000 ? intFmt.format(n) : compactFmt.format(n));
 
-/** "850 ms", "12.3 s", "4 min 05 s", "1 h 02 min". */
+/** "850ms", "12.3s", then as every duration of the dashboard: "4m 05s", "1h 02m 03s" (lib/ui/format.ts). */
 export function formatDuration(ms: number | null | undefined): string {
   if (ms === null || ms === undefined || !Number.isFinite(ms)) return "—";
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  const s = ms / 1000;
-  if (s < 60) return `${s.toFixed(1)} s`;
-  const whole = Math.round(s);
-  const h = Math.floor(whole / 3600);
-  const m = Math.floor((whole % 3600) / 60);
-  const sec = whole % 60;
-  if (h > 0) return `${h} h ${String(m).padStart(2, "0")} min`;
-  return `${m} min ${String(sec).padStart(2, "0")} s`;
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 10_000) return `${(ms / 1000).toFixed(1)}s`;
+  return formatSeconds(ms / 1000);
 }
 
 /** Elapsed time as a clock: "4:05", "1:02:03". */

@@ -12,9 +12,10 @@ import { ScrollBox } from "@/components/scroll-box";
 import { fetchReport, useFilters, useReport } from "@/components/use-report";
 import { appTrend } from "@/lib/ui/charts";
 import { apiQuery } from "@/lib/ui/filter-params";
-import { formatCount, formatDecimal, formatMinutes, formatPercent } from "@/lib/ui/format";
+import { formatCount, formatMinutes, formatPercent } from "@/lib/ui/format";
 import { trendApps } from "@/lib/ui/pages";
 import { csvUrl, reportKey, reportUrl } from "@/lib/ui/reports";
+import { UNITS_HINT } from "@/lib/ui/units";
 
 export function AppsView({ apps }: { apps: AppOption[] }) {
   const [values] = useFilters();
@@ -35,6 +36,7 @@ export function AppsView({ apps }: { apps: AppOption[] }) {
     <>
       <FilterBar apps={apps} />
       <Panel id="compare" title="Side by side" actions={<CsvLink href={csvUrl("apps", query)} what="tenant apps side by side" />}>
+        <p className="muted hint">{UNITS_HINT}</p>
         <QueryState query={usage} height={140}>
           {(d) =>
             d.data.length === 0 ? (
@@ -46,10 +48,10 @@ export function AppsView({ apps }: { apps: AppOption[] }) {
                     <tr>
                       <th scope="col">App</th>
                       <th scope="col" className="num">Calls</th>
-                      <th scope="col" className="num">Audio</th>
-                      <th scope="col" className="num">Video</th>
-                      <th scope="col" className="num">Total</th>
-                      <th scope="col" className="num">Minutes per call</th>
+                      <th scope="col" className="num">Audio minutes</th>
+                      <th scope="col" className="num">Video minutes</th>
+                      <th scope="col" className="num">Participant minutes</th>
+                      <th scope="col" className="num">Participant minutes per call</th>
                       <th scope="col" className="num" title="Calls flagged by the platform or with a link received">Recorded</th>
                       <th scope="col" className="num">Participants</th>
                     </tr>
@@ -64,7 +66,7 @@ export function AppsView({ apps }: { apps: AppOption[] }) {
                         <td className="num">{formatMinutes(a.audioMinutes)}</td>
                         <td className="num">{formatMinutes(a.videoMinutes)}</td>
                         <td className="num">{formatMinutes(a.totalMinutes)}</td>
-                        <td className="num">{a.calls ? formatDecimal(a.totalMinutes / a.calls) : "—"}</td>
+                        <td className="num">{a.calls ? formatMinutes(a.totalMinutes / a.calls) : "—"}</td>
                         <td className="num">
                           {formatCount(a.recordings)} <span className="muted">{a.calls ? formatPercent(a.recordings / a.calls) : ""}</span>
                         </td>
@@ -87,7 +89,7 @@ export function AppsView({ apps }: { apps: AppOption[] }) {
               Show{" "}
               <select value={metric} onChange={(e) => setMetric(e.target.value === "minutes" ? "minutes" : "calls")}>
                 <option value="calls">Calls per day</option>
-                <option value="minutes">Minutes per day</option>
+                <option value="minutes">Participant minutes per day</option>
               </select>
             </label>
             {shown.map((app) => (

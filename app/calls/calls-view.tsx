@@ -39,7 +39,7 @@ function columns(tz: string): Column<CallRow>[] {
     },
     { id: "participants", header: "People", meta: { numeric: true, sortKey: "participants", hide: "phone" }, cell: ({ row }) => formatCount(row.original.totalParticipants) },
     { id: "duration", header: "Duration", meta: { numeric: true, sortKey: "duration" }, cell: ({ row }) => formatSeconds(row.original.durationSeconds) },
-    { id: "minutes", header: "Minutes", meta: { numeric: true, sortKey: "minutes", hide: "phone" }, cell: ({ row }) => formatMinutes(row.original.totalAudioMinutes + row.original.totalVideoMinutes) },
+    { id: "minutes", header: () => <span title="Every participant's audio and video minutes, summed">Part. minutes</span>, meta: { numeric: true, sortKey: "minutes", hide: "phone" }, cell: ({ row }) => formatMinutes(row.original.totalAudioMinutes + row.original.totalVideoMinutes) },
     { id: "rec", header: "Recording", cell: ({ row }) => <RecordingBadge facts={row.original.recording} /> },
   ];
 }
@@ -60,9 +60,9 @@ export function CallsView({ apps }: { apps: AppOption[] }) {
           {({ current: t }) => (
             <dl className="totals" data-testid="call-totals">
               <div><dt>Calls</dt><dd data-testid="total-calls">{formatCount(t.calls)}</dd></div>
-              <div><dt>Audio</dt><dd>{formatMinutes(t.audioMinutes)}</dd></div>
-              <div><dt>Video</dt><dd>{formatMinutes(t.videoMinutes)}</dd></div>
-              <div><dt>Average duration</dt><dd>{formatSeconds(t.avgDurationSeconds)}</dd></div>
+              <div><dt>Participant minutes, audio</dt><dd>{formatMinutes(t.audioMinutes)}</dd></div>
+              <div><dt>Participant minutes, video</dt><dd>{formatMinutes(t.videoMinutes)}</dd></div>
+              <div><dt>Average call duration</dt><dd>{formatSeconds(t.avgDurationSeconds)}</dd></div>
               <div><dt title="Flagged by the platform or with a link received">Recorded</dt><dd>{formatPercent(t.recordingShare)}</dd></div>
               <div><dt>Unanswered</dt><dd>{formatPercent(t.unansweredRate)}</dd></div>
             </dl>

@@ -21,8 +21,8 @@ function columns(values: FilterValues): Column<ParticipantUsageRow>[] {
     { id: "calls", header: "Calls", meta: { numeric: true, sortKey: "start" }, cell: ({ row }) => formatCount(row.original.calls) },
     { id: "joined", header: "Joined", meta: { numeric: true }, cell: ({ row }) => formatCount(row.original.joined) },
     { id: "unanswered", header: "Unanswered", meta: { numeric: true }, cell: ({ row }) => formatCount(row.original.unanswered) },
-    { id: "audio", header: "Audio", meta: { numeric: true }, cell: ({ row }) => formatMinutes(row.original.audioMinutes) },
-    { id: "video", header: "Video", meta: { numeric: true }, cell: ({ row }) => formatMinutes(row.original.videoMinutes) },
+    { id: "audio", header: "Audio minutes", meta: { numeric: true }, cell: ({ row }) => formatMinutes(row.original.audioMinutes) },
+    { id: "video", header: "Video minutes", meta: { numeric: true }, cell: ({ row }) => formatMinutes(row.original.videoMinutes) },
     { id: "minutes", header: "Total minutes", meta: { numeric: true, sortKey: "minutes" }, cell: ({ row }) => formatMinutes(row.original.totalMinutes) },
     { id: "last", header: "Last call", cell: ({ row }) => formatDateTime(row.original.lastCallAt, values.tz) },
   ];

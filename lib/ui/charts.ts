@@ -18,9 +18,9 @@ export interface KpiTile {
 
 const TILE_SPECS: Array<{ key: keyof Totals; label: string; format: (n: number) => string; points?: boolean; higherIsBetter?: boolean }> = [
   { key: "calls", label: "Calls", format: formatCount },
-  { key: "audioMinutes", label: "Audio minutes", format: formatMinutes },
-  { key: "videoMinutes", label: "Video minutes", format: formatMinutes },
-  { key: "avgDurationSeconds", label: "Average duration", format: formatSeconds },
+  { key: "audioMinutes", label: "Participant minutes, audio", format: formatMinutes },
+  { key: "videoMinutes", label: "Participant minutes, video", format: formatMinutes },
+  { key: "avgDurationSeconds", label: "Average call duration", format: formatSeconds },
   { key: "avgParticipants", label: "Average participants", format: formatDecimal },
   { key: "recordingShare", label: "Recorded", format: formatPercent, points: true },
   { key: "unansweredRate", label: "Unanswered", format: formatPercent, points: true, higherIsBetter: false },

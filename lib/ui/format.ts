@@ -28,7 +28,11 @@ export function formatPercent(share: number | null | undefined): string {
   return share === null || share === undefined || !Number.isFinite(share) ? EMPTY : percent1.format(share);
 }
 
-/** Decimal minutes as hours and minutes: 0 → "0m", 0.4 → "<1m", 75.5 → "1h 16m", 1500 → "25h 0m". */
+/**
+ * Participant minutes (summed time, decimal minutes) as hours and minutes, the one way
+ * minutes are written everywhere: 0 → "0m", 0.4 → "<1m", 75.5 → "1h 16m", 1500 → "25h 0m",
+ * from 1,000 h whole hours. Durations (how long a call lasted) are `formatSeconds`.
+ */
 export function formatMinutes(minutes: number | null | undefined): string {
   if (minutes === null || minutes === undefined || !Number.isFinite(minutes)) return EMPTY;
   if (minutes === 0) return "0m";
@@ -38,6 +42,8 @@ export function formatMinutes(minutes: number | null | undefined): string {
   const whole = Math.round(abs);
   const h = Math.floor(whole / 60);
   const m = whole % 60;
+  // From 1,000 hours on the minutes are noise, and the value must fit a tile.
+  if (h >= 1000) return `${sign}${integer.format(Math.round(whole / 60))}h`;
   return h === 0 ? `${sign}${m}m` : `${sign}${integer.format(h)}h ${m}m`;
 }
 

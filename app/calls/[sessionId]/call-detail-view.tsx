@@ -34,8 +34,8 @@ export function CallDetailView({ call, tz, isAdmin }: { call: CallDetail; tz: st
           <div><dt>Started</dt><dd>{formatDateTime(call.startedAt, tz)}</dd></div>
           <div><dt>Ended</dt><dd>{formatDateTime(call.endedAt, tz)}</dd></div>
           <div><dt>Duration</dt><dd>{formatSeconds(call.durationSeconds)}</dd></div>
-          <div><dt>Audio</dt><dd>{formatMinutes(call.totalAudioMinutes)}</dd></div>
-          <div><dt>Video</dt><dd>{formatMinutes(call.totalVideoMinutes)}</dd></div>
+          <div><dt>Participant minutes, audio</dt><dd>{formatMinutes(call.totalAudioMinutes)}</dd></div>
+          <div><dt>Participant minutes, video</dt><dd>{formatMinutes(call.totalVideoMinutes)}</dd></div>
         </dl>
       </section>
 
