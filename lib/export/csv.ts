@@ -1,4 +1,6 @@
 import { stringify } from "csv-stringify/sync";
+import { label } from "@/lib/ui/format";
+import { isoFormatter, type IsoFormatter } from "./iso";
 
 /**
  * Streaming CSV of any analytics result: rows are pulled from an iterator (better-sqlite3
@@ -8,11 +10,49 @@ import { stringify } from "csv-stringify/sync";
  * a spreadsheet would run as a formula (leading =, +, -, @, tab, CR) are prefixed with `'`.
  */
 
-export interface CsvColumn<T> {
-  key: keyof T & string;
-  header?: string;
-  /** `decimal`: fixed to 3 places. */
-  kind?: "decimal";
+/**
+ * A column computed from another of the same row, for people reading the file: `iso`,
+ * epoch seconds as ISO 8601 in the download's zone (`isoMs`: from milliseconds);
+ * `label`, a code as the dashboard names it ("meet" → "Meeting"). Derived columns come
+ * after the data columns, so scripts reading columns by position keep working.
+ */
+export type Derivation = "iso" | "isoMs" | "label";
+
+export type CsvColumn<T> =
+  | {
+      key: keyof T & string;
+      header?: string;
+      /** `decimal`: fixed to 3 places. */
+      kind?: "decimal";
+    }
+  | { header: string; derived: { of: keyof T & string; as: Derivation } };
+
+/** What derived cells need: the download's zone. */
+export interface CsvContext {
+  iso: IsoFormatter;
+}
+
+export function csvContext(tz = "UTC"): CsvContext {
+  return { iso: isoFormatter(tz) };
+}
+
+const UTC = csvContext();
+
+function derive(value: unknown, as: Derivation, ctx: CsvContext): string {
+  if (value === null || value === undefined || value === "") return "";
+  if (as === "label") return label(String(value));
+  const n = typeof value === "number" ? value : Number(value);
+  return ctx.iso(as === "isoMs" ? n / 1000 : n);
+}
+
+/** An `iso` column beside epoch-seconds column `of`: header `<of>Iso`. */
+export function isoColumn<T>(of: keyof T & string, header = `${of}Iso`): CsvColumn<T> {
+  return { header, derived: { of, as: "iso" } };
+}
+
+/** A `label` column beside code column `of`: header `<of>Label`. */
+export function labelColumn<T>(of: keyof T & string): CsvColumn<T> {
+  return { header: `${of}Label`, derived: { of, as: "label" } };
 }
 
 const FORMULA_START = /^[=+\-@\t\r]/;
@@ -31,17 +71,25 @@ export function csvCell(value: unknown, kind?: "decimal"): string {
   return neutralise(String(value));
 }
 
-/** `callboard-<report>-<YYYY-MM-DD>.csv` (today, UTC). */
+/** `callboard-<report>-<YYYY-MM-DD>.csv` (today, UTC): routes without the filter model (csvDownloadName in filename.ts for those with it). */
 export function csvFilename(report: string, now = new Date()): string {
   return `callboard-${report}-${now.toISOString().slice(0, 10)}.csv`;
+}
+
+export interface CsvResponseOptions {
+  /** The download's file name (default `csvFilename(report)`). */
+  filename?: string;
+  /** The zone of the derived ISO columns (default UTC). */
+  tz?: string;
 }
 
 const CHUNK_ROWS = 512;
 
 /** A web ReadableStream of CSV bytes pulled from `rows`; `signal` aborts it. */
-export function csvStream<T>(rows: Iterable<T>, columns: ReadonlyArray<CsvColumn<T>>, signal?: AbortSignal): ReadableStream<Uint8Array> {
+export function csvStream<T>(rows: Iterable<T>, columns: ReadonlyArray<CsvColumn<T>>, signal?: AbortSignal, ctx: CsvContext = UTC): ReadableStream<Uint8Array> {
   const iterator = rows[Symbol.iterator]();
-  const headers = columns.map((c) => c.header ?? c.key);
+  const headers = columns.map((c) => c.header ?? ("key" in c ? c.key : ""));
+  const cellOf = (row: T, c: CsvColumn<T>) => ("derived" in c ? neutralise(derive(row[c.derived.of], c.derived.as, ctx)) : csvCell(row[c.key], c.kind));
   const encoder = new TextEncoder();
   let first = true;
   let done = false;
@@ -67,7 +115,7 @@ export function csvStream<T>(rows: Iterable<T>, columns: ReadonlyArray<CsvColumn
             done = true;
             break;
           }
-          records.push(columns.map((c) => csvCell(next.value[c.key], c.kind)));
+          records.push(columns.map((c) => cellOf(next.value, c)));
         }
         // A lone CR or LF is a line break to a spreadsheet: quote it too (RFC 4180 §2.6).
         const text = stringify(records, { header: first, columns: headers, record_delimiter: "\r\n", quoted_match: /[\r\n]/ });
@@ -84,14 +132,14 @@ export function csvStream<T>(rows: Iterable<T>, columns: ReadonlyArray<CsvColumn
 }
 
 /** A download Response of `rows` as CSV. */
-export function csvResponse<T>(report: string, rows: Iterable<T>, columns: ReadonlyArray<CsvColumn<T>>, signal?: AbortSignal): Response {
-  return new Response(csvStream(rows, columns, signal), { headers: csvHeaders(report) });
+export function csvResponse<T>(report: string, rows: Iterable<T>, columns: ReadonlyArray<CsvColumn<T>>, signal?: AbortSignal, options: CsvResponseOptions = {}): Response {
+  return new Response(csvStream(rows, columns, signal, csvContext(options.tz)), { headers: csvHeaders(options.filename ?? csvFilename(report)) });
 }
 
-function csvHeaders(report: string): Record<string, string> {
+function csvHeaders(filename: string): Record<string, string> {
   return {
     "Content-Type": "text/csv; charset=utf-8",
-    "Content-Disposition": `attachment; filename="${csvFilename(report)}"`,
+    "Content-Disposition": `attachment; filename="${filename.replace(/[^A-Za-z0-9._+-]/g, "-")}"`,
     "Cache-Control": "no-store",
     "X-Content-Type-Options": "nosniff",
   };
@@ -104,6 +152,29 @@ function csvHeaders(report: string): Record<string, string> {
 export interface RawCsvColumn {
   header: string;
   kind?: "decimal" | "boolean";
+  /** Computed from the row's field at index `of` (see Derivation); derived columns come last. */
+  derived?: { of: number; as: Derivation };
+}
+
+/**
+ * The derived cells of a raw row, each after a comma (appended to its data cells): what
+ * csvRawStream writes, for a source that writes its own lines (the calls CSV's reader).
+ */
+export function rawDerived(columns: ReadonlyArray<RawCsvColumn>, ctx: CsvContext = UTC): (r: ArrayLike<unknown>) => string {
+  const derived = columns.flatMap((c) => (c.derived ? [c.derived] : []));
+  if (columns.findIndex((c) => c.derived) !== -1 && columns.slice(columns.findIndex((c) => c.derived)).some((c) => !c.derived)) {
+    throw new Error("derived CSV columns must come after the data columns");
+  }
+  return (r) => {
+    let out = "";
+    for (const d of derived) out += "," + quoteField(neutralise(derive(r[d.of], d.as, ctx)));
+    return out;
+  };
+}
+
+/** The columns a raw row holds (the derived ones are computed from them). */
+export function dataColumns(columns: ReadonlyArray<RawCsvColumn>): RawCsvColumn[] {
+  return columns.filter((c) => !c.derived);
 }
 
 const PAD3 = ["000", "00", "0", ""];
@@ -159,11 +230,12 @@ function batchIterator(rows: RowBatches): Iterator<RowBatch> | AsyncIterator<Row
 
 /** A web ReadableStream of CSV bytes from batches of raw rows; same quoting, neutralising, backpressure
  * and abort as `csvStream`. */
-export function csvRawStream(rows: RowBatches, columns: ReadonlyArray<RawCsvColumn>, signal?: AbortSignal): ReadableStream<Uint8Array> {
+export function csvRawStream(rows: RowBatches, columns: ReadonlyArray<RawCsvColumn>, signal?: AbortSignal, ctx: CsvContext = UTC): ReadableStream<Uint8Array> {
   const iterator = batchIterator(rows);
   let cancelled = false;
-  const kinds = columns.map(rawKind);
-  const width = columns.length;
+  const kinds = dataColumns(columns).map(rawKind);
+  const width = kinds.length;
+  const derivedOf = rawDerived(columns, ctx);
   const encoder = new TextEncoder();
   let first = true;
   let done = false;
@@ -206,7 +278,7 @@ export function csvRawStream(rows: RowBatches, columns: ReadonlyArray<RawCsvColu
               for (const r of next.value) {
                 let line = cell(r[0], kinds[0]);
                 for (let c = 1; c < width; c++) line += "," + cell(r[c], kinds[c]);
-                text += line + "\r\n";
+                text += line + derivedOf(r) + "\r\n";
               }
             }
             if (text.length > before) break;
@@ -225,6 +297,6 @@ export function csvRawStream(rows: RowBatches, columns: ReadonlyArray<RawCsvColu
 }
 
 /** A download Response of raw rows as CSV. */
-export function csvRawResponse(report: string, rows: RowBatches, columns: ReadonlyArray<RawCsvColumn>, signal?: AbortSignal): Response {
-  return new Response(csvRawStream(rows, columns, signal), { headers: csvHeaders(report) });
+export function csvRawResponse(report: string, rows: RowBatches, columns: ReadonlyArray<RawCsvColumn>, signal?: AbortSignal, options: CsvResponseOptions = {}): Response {
+  return new Response(csvRawStream(rows, columns, signal, csvContext(options.tz)), { headers: csvHeaders(options.filename ?? csvFilename(report)) });
 }
