@@ -1,6 +1,19 @@
 import nextVitals from "eslint-config-next/core-web-vitals";
 import nextTs from "eslint-config-next/typescript";
 
+/**
+ * Each analytics engine's folder is its own: from outside it, only its index.ts (the
+ * engine's public face) may be imported; the rest are its internals
+ * (docs/decisions/0010-analytics-engine-interface.md). Alias and relative paths alike.
+ */
+const engineInternals = (engine) => ({
+  group: [`@/lib/analytics/engines/${engine}/*`, `**/engines/${engine}/*`],
+  message: `Use the analytics engine (lib/analytics/engine.ts) or lib/analytics/engines/${engine}/index.ts, not its internals.`,
+});
+const MEMORY = engineInternals("memory");
+const CLICKHOUSE = engineInternals("clickhouse");
+const NOT_UI = { group: ["@/app/*", "@/components/*"], message: "lib/ must not import from app/ or components/." };
+
 const config = [
   ...nextVitals,
   ...nextTs,
@@ -23,17 +36,33 @@ const config = [
           patterns: [
             { group: ["drizzle-orm", "drizzle-orm/*", "better-sqlite3"], message: "Query through lib/, not from app/ or components/." },
             { group: ["@/db/schema", "@/db/schema/*"], message: "Query through lib/, not from app/ or components/." },
+            MEMORY,
+            CLICKHOUSE,
           ],
         },
       ],
     },
   },
   {
-    // lib/ never reaches up into the UI.
+    // Everywhere else (scripts, the bench, e2e, db): through the engines' public faces.
+    files: ["**/*.{ts,tsx,mjs}"],
+    ignores: ["app/**", "components/**", "lib/**"],
+    rules: { "no-restricted-imports": ["error", { patterns: [MEMORY, CLICKHOUSE] }] },
+  },
+  {
+    // lib/ never reaches up into the UI, nor into an engine's internals.
     files: ["lib/**/*.{ts,tsx}"],
-    rules: {
-      "no-restricted-imports": ["error", { patterns: [{ group: ["@/app/*", "@/components/*"], message: "lib/ must not import from app/ or components/." }] }],
-    },
+    ignores: ["lib/analytics/engines/memory/**", "lib/analytics/engines/clickhouse/**"],
+    rules: { "no-restricted-imports": ["error", { patterns: [NOT_UI, MEMORY, CLICKHOUSE] }] },
+  },
+  {
+    // One engine never reaches into the other (relative paths from inside an engine's folder too).
+    files: ["lib/analytics/engines/memory/**/*.{ts,tsx}"],
+    rules: { "no-restricted-imports": ["error", { patterns: [NOT_UI, { ...CLICKHOUSE, group: [...CLICKHOUSE.group, "**/clickhouse/*"] }] }] },
+  },
+  {
+    files: ["lib/analytics/engines/clickhouse/**/*.{ts,tsx}"],
+    rules: { "no-restricted-imports": ["error", { patterns: [NOT_UI, { ...MEMORY, group: [...MEMORY.group, "**/memory/*"] }] }] },
   },
 ];
 

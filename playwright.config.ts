@@ -5,6 +5,18 @@ import { defineConfig, devices } from "@playwright/test";
  * warehouse (its own emulator, synced data), never the real DATABASE_PATH.
  */
 const PORT = Number(process.env.E2E_PORT ?? 3100);
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+/** Debian's Chromium, offline: without the background-networking flags it hammers the closed network. */
+export const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 export const E2E_DIR = process.env.E2E_DIR ?? ".tmp/e2e";
 
 export default defineConfig({
@@ -21,19 +33,7 @@ export default defineConfig({
     baseURL: `http://localhost:${PORT}`,
     trace: "on-first-retry",
     screenshot: "only-on-failure",
-    launchOptions: {
-      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    },
+    launchOptions: { executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS },
   },
   projects: [
     // Signs in once (admin and viewer) and saves the sessions for the specs that use them.

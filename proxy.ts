@@ -1,38 +1,53 @@
 import NextAuth from "next-auth";
 import { NextResponse } from "next/server";
 import { authConfig, SIGN_IN_PATH } from "@/lib/auth/next-auth-config";
+import { cookieWriteRefusal, hasBearerToken } from "@/lib/auth/same-origin";
+import { publicOrigin } from "@/lib/http/public-origin";
 
 /**
  * First gate (Next 16's middleware): unsigned page requests go to the sign-in page,
- * unsigned API requests get 401. It only reads the session cookie (and renews it);
- * the real decision — user still enabled, role, grants — is lib/auth/authorize.ts,
- * which every page and route calls itself. Open doors: sign-in, next-auth's own
- * routes, health, webhook ingest (Basic auth per app), static assets.
+ * unsigned API requests get 401, and writes signed in by cookie (route handlers and
+ * server actions) from another site get 403 (lib/auth/same-origin.ts). It only reads
+ * the session cookie (and renews it); the real decision — user still enabled, role,
+ * grants — is lib/auth/authorize.ts, which every page and route calls itself. Open
+ * doors: sign-in, next-auth's own routes (its CSRF token guards their POSTs), health,
+ * webhook ingest (Basic auth per app), static assets.
  */
 const { auth } = NextAuth(authConfig);
 
 const OPEN_PREFIXES = ["/api/auth/", "/api/webhooks/", "/_next/"];
 const OPEN_PATHS = new Set([SIGN_IN_PATH, "/api/health", "/favicon.ico", "/robots.txt"]);
+const NO_STORE = { "Cache-Control": "no-store" };
 
 export function isOpenPath(pathname: string): boolean {
   if (OPEN_PATHS.has(pathname)) return true;
   return OPEN_PREFIXES.some((p) => pathname.startsWith(p));
 }
 
+const isApi = (pathname: string) => pathname === "/api" || pathname.startsWith("/api/");
+
 export default auth((request) => {
   const { pathname, search } = request.nextUrl;
-  if (isOpenPath(pathname) || request.auth) return NextResponse.next();
+  if (isOpenPath(pathname)) return NextResponse.next();
 
-  if (pathname === "/api" || pathname.startsWith("/api/")) {
+  if (request.auth) {
+    const refusal = cookieWriteRefusal(request, { jsonBody: isApi(pathname) });
+    if (!refusal) return NextResponse.next();
+    return NextResponse.json({ error: { code: refusal.code, message: refusal.message } }, { status: refusal.status, headers: NO_STORE });
+  }
+
+  if (isApi(pathname)) {
     // Scripts: the route handler checks the token.
-    if (/^bearer\s/i.test(request.headers.get("authorization") ?? "")) return NextResponse.next();
+    if (hasBearerToken(request.headers)) return NextResponse.next();
     return NextResponse.json(
       { error: { code: "unauthorized", message: "Sign in or send Authorization: Bearer <token>." } },
-      { status: 401, headers: { "Cache-Control": "no-store" } },
+      { status: 401, headers: NO_STORE },
     );
   }
 
-  const target = new URL(SIGN_IN_PATH, request.nextUrl.origin);
+  // To the configured address or the host the browser asked: Next's own request URL says
+  // `localhost` whatever the host, when served by lib/server/start.ts.
+  const target = new URL(SIGN_IN_PATH, publicOrigin(request.headers) ?? request.nextUrl.origin);
   if (pathname !== "/") target.searchParams.set("callbackUrl", pathname + search);
   return NextResponse.redirect(target);
 });

@@ -11,10 +11,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { openDatabase, type Db } from "@/db/client";
 import * as A from "@/lib/analytics";
-import { changelogTriggerStatements } from "@/lib/analytics/changelog-sql";
+import { createMemoryEngine, changelogTriggerStatements, type MemoryEngine } from "@/lib/analytics/engines/memory";
 import { openFixtureDb, randomCall, rng, writeCalls } from "@/lib/analytics/test-fixtures";
-import { csvRawStream } from "@/lib/export/csv";
-import { CALL_RAW_COLUMNS } from "@/lib/export/columns";
 import type { BenchRow } from "./run";
 
 const YEAR0 = Date.UTC(2025, 0, 1) / 1000;
@@ -136,13 +134,15 @@ export async function runAnalyticsBench(opts: AnalyticsBenchOptions): Promise<Be
       let t0 = performance.now();
       const db = opts.reuse ? openDatabase(opts.reuse) : buildSqlite(path.join(dir, "bench.db"), n);
       rows.push({ area: "analytics", metric: `${label}: build warehouse (SQLite, indexes after load)`, target: "minutes", measured: `${((performance.now() - t0) / 1000).toFixed(1)} s` });
+      // The memory engine in-process (no worker runs yet): the reports' own cost, on this thread.
+      const engine = createMemoryEngine({ db: () => db });
       t0 = performance.now();
-      const store = A.analyticsStore(db);
+      const storeB = (await engine.ready())?.bytes ?? 0;
       rows.push({
         area: "analytics",
         metric: `${label}: in-memory store first load (once per process)`,
         target: "",
-        measured: `${((performance.now() - t0) / 1000).toFixed(1)} s, ${(A.storeBytes(store) / 1e6).toFixed(0)} MB (${(A.storeBytes(store) / n).toFixed(0)} B/call)`,
+        measured: `${((performance.now() - t0) / 1000).toFixed(1)} s, ${(storeB / 1e6).toFixed(0)} MB (${(storeB / n).toFixed(0)} B/call)`,
       });
       t0 = performance.now();
       const duck = await buildDuck(n);
@@ -158,21 +158,21 @@ export async function runAnalyticsBench(opts: AnalyticsBenchOptions): Promise<Be
       };
       const duckWhere = { "no filter": `start_at >= ${year.from} AND start_at < ${year.to}`, "type=video&status=ended": `start_at >= ${year.from} AND start_at < ${year.to} AND type = 'video' AND status = 'ended'` };
       const reports: Array<[string, (f: A.Filters) => unknown, (w: string) => string]> = [
-        ["calls page", (f) => A.getCalls(db, f, scope), (w) => `SELECT count(*) FROM calls WHERE ${w}; SELECT * FROM calls WHERE ${w} ORDER BY start_at DESC LIMIT 50`],
+        ["calls page", (f) => engine.report("calls", f, scope), (w) => `SELECT count(*) FROM calls WHERE ${w}; SELECT * FROM calls WHERE ${w} ORDER BY start_at DESC LIMIT 50`],
         // A deep page in another order: the store sorts in memory, no OFFSET walk.
         [
           "calls page 5,000 by minutes",
-          (f) => A.getCalls(db, { ...f, sort: "minutes", order: "asc", page: 5000 }, scope),
+          (f) => engine.report("calls", { ...f, sort: "minutes", order: "asc", page: 5000 }, scope),
           (w) => `SELECT count(*) FROM calls WHERE ${w}; SELECT * FROM calls WHERE ${w} ORDER BY audio + video, pk LIMIT 50 OFFSET 249950`,
         ],
-        ["totals", (f) => A.getTotals(db, f, scope), (w) => `SELECT count(*), sum(audio), sum(video), avg(duration_seconds), avg(total_participants), avg(has_recording::INT), avg((status = 'unanswered')::INT) FROM calls WHERE ${w}`],
-        ["breakdowns", (f) => A.getBreakdowns(db, f, scope), (w) => `SELECT type, mode, status, receiver_type, has_recording, count(*), sum(audio), sum(video) FROM calls WHERE ${w} GROUP BY ALL`],
-        ["daily (Asia/Kolkata)", (f) => A.getDailyUsage(db, { ...f, tz: "Asia/Kolkata" }, scope), (w) => `SELECT (start_at + 19800) // 86400 AS d, count(*), sum(audio), sum(video), avg(duration_seconds), avg(total_participants) FROM calls WHERE ${w} GROUP BY d`],
-        ["per app", (f) => A.getAppUsage(db, f, scope), (w) => `SELECT app_pk, count(*), sum(audio), sum(video), sum(has_recording::INT) FROM calls WHERE ${w} GROUP BY app_pk; SELECT app_pk, count(DISTINCT uid) FROM participants WHERE ${w} GROUP BY app_pk`],
-        ["per participant", (f) => A.getParticipantUsage(db, f, scope), (w) => `SELECT app_pk, uid, count(DISTINCT call_pk), count(DISTINCT CASE WHEN is_joined THEN call_pk END), count(DISTINCT CASE WHEN state = 'unanswered' THEN call_pk END), sum(audio), sum(video), min(start_at), max(start_at) FROM participants WHERE ${w} GROUP BY app_pk, uid`],
-        ["durations", (f) => A.getDurationDistribution(db, f, scope), (w) => `SELECT CASE WHEN duration_seconds < 60 THEN 0 WHEN duration_seconds < 300 THEN 1 WHEN duration_seconds < 900 THEN 2 WHEN duration_seconds < 1800 THEN 3 WHEN duration_seconds < 3600 THEN 4 ELSE 5 END AS b, count(*) FROM calls WHERE ${w} GROUP BY b`],
-        ["heatmap (Europe/Berlin)", (f) => A.getConcurrencyHeatmap(db, { ...f, tz: "Europe/Berlin" }, scope), (w) => `SELECT ((h * 3600 + 3600) // 86400 + 4) % 7, ((h * 3600 + 3600) % 86400) // 3600, count(*) FROM (SELECT unnest(range(start_at // 3600, greatest(end_at, start_at) // 3600 + 1)) AS h FROM calls WHERE ${w}) GROUP BY ALL`],
-        ["engagement", (f) => A.getEngagement(db, f, scope), (w) => `SELECT n, count(*) FROM (SELECT count(DISTINCT call_pk) AS n FROM participants WHERE ${w} GROUP BY app_pk, uid) GROUP BY n`],
+        ["totals", (f) => engine.report("totals", f, scope), (w) => `SELECT count(*), sum(audio), sum(video), avg(duration_seconds), avg(total_participants), avg(has_recording::INT), avg((status = 'unanswered')::INT) FROM calls WHERE ${w}`],
+        ["breakdowns", (f) => engine.report("breakdowns", f, scope), (w) => `SELECT type, mode, status, receiver_type, has_recording, count(*), sum(audio), sum(video) FROM calls WHERE ${w} GROUP BY ALL`],
+        ["daily (Asia/Kolkata)", (f) => engine.report("daily", { ...f, tz: "Asia/Kolkata" }, scope), (w) => `SELECT (start_at + 19800) // 86400 AS d, count(*), sum(audio), sum(video), avg(duration_seconds), avg(total_participants) FROM calls WHERE ${w} GROUP BY d`],
+        ["per app", (f) => engine.report("apps", f, scope), (w) => `SELECT app_pk, count(*), sum(audio), sum(video), sum(has_recording::INT) FROM calls WHERE ${w} GROUP BY app_pk; SELECT app_pk, count(DISTINCT uid) FROM participants WHERE ${w} GROUP BY app_pk`],
+        ["per participant", (f) => engine.report("participants", f, scope), (w) => `SELECT app_pk, uid, count(DISTINCT call_pk), count(DISTINCT CASE WHEN is_joined THEN call_pk END), count(DISTINCT CASE WHEN state = 'unanswered' THEN call_pk END), sum(audio), sum(video), min(start_at), max(start_at) FROM participants WHERE ${w} GROUP BY app_pk, uid`],
+        ["durations", (f) => engine.report("durations", f, scope), (w) => `SELECT CASE WHEN duration_seconds < 60 THEN 0 WHEN duration_seconds < 300 THEN 1 WHEN duration_seconds < 900 THEN 2 WHEN duration_seconds < 1800 THEN 3 WHEN duration_seconds < 3600 THEN 4 ELSE 5 END AS b, count(*) FROM calls WHERE ${w} GROUP BY b`],
+        ["heatmap (Europe/Berlin)", (f) => engine.report("heatmap", { ...f, tz: "Europe/Berlin" }, scope), (w) => `SELECT ((h * 3600 + 3600) // 86400 + 4) % 7, ((h * 3600 + 3600) % 86400) // 3600, count(*) FROM (SELECT unnest(range(start_at // 3600, greatest(end_at, start_at) // 3600 + 1)) AS h FROM calls WHERE ${w}) GROUP BY ALL`],
+        ["engagement", (f) => engine.report("engagement", f, scope), (w) => `SELECT n, count(*) FROM (SELECT count(DISTINCT call_pk) AS n FROM participants WHERE ${w} GROUP BY app_pk, uid) GROUP BY n`],
       ];
       for (const [name, fn, duckSql] of reports) {
         for (const [fname, f] of Object.entries(filterSets)) {
@@ -195,7 +195,7 @@ export async function runAnalyticsBench(opts: AnalyticsBenchOptions): Promise<Be
       const rss0 = process.memoryUsage().rss;
       let peak = rss0;
       t0 = performance.now();
-      const reader = csvRawStream(A.callsCsvBatches(db, A.filters(), scope), CALL_RAW_COLUMNS).getReader();
+      const reader = A.REPORTS.calls.csv.stream(await engine.csv("calls", A.filters(), scope)).getReader();
       let firstByte = 0;
       let bytes = 0;
       for (let i = 0; ; i++) {
@@ -211,8 +211,8 @@ export async function runAnalyticsBench(opts: AnalyticsBenchOptions): Promise<Be
       rows.push({ area: "analytics", metric: `${label} CSV full calls list, in-process fallback (no worker): rows/s`, target: "(worker path below)", measured: `${Math.round(n / secs).toLocaleString("en-US")} (${(bytes / 1e6).toFixed(0)} MB in ${secs.toFixed(1)} s)` });
       rows.push({ area: "analytics", metric: `${label} CSV in-process fallback: first byte`, target: "(worker path below)", measured: `${firstByte.toFixed(0)} ms` });
       rows.push({ area: "analytics", metric: `${label} CSV in-process fallback: memory growth (RSS)`, target: "< 150 MB", measured: `${((peak - rss0) / 1e6).toFixed(0)} MB`, ok: peak - rss0 < 150e6 });
-      rows.push(...(await workerCsvBench(db, label)));
-      rows.push(...catchUpBench(db, label));
+      rows.push(...(await workerCsvBench(db, label, n)));
+      rows.push(...(await catchUpBench(db, engine, label)));
       db.$client.close();
       duck.close();
     } finally {
@@ -228,25 +228,24 @@ export async function runAnalyticsBench(opts: AnalyticsBenchOptions): Promise<Be
  * analytics worker holding the store (head first from the worker, rows read on this
  * thread). The first export after the worker loaded, then the first byte of a second.
  */
-async function workerCsvBench(db: Db, label: string): Promise<BenchRow[]> {
+async function workerCsvBench(db: Db, label: string, calls: number): Promise<BenchRow[]> {
   process.env.AUTH_SECRET ??= "bench-only-secret-bench-only-secret-000";
-  const { startAnalyticsWorker, runOffThread, storeValuesOffThread } = await import("@/lib/analytics/worker-host");
-  const { REPORTS } = await import("@/lib/analytics/reports");
   const { handleReport } = await import("@/lib/analytics/http");
-  const worker = startAnalyticsWorker(db);
-  if (!worker) return [{ area: "analytics", metric: `${label} CSV through the analytics worker`, target: "", measured: "worker unavailable" }];
+  const engine = createMemoryEngine({ db: () => db, worker: true });
+  await engine.start();
   try {
     const t0 = performance.now();
-    const warm = await worker.warm;
+    const warm = await engine.ready();
     const loadS = (performance.now() - t0) / 1000;
-    const deps = { db: () => db, authorize: async () => ({ appPks: "all" }), offThread: runOffThread, storeValues: storeValuesOffThread };
+    if (!warm) return [{ area: "analytics", metric: `${label} CSV through the analytics worker`, target: "", measured: "worker unavailable" }];
+    const deps = { authorize: async () => ({ userId: 0, email: "bench@localhost", role: "admin" as const, appPks: "all" as const }), engine: () => engine };
     const exportOnce = async (whole: boolean) => {
       global.gc?.();
       const rss0 = process.memoryUsage().rss;
       let peak = rss0;
       let chunks = 0;
       const t = performance.now();
-      const res = await handleReport(new Request("http://localhost/api/v1/calls?format=csv"), REPORTS.calls as never, deps as never);
+      const res = await handleReport(new Request("http://localhost/api/v1/calls?format=csv"), "calls", deps);
       const reader = res.body!.getReader();
       let first = 0;
       let bytes = 0;
@@ -270,19 +269,18 @@ async function workerCsvBench(db: Db, label: string): Promise<BenchRow[]> {
     // Once the threads' heaps and the worker's sort scratch (12 B a call, kept for the
     // next sort) have grown: what every export after the first gets.
     const c = await exportOnce(true);
-    const calls = A.countCalls(db, A.filters(), "all");
     return [
       { area: "analytics", metric: `${label} CSV through the analytics worker (store and ${warm?.scratchMb ?? 0} MB of sort scratch loaded there in ${loadS.toFixed(1)} s): rows/s, first export / third`, target: "≥ 250,000", measured: `${Math.round(calls / a.secs).toLocaleString("en-US")} / ${Math.round(calls / c.secs).toLocaleString("en-US")} (${(a.bytes / 1e6).toFixed(0)} MB in ${a.secs.toFixed(1)} / ${c.secs.toFixed(1)} s)`, ok: calls / a.secs >= 250_000 },
       { area: "analytics", metric: `${label} CSV through the analytics worker: first byte, first export / next`, target: "< 200 ms", measured: `${a.first.toFixed(0)} / ${b.first.toFixed(0)} ms`, ok: a.first < 200 && b.first < 200 },
       { area: "analytics", metric: `${label} CSV through the analytics worker: memory growth (RSS, both threads), first export / third`, target: "< 150 MB", measured: `${(a.growth / 1e6).toFixed(0)} / ${(c.growth / 1e6).toFixed(0)} MB`, ok: a.growth < 150e6 },
     ];
   } finally {
-    await worker.close();
+    await engine.close();
   }
 }
 
 /** Another connection (the CLI sync) re-syncs 1,000 calls; the next report catches up. */
-function catchUpBench(db: Db, label: string): BenchRow[] {
+async function catchUpBench(db: Db, engine: MemoryEngine, label: string): Promise<BenchRow[]> {
   const other = openDatabase(db.$client.name);
   const s = other.$client;
   const pks = s.prepare("SELECT pk FROM calls ORDER BY pk DESC LIMIT 1000").pluck().all() as number[];
@@ -295,7 +293,7 @@ function catchUpBench(db: Db, label: string): BenchRow[] {
   })();
   other.$client.close();
   const t0 = performance.now();
-  const total = A.getTotals(db, A.filters(), { appPks: "all" }).current.calls;
+  const total = (await engine.report("totals", A.filters(), { appPks: "all" })).current.calls;
   const ms = performance.now() - t0;
   return [{ area: "analytics", metric: `${label}: report right after 1,000 calls re-synced by another process (catch-up included)`, target: "", measured: `${ms.toFixed(1)} ms (${total} calls)` }];
 }

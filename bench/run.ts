@@ -3,10 +3,16 @@
  * measured figures. Builds its own data; never touches DATABASE_PATH.
  *
  *   npm run bench                      # everything at the issues' sizes (1M and 10M calls: long)
- *   npm run bench -- --only sync       # one part: sync | analytics | webhooks
+ *   npm run bench -- --only sync       # one part: sync | http | analytics | webhooks | webhook-kill | sync-long
+ *   npm run bench -- --only webhook-kill --rounds 10   # SIGKILL the server under webhook load, count what was lost
  *   npm run bench -- --quick           # smaller sizes, for a smoke run
+ *   npm run bench -- --only sync --mix platform,light-users   # some of the sync's data mixes
+ *   npm run bench -- --only sync-long [--calls N]
+ *                                      # one backfill of N calls (default 10M), the rate and
+ *                                      # peak memory at 1M, 5M and 10M (never in the full run)
  */
 import { Command } from "commander";
+import { isDataMixName } from "@/lib/emulator/mixes";
 
 export interface BenchRow {
   area: string;
@@ -18,11 +24,13 @@ export interface BenchRow {
 }
 
 const program = new Command("bench")
-  .option("--only <area>", "sync | analytics | webhooks")
+  .option("--rounds <n>", "kill-and-restart rounds of the webhook kill test (default 5)")
+  .option("--only <area>", "sync | http | analytics | webhooks | webhook-kill | sync-long")
   .option("--quick", "smaller sizes (smoke run)")
   .option("--calls <n>", "override the call count of the sync and analytics benches")
+  .option("--mix <names>", "sync: data mixes to run, comma-separated (default: platform,heavy-users,light-users,big-meetings)")
   .parse(process.argv);
-const opts = program.opts<{ only?: string; quick?: boolean; calls?: string }>();
+const opts = program.opts<{ only?: string; quick?: boolean; calls?: string; mix?: string; rounds?: string }>();
 
 function printTable(rows: BenchRow[]): void {
   const cols: Array<keyof BenchRow> = ["area", "metric", "target", "measured", "ok"];
@@ -42,7 +50,19 @@ async function main(): Promise<void> {
 
   if (want("sync")) {
     const { runSyncBackfillBench } = await import("./sync-backfill");
-    rows.push(...(await runSyncBackfillBench({ calls: calls ?? (opts.quick ? 100_000 : 1_000_000) })));
+    const mixes = opts.mix?.split(",").map((m) => m.trim());
+    const unknown = mixes?.find((m) => !isDataMixName(m));
+    if (unknown) throw new Error(`--mix: unknown mix "${unknown}"`);
+    rows.push(...(await runSyncBackfillBench({ calls: calls ?? (opts.quick ? 100_000 : 1_000_000), mixes: mixes?.filter(isDataMixName) })));
+  }
+  if (want("http")) {
+    const { runHttpReportsBench } = await import("./http-reports");
+    const mixes = opts.mix?.split(",").map((m) => m.trim()).filter(isDataMixName);
+    for (const n of calls ? [calls] : opts.quick ? [100_000] : [1_000_000, 10_000_000]) rows.push(...(await runHttpReportsBench({ calls: n, mixes: mixes?.length ? mixes : undefined })));
+  }
+  if (opts.only === "sync-long") {
+    const { runLongBackfillBench } = await import("./sync-backfill");
+    rows.push(...(await runLongBackfillBench({ calls: calls ?? 10_000_000 })));
   }
   if (want("analytics")) {
     const { runAnalyticsBench } = await import("./analytics");
@@ -51,6 +71,10 @@ async function main(): Promise<void> {
   if (want("webhooks")) {
     const { runWebhookBench } = await import("./webhooks");
     rows.push(...(await runWebhookBench({ durationSeconds: opts.quick ? 5 : 30 })));
+  }
+  if (want("webhook-kill")) {
+    const { runWebhookKillBench } = await import("./webhook-kill");
+    rows.push(...(await runWebhookKillBench({ rounds: opts.rounds ? Number(opts.rounds) : opts.quick ? 2 : 5 })));
   }
   console.log("");
   printTable(rows);

@@ -6,6 +6,7 @@
  * and repeats are stored and counted once.
  *
  *   npx tsx bench/webhooks.ts [seconds]
+ *   npx tsx bench/webhooks.ts --kill [rounds]   # the kill test (bench/webhook-kill.ts)
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -60,7 +61,7 @@ export interface WebhookBenchOptions {
   build?: boolean;
 }
 
-interface LoadStats {
+export interface LoadStats {
   result: AutocannonResult;
   answered200: number;
   answeredStored: number;
@@ -69,7 +70,7 @@ interface LoadStats {
   seconds: number;
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.once("error", reject);
@@ -81,7 +82,7 @@ function freePort(): Promise<number> {
   });
 }
 
-async function waitForHttp(url: string, child: ChildProcess, timeoutMs = 120_000): Promise<void> {
+export async function waitForHttp(url: string, child: ChildProcess, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`server exited with code ${child.exitCode}`);
@@ -105,7 +106,7 @@ async function stop(child: ChildProcess): Promise<void> {
 }
 
 /** Realistic mix: mostly chat triggers, some recordings and live call events, and repeats. */
-function bodyFactory(run: string, repeatShare: number) {
+export function bodyFactory(run: string, repeatShare: number) {
   const recent: Array<{ id: string; body: string }> = [];
   let n = 0;
   return (): { id: string; body: string } => {
@@ -140,7 +141,7 @@ function bodyFactory(run: string, repeatShare: number) {
   };
 }
 
-async function load(url: string, auth: string, seconds: number, connections: number, next: () => { id: string; body: string }): Promise<LoadStats> {
+export async function load(url: string, auth: string, seconds: number, connections: number, next: () => { id: string; body: string }): Promise<LoadStats> {
   const autocannon = createRequire(import.meta.url)("autocannon") as Autocannon;
   const stats = { answered200: 0, answeredStored: 0, answeredDuplicate: 0, answeredIds: new Set<string>() };
   const started = Date.now();
@@ -223,17 +224,22 @@ function treeCpuSeconds(pid: number | undefined): number {
   return total;
 }
 
-export async function runWebhookBench(options: WebhookBenchOptions = {}): Promise<BenchRow[]> {
-  const seconds = options.durationSeconds ?? 30;
-  const connections = options.connections ?? 32;
-  const repeatShare = options.repeatShare ?? 0.05;
+/** A production build, a fresh warehouse with the bench app registered, and the server's environment. */
+export interface BenchWarehouse {
+  dir: string;
+  file: string;
+  auth: string;
+  childEnv: NodeJS.ProcessEnv;
+  tsx: string;
+}
+
+export async function prepareBenchWarehouse(options: { build?: boolean; prefix: string }): Promise<BenchWarehouse> {
   if (options.build || !existsSync(path.join(ROOT, ".next", "BUILD_ID"))) {
     console.log("webhooks bench: building (npm run build)…");
     const b = spawnSync("npm", ["run", "build"], { cwd: ROOT, stdio: "inherit", env: { AUTH_SECRET: randomBytes(32).toString("base64url"), ...process.env, NEXT_TELEMETRY_DISABLED: "1" } });
     if (b.status !== 0) throw new Error("npm run build failed");
   }
-
-  const dir = mkdtempSync(path.join(tmpdir(), "callboard-webhook-bench-"));
+  const dir = mkdtempSync(path.join(tmpdir(), options.prefix));
   const file = path.join(dir, "warehouse.db");
   const secret = randomBytes(32).toString("base64url");
   const password = randomBytes(18).toString("base64url");
@@ -243,14 +249,21 @@ export async function runWebhookBench(options: WebhookBenchOptions = {}): Promis
     SYNC_INTERVAL_SECONDS: "0", LOG_LEVEL: "warn", NEXT_TELEMETRY_DISABLED: "1",
   };
   const tsx = path.join(ROOT, "node_modules", ".bin", "tsx");
+  // A fresh warehouse with one app whose webhook uses Basic auth (registered through the CLI).
+  const add = spawnSync(tsx, ["scripts/apps.ts", "add", "--id", APP_ID, "--name", "Bench", "--region", "us", "--api-key", "bench-key-0000", "--webhook-user", USER, "--webhook-password", password], {
+    cwd: ROOT, env: childEnv, encoding: "utf8",
+  });
+  if (add.status !== 0) await registerDirectly(file, secret, password);
+  return { dir, file, auth, childEnv, tsx };
+}
+
+export async function runWebhookBench(options: WebhookBenchOptions = {}): Promise<BenchRow[]> {
+  const seconds = options.durationSeconds ?? 30;
+  const connections = options.connections ?? 32;
+  const repeatShare = options.repeatShare ?? 0.05;
+  const { dir, file, auth, childEnv, tsx } = await prepareBenchWarehouse({ build: options.build, prefix: "callboard-webhook-bench-" });
   const children: ChildProcess[] = [];
   try {
-    // A fresh warehouse with one app whose webhook uses Basic auth (registered through the CLI).
-    const add = spawnSync(tsx, ["scripts/apps.ts", "add", "--id", APP_ID, "--name", "Bench", "--region", "us", "--api-key", "bench-key-0000", "--webhook-user", USER, "--webhook-password", password], {
-      cwd: ROOT, env: childEnv, encoding: "utf8",
-    });
-    if (add.status !== 0) await registerDirectly(file, secret, password);
-
     // Both receivers run side by side and take the load in alternating rounds, so that
     // neighbours on a shared machine weigh on both alike.
     const port = await freePort();
@@ -354,7 +367,12 @@ function verify(file: string, stats: LoadStats): { rows: number; repeats: number
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  runWebhookBench({ durationSeconds: Number(process.argv[2] ?? 30) })
+  const kill = process.argv.includes("--kill");
+  const count = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? (kill ? 5 : 30));
+  const run = kill
+    ? import("./webhook-kill").then(({ runWebhookKillBench }) => runWebhookKillBench({ rounds: count }))
+    : runWebhookBench({ durationSeconds: count });
+  run
     .then((rows) => console.table(rows))
     .catch((error: unknown) => {
       console.error(error);

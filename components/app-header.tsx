@@ -1,10 +1,24 @@
 import Link from "next/link";
 import { signOutAction } from "@/app/signin/actions";
+import { db } from "@/db";
+import { firingCount } from "@/lib/alerts/history";
 import type { Caller } from "@/lib/auth/authorize";
+import { logger } from "@/lib/log/logger";
+import { AlertsBadge } from "./alerts-badge";
+
+/** Rules firing now that the caller may see; the header never fails over it. */
+function firingFor(caller: Caller): number {
+  try {
+    return firingCount(db(), caller);
+  } catch (err) {
+    logger.warn({ err: err instanceof Error ? err.message : String(err) }, "alerts badge unavailable");
+    return 0;
+  }
+}
 
 /**
- * The signed-in header: product name, navigation, who is signed in (email and role)
- * and Sign out. Admin-only links are shown to admins only; the pages check again.
+ * The signed-in header: product name, navigation (with the number of alerts firing),
+ * who is signed in (email and role) and Sign out. Admin-only links are shown to admins only; the pages check again.
  */
 export function AppHeader({ caller }: { caller: Caller }) {
   return (
@@ -19,9 +33,11 @@ export function AppHeader({ caller }: { caller: Caller }) {
           <Link href="/participants">Participants</Link>
           <Link href="/apps">Tenant apps</Link>
           <Link href="/recordings">Recordings</Link>
+          <Link href="/statements">Statements</Link>
           <Link href="/live">Live now</Link>
           <Link href="/events">Events</Link>
           <Link href="/sync">Sync</Link>
+          <AlertsBadge initial={firingFor(caller)} />
           {caller.role === "admin" ? <Link href="/settings">Settings</Link> : null}
         </nav>
         <div className="app-user">

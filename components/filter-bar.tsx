@@ -107,7 +107,8 @@ function TextField({ id, name, text, value, onCommit, inputMode, width }: { id: 
   );
 }
 
-function AppPicker({ apps, selected, onChange }: { apps: AppOption[]; selected: string[]; onChange: (apps: string[]) => void }) {
+/** The tenant apps to include (none checked: all). */
+export function AppPicker({ apps, selected, onChange }: { apps: AppOption[]; selected: string[]; onChange: (apps: string[]) => void }) {
   const summary = selected.length === 0 ? "All apps" : selected.length === 1 ? (apps.find((a) => a.appId === selected[0])?.name ?? selected[0]) : `${selected.length} apps`;
   return (
     <div className="field">
@@ -179,7 +180,8 @@ function DateRange({ id, values, onChange }: { id: string; values: FilterValues;
   );
 }
 
-function TimeZoneSelect({ id, value, onChange }: { id: string; value: string; onChange: (tz: string) => void }) {
+/** An IANA zone: UTC, the browser's, and every zone the runtime lists. */
+export function TimeZoneSelect({ id, value, onChange }: { id: string; value: string; onChange: (tz: string) => void }) {
   // The zone list and the browser's zone are known only in the browser: filled after
   // mount so the server's HTML and the first client render agree.
   const zones = useSyncExternalStore(subscribeNever, browserZones, () => null);

@@ -50,3 +50,28 @@ export function closeDb(): void {
   globalForDb.callboardDb?.db.$client.close();
   globalForDb.callboardDb = undefined;
 }
+
+/**
+ * A write that is nice to have but must never hold up or fail the request making it
+ * (a token's last use): it does not wait for the write lock, and a warehouse that
+ * is locked, full or failing skips it. Returns whether it ran.
+ */
+export function tryWrite(db: Db, write: () => void): boolean {
+  const sqlite = db.$client;
+  if (sqlite.inTransaction) {
+    write();
+    return true;
+  }
+  const normal = Number(sqlite.pragma("busy_timeout", { simple: true }));
+  sqlite.pragma("busy_timeout = 0");
+  try {
+    write();
+    return true;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === "string" && /^SQLITE_(BUSY|LOCKED|FULL|IOERR|READONLY)/.test(code)) return false;
+    throw error;
+  } finally {
+    sqlite.pragma(`busy_timeout = ${normal}`);
+  }
+}

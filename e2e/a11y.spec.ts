@@ -52,6 +52,7 @@ test("no serious or critical violation on any page", async ({ page, request }, t
     ["participants", "/participants"],
     ["apps", "/apps"],
     ["recordings", "/recordings"],
+    ["statements", "/statements?detail=true"],
     ["live", "/live"],
     ["events", "/events?days=365"],
     ["sync", "/sync"],
@@ -59,6 +60,7 @@ test("no serious or critical violation on any page", async ({ page, request }, t
     ["settings-apps", "/settings/apps"],
     ["settings-users", "/settings/users"],
     ["settings-tokens", "/settings/tokens"],
+    ["settings-prices", "/settings/prices"],
     ["settings-audit", "/settings/audit"],
   ];
   for (const [name, path] of pages) {

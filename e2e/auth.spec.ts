@@ -110,7 +110,9 @@ function assertNoSecrets(body: string, where: string, extra: string[] = []): voi
  */
 function sameRequest(ctx: APIRequestContext, method: string, path: string, headers: Record<string, string> = {}): Promise<APIResponse> {
   const url = `${path}?app=${encodeURIComponent(appIds[0] ?? "x")}`;
-  const options = { headers, maxRedirects: 0, failOnStatusCode: false, ...(method === "GET" ? {} : { data: {} }) };
+  // Writes carry the Origin a browser sends (a cookie write without it is refused as cross-site).
+  const writeHeaders = method === "GET" ? headers : { origin: ownOrigin, ...headers };
+  const options = { headers: writeHeaders, maxRedirects: 0, failOnStatusCode: false, ...(method === "GET" ? {} : { data: {} }) };
   return ctx.fetch(url, { ...options, method });
 }
 
@@ -119,12 +121,15 @@ function sameRequest(ctx: APIRequestContext, method: string, path: string, heade
 let admin: APIRequestContext;
 let adminToken: string;
 let appIds: string[] = [];
+/** This server's origin, as a browser names it in the Origin header of its writes. */
+let ownOrigin = "";
 
 test.beforeAll(async ({ playwright, baseURL }) => {
+  ownOrigin = new URL(baseURL!).origin;
   const ctx = await playwright.request.newContext({ baseURL });
   const res = await signInOverHttp(ctx, ADMIN.email, ADMIN.password);
   expect(signedIn(res), `admin sign-in (${ADMIN.email}) answered ${res.status()} ${res.headers()["location"]}`).toBe(true);
-  const created = await ctx.post("/api/v1/tokens", { data: { email: ADMIN.email, name: `e2e admin ${RUN}` } });
+  const created = await ctx.post("/api/v1/tokens", { headers: { origin: ownOrigin }, data: { email: ADMIN.email, name: `e2e admin ${RUN}` } });
   expect(created.status()).toBe(201);
   adminToken = (await json<{ data: { token: string } }>(created)).data.token;
   await ctx.dispose();

@@ -46,7 +46,7 @@ test("viewers see their runs but cannot sync: no button, 403 from the API", asyn
   const runs = (await (await request.get("/api/v1/sync", { headers: { cookie } })).json()) as { data: Array<{ appId: string }>; apps: Array<{ appId: string }> };
   expect(runs.data.length).toBeGreaterThan(0);
   for (const r of [...runs.data, ...runs.apps]) expect(state.viewer.apps).toContain(r.appId);
-  const res = await request.post("/api/v1/sync", { headers: { cookie, "content-type": "application/json" }, data: {} });
+  const res = await request.post("/api/v1/sync", { headers: { cookie, origin: new URL(page.url()).origin, "content-type": "application/json" }, data: {} });
   expect(res.status()).toBe(403);
   expect(((await res.json()) as { error: { code: string } }).error.code).toBe("forbidden");
 });
@@ -59,8 +59,8 @@ test("the sync API: 401 without a session, 400 on bad input, 404 for an unknown 
   const cookie = await cookieHeader(page);
   expect((await request.get("/api/v1/sync?limit=0", { headers: { cookie } })).status()).toBe(400);
   expect((await request.get("/api/v1/sync?status=weird", { headers: { cookie } })).status()).toBe(400);
-  const notJson = await request.post("/api/v1/sync", { headers: { cookie, "content-type": "application/json" }, data: "{nope" });
+  const notJson = await request.post("/api/v1/sync", { headers: { cookie, origin: new URL(page.url()).origin, "content-type": "application/json" }, data: "{nope" });
   expect(notJson.status()).toBe(400);
-  const unknown = await request.post("/api/v1/sync", { headers: { cookie, "content-type": "application/json" }, data: { app: "no-such-app" } });
+  const unknown = await request.post("/api/v1/sync", { headers: { cookie, origin: new URL(page.url()).origin, "content-type": "application/json" }, data: { app: "no-such-app" } });
   expect(unknown.status()).toBe(404);
 });

@@ -1,4 +1,7 @@
-/** `npm run sync -- [--app APPID] [--full]`: one sync, a summary per app, non-zero exit if any app failed. */
+/**
+ * `npm run sync -- [--app APPID] [--full] [--allow-growth] [--from-start]`: one sync, a
+ * summary per app, non-zero exit if any app failed.
+ */
 import { Command } from "commander";
 import { db } from "@/db";
 import { loadDotEnv } from "@/lib/config/dotenv";
@@ -12,11 +15,16 @@ const program = new Command("sync")
   .description("Pull calls from the platform's Calls API into the warehouse")
   .option("--app <appId>", "only this app")
   .option("--full", "page through everything (a full reconcile)")
+  .option(
+    "--allow-growth",
+    "let a run page on however far the app grows past the total the platform announced when the run began (a real backfill of a busy app); without it a run stops an app whose list keeps growing",
+  )
+  .option("--from-start", "start an unfinished backfill again from page 1 instead of resuming it")
   .exitOverride();
 
 void runCli(async () => {
   program.parse(process.argv);
-  const o = program.opts<{ app?: string; full?: boolean }>();
+  const o = program.opts<{ app?: string; full?: boolean; allowGrowth?: boolean; fromStart?: boolean }>();
   const warehouse = db();
   const targets = o.app ? [getAppById(warehouse, o.app)] : listApps(warehouse);
   if (o.app && !targets[0]) throw new Error(`app "${o.app}" is not registered (see npm run apps -- list)`);
@@ -25,12 +33,13 @@ void runCli(async () => {
   let failed = 0;
   for (const app of targets) {
     if (!app) continue;
-    const r = await syncApp(warehouse, app, { trigger: "cli", full: o.full });
+    const r = await syncApp(warehouse, app, { trigger: "cli", full: o.full, allowGrowth: o.allowGrowth, fromStart: o.fromStart });
     if (r.status !== "succeeded") failed++;
     rows.push({
       app: app.appId,
       status: r.status,
       pages: r.pages,
+      "resumed at page": r.resumedFromPage ?? "",
       inserted: r.inserted,
       updated: r.updated,
       unchanged: r.unchanged,

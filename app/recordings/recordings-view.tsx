@@ -8,6 +8,7 @@ import { FilterBar, type AppOption } from "@/components/filter-bar";
 import { CsvLink, EmptyState, Panel, Refreshing } from "@/components/panel";
 import { QueryState } from "@/components/query-state";
 import { RecordingSummaryLine, WHY_NO_LINK } from "@/components/recording-facts";
+import { RecordingLink } from "@/components/recording-link";
 import { useFilters, useReport } from "@/components/use-report";
 import { apiQuery } from "@/lib/ui/filter-params";
 import { formatCount, formatDateTime, formatSeconds, label } from "@/lib/ui/format";
@@ -31,7 +32,7 @@ function linkColumns(tz: string): Column<RecordingRow>[] {
     },
     { id: "type", header: "Type", meta: { hide: "tablet" }, cell: ({ row }) => label(row.original.callType) },
     { id: "duration", header: "Length", meta: { numeric: true }, cell: ({ row }) => formatSeconds(row.original.duration) },
-    { id: "link", header: "Recording", cell: ({ row }) => <a href={row.original.recordingUrl} target="_blank" rel="noreferrer noopener">Open<span className="sr-only"> recording of {row.original.sessionId}</span></a> },
+    { id: "link", header: "Recording", cell: ({ row }) => <RecordingLink url={row.original.recordingUrl}>Open<span className="sr-only"> recording of {row.original.sessionId}</span></RecordingLink> },
   ];
 }
 

@@ -26,6 +26,7 @@ export default async function SettingsPage() {
       text: `${formatInt(apps.length)} app${apps.length === 1 ? "" : "s"}: API keys, Calls API address, webhook settings and the ingest URL to paste into the platform.`,
     },
     { href: "/settings/users", title: "Users and grants", text: `${formatInt(users.length)} user${users.length === 1 ? "" : "s"}: roles, the apps each viewer may see, sign-in access.` },
+    { href: "/settings/prices", title: "Price sheets", text: "What each tenant app pays per audio and video participant-minute and per recording, for the usage statements." },
     { href: "/settings/tokens", title: "API tokens", text: `${formatInt(tokens.length)} active token${tokens.length === 1 ? "" : "s"} for scripts (CSV and JSON exports).` },
     { href: "/settings/audit", title: "Audit log", text: lastAudit ? `Every admin action; the latest: ${lastAudit.action} by ${lastAudit.actor}.` : "Every admin action, newest first." },
   ];

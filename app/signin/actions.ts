@@ -7,8 +7,6 @@ import { db } from "@/db";
 import { clientAddress } from "@/lib/auth/client-address";
 import { signIn, signOut } from "@/lib/auth/next-auth";
 import { safeCallbackUrl } from "@/lib/auth/callback-url";
-import { endSession } from "@/lib/auth/ended-sessions";
-import { readSessionClaims } from "@/lib/auth/session-token";
 import { checkThrottle, throttleMessage } from "@/lib/auth/throttle";
 
 export interface SignInState {
@@ -37,10 +35,7 @@ export async function signInAction(_previous: SignInState, formData: FormData): 
   redirect(callbackUrl);
 }
 
+/** Ends this sign-in for good (next-auth's signOut event, lib/auth/next-auth.ts), then clears the cookie. */
 export async function signOutAction(): Promise<void> {
-  // End this sign-in in the warehouse first: a request still in flight may bring back
-  // a renewed cookie, which must not sign the user in again.
-  const claims = await readSessionClaims(await headers());
-  if (claims) endSession(db(), claims.sessionId);
   await signOut({ redirectTo: "/signin" });
 }

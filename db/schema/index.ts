@@ -4,3 +4,5 @@ export * from "./sync";
 export * from "./auth";
 export * from "./ingest";
 export * from "./analytics";
+export * from "./alerts";
+export * from "./billing";

@@ -25,6 +25,20 @@ export const syncRuns = sqliteTable(
     error: text("error"),
     /** The first skipped records with their reasons: [{sessionId?, reason}]. */
     skippedRecords: text("skipped_records", { mode: "json" }).$type<Array<{ sessionId: string | null; reason: string }>>(),
+    // Resuming a failed backfill (migration 0010, docs/decisions/0008).
+    /** The page size the run asked for (its page numbers mean nothing without it). */
+    perPage: integer("per_page"),
+    /** Where the run's first pass began: 1, or the page after the run it resumed. */
+    startPage: integer("start_page").notNull().default(1),
+    /**
+     * The page through which everything the first pass fetched is committed; null while
+     * the pages have not proven newest first (such a run is not resumed by page).
+     */
+    committedPage: integer("committed_page"),
+    /** The failed run this one continued. */
+    resumedFromRun: integer("resumed_from_run"),
+    /** The total the platform announced on the run's first page. */
+    announcedTotal: integer("announced_total"),
   },
   (t) => [
     // Sync page and health: latest runs per app.

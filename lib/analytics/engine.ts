@@ -1,34 +1,69 @@
 /**
- * The analytics engine interface: the one way into the reports for code that is not a
- * route handler (statements, alerts, pages, scripts). Every answer is asynchronous, so
- * the same caller works whether the report is computed by the embedded in-memory engine
- * (on the analytics worker, or in-process) or by ClickHouse.
+ * The analytics engine of this process: the one way into the reports. Route handlers
+ * (http.ts, http-call.ts), the dashboard's pages, statements, alerts and scripts ask the
+ * engine of this process for a report by name (the table in reports.ts) and get its
+ * JSON, its CSV batches or one call's detail — never a store, a worker or SQL.
  *
- * Today this is a thin façade over `runReport` (worker-host.ts); issue 13 moves each
- * engine behind it. Callers depend on `analyticsEngine().report(name, filters, scope)`
- * and the report's JSON type, never on an engine's internals.
+ * Every answer is asynchronous, so one caller works whichever engine answers: the
+ * embedded in-memory engine over SQLite (lib/analytics/engines/memory/: a scan on its
+ * worker thread, or in-process) or ClickHouse (lib/analytics/engines/clickhouse/: a query
+ * over HTTP), both implementing engine-interface.ts. Which engine serves is chosen once
+ * per process (`analyticsEngine`).
+ * docs/decisions/0010-analytics-engine-interface.md says why and what each engine owns.
  */
-import type { Filters } from "./filters";
-import type { Scope } from "./query";
-import type { ReportName, REPORTS } from "./reports";
-import { runReport } from "./worker-host";
+import { db as warehouse } from "@/db";
+import type { Db } from "@/db/client";
+import { env } from "@/lib/config/env";
+import { createMemoryEngine } from "./engines/memory";
+import type { AnalyticsEngine, EngineKind } from "./engine-interface";
 
-/** A report's JSON answer, exactly as its route sends it. */
-export type ReportJson<N extends ReportName> = ReturnType<(typeof REPORTS)[N]["json"]>;
+export type { AnalyticsEngine, EngineHealth, EngineKind } from "./engine-interface";
+export type { CsvBatch, CsvSource, ReportJson, ReportName, ReportRow } from "./reports";
 
-export interface AnalyticsEngine {
-  /** Which engine answers: the embedded in-memory store over SQLite, or ClickHouse. */
-  readonly kind: "memory" | "clickhouse";
-  /** A report's JSON answer under the filter model, restricted to the scope's apps. */
-  report<N extends ReportName>(name: N, f: Filters, scope: Scope, signal?: AbortSignal): Promise<ReportJson<N>>;
+/** What an engine is built from: the warehouse (apps, scopes, and the memory engine's facts) and the environment. */
+export interface EngineContext {
+  db: () => Db;
+  env: ReturnType<typeof env>;
 }
 
-const memoryEngine: AnalyticsEngine = {
-  kind: "memory",
-  report: (name, f, scope, signal) => runReport(name, f, scope, signal),
+export type EngineFactory = (ctx: EngineContext) => AnalyticsEngine;
+
+/**
+ * The engines this build can run, by kind. An engine registers by adding its factory
+ * here; `CLICKHOUSE_URL` selects the ClickHouse engine, anything else the memory engine.
+ */
+const FACTORIES: EngineFactories = {
+  memory: (ctx) => createMemoryEngine({ db: ctx.db, worker: ctx.env.ANALYTICS_WORKER === "on" }),
 };
 
-/** The engine this process answers reports with. */
+/** The kind of engine an environment asks for. */
+export function engineKind(e: Pick<EngineContext["env"], "CLICKHOUSE_URL">): EngineKind {
+  return e.CLICKHOUSE_URL ? "clickhouse" : "memory";
+}
+
+export class EngineUnavailableError extends Error {
+  constructor(kind: EngineKind) {
+    super(`CLICKHOUSE_URL asks for the ${kind} engine, but this build has none: unset CLICKHOUSE_URL to use the embedded engine`);
+    this.name = "EngineUnavailableError";
+  }
+}
+
+export type EngineFactories = { readonly [K in EngineKind]?: EngineFactory };
+
+/** Builds the engine an environment asks for (from this build's engines, or those given: tests). */
+export function createEngine(ctx: EngineContext, factories: EngineFactories = FACTORIES): AnalyticsEngine {
+  const kind = engineKind(ctx.env);
+  const factory = factories[kind];
+  if (!factory) throw new EngineUnavailableError(kind);
+  return factory(ctx);
+}
+
+// Once per process: Next's bundle and the server's own modules are two copies of this
+// module, and must share one engine (one worker, one connection pool).
+const globalForEngine = globalThis as unknown as { callboardAnalyticsEngine?: AnalyticsEngine };
+
+/** The engine this process answers reports with (built on first use). */
 export function analyticsEngine(): AnalyticsEngine {
-  return memoryEngine;
+  globalForEngine.callboardAnalyticsEngine ??= createEngine({ db: warehouse, env: env() });
+  return globalForEngine.callboardAnalyticsEngine;
 }

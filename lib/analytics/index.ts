@@ -1,18 +1,16 @@
 /**
- * The analytics API the routes and the dashboard build on: one filter model
- * (`parseFilters`) and one function per report, each `(db, filters, scope)`.
- * Documented in docs/api.md.
+ * The analytics API the routes, pages and other parts build on: one filter model
+ * (`parseFilters`), the scope of a caller's apps, the rows every report answers with,
+ * and the engine that answers them (engine.ts). Documented in docs/api.md.
  */
 export { parseFilters, filters, DEFAULT_FILTERS, MAX_PER_PAGE, SORT_KEYS, type Filters, type SortKey, type SearchParamsInput } from "./filters";
-export { resolveApps, visibleApps, type Scope, type AppRef } from "./query";
-export { getCalls, getCall, iterateCalls, countCalls, type CallListRow, type CallDetail, type CallParticipantDetail, type RecordingDetail, type Page, type Pagination } from "./calls";
-export { callsCsvBatches, iterateCallsRaw } from "./calls-csv";
-export { getParticipantUsage, getAppUsage, getDailyUsage, type ParticipantUsageRow, type AppUsageRow, type DailyUsageRow } from "./usage";
+export { resolveApps, visibleApps, type Scope, type AppRef } from "./scope";
 export {
-  getTotals, getBreakdowns, getDurationDistribution, getConcurrencyHeatmap, getEngagement, ENGAGEMENT_BUCKETS,
-  type Totals, type TotalsReport, type BreakdownRow, type DurationBucketRow, type HeatmapCell, type EngagementBucketRow,
-} from "./insights";
-export { getRecordings, iterateRecordings, type RecordingRow } from "./recordings";
-export { getRecordingSummary, getAwaitingRecordings, withRecordingFacts, type RecordingSummary, type AwaitingRecordingRow, type RecordingFacts } from "./recording-status";
+  ENGAGEMENT_BUCKETS, MAX_CROSSINGS, round3,
+  type AppUsageRow, type BreakdownRow, type CallDetail, type CallListRow, type CallParticipantDetail, type CallRef, type DailyUsageRow, type DurationBucketRow,
+  type EngagementBucketRow, type HeatmapCell, type Page, type Pagination, type ParticipantUsageRow, type RecordingDetail, type RecordingRow, type Totals,
+  type TotalsCsvRow, type TotalsReport, type RecordingFacts, type CallListJsonRow, type RecordingSummary, type AwaitingRecordingRow,
+} from "./report-types";
+export { REPORTS, type ReportName, type ReportJson, type ReportRow, type CsvBatch, type CsvSource } from "./reports";
+export { analyticsEngine, type AnalyticsEngine, type EngineHealth, type EngineKind } from "./engine";
 export { DURATION_BUCKETS, TYPES, MODES, STATUSES, RECEIVER_TYPES } from "./dims";
-export { analyticsStore, resetAnalyticsStore, storeBytes, type AnalyticsStore } from "./store";

@@ -1,82 +1,105 @@
-import { APP_COLUMNS, AWAITING_RECORDING_COLUMNS, BREAKDOWN_COLUMNS, CALL_COLUMNS, CALL_RAW_COLUMNS, DAILY_COLUMNS, DURATION_COLUMNS, ENGAGEMENT_COLUMNS, HEATMAP_COLUMNS, PARTICIPANT_COLUMNS, RECORDING_COLUMNS } from "@/lib/export/columns";
-import { getCalls, iterateCalls } from "./calls";
-import { callsCsvBatches, callsCsvOrder } from "./calls-csv";
-import { listOf, type ReportRoute } from "./report-route";
-import { getBreakdowns, getConcurrencyHeatmap, getDurationDistribution, getEngagement, getTotals } from "./insights";
-import { getRecordings, iterateRecordings } from "./recordings";
-import { getAwaitingRecordings, getRecordingSummary, iterateAwaitingRecordings, withRecordingFacts } from "./recording-status";
-import { getAppUsage, getDailyUsage, getParticipantUsage } from "./usage";
-import type { Filters } from "./filters";
-import type { Scope } from "./query";
-import type { Db } from "@/db/client";
+import { csvBatchStream, csvRawStream, csvStream, type CsvColumn, type CsvContext, type RawCsvColumn, type RowBatch } from "@/lib/export/csv";
+import {
+  APP_COLUMNS, AWAITING_RECORDING_COLUMNS, BREAKDOWN_COLUMNS, CALL_RAW_COLUMNS, DAILY_COLUMNS, DURATION_COLUMNS, ENGAGEMENT_COLUMNS, HEATMAP_COLUMNS,
+  PARTICIPANT_COLUMNS, RECORDING_COLUMNS, RECORDING_SUMMARY_COLUMNS, TOTALS_COLUMNS,
+} from "./csv-columns";
+import type {
+  AppUsageRow, AwaitingRecordingRow, BreakdownRow, CallListJsonRow, CallListRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, Page,
+  ParticipantUsageRow, RecordingRow, RecordingSummary, TotalsCsvRow, TotalsReport,
+} from "./report-types";
 
-/** Every analytics route: its report function (JSON) and its CSV rows and columns. */
-
-/** Participants in the requested order: `sort=minutes` by total minutes, else by calls
- * (the report's own order, most first); `order=asc` turns either around. The JSON page
- * and the CSV share it, so a download lists exactly what the dashboard table shows. */
-function sortedParticipants(db: Db, f: Filters, scope: Scope) {
-  const rows = getParticipantUsage(db, f, scope);
-  if (f.sort === "minutes") rows.sort((a, b) => b.totalMinutes - a.totalMinutes || b.calls - a.calls || a.app.localeCompare(b.app) || a.uid.localeCompare(b.uid));
-  if (f.order === "asc") rows.reverse();
-  return rows;
+/**
+ * The table of reports: every analytics route's report by name, the type of its JSON
+ * answer and of its CSV rows, and its CSV columns. Engine-agnostic: an engine
+ * (lib/analytics/engine.ts) answers a report by name; the route writes what it answers.
+ *
+ * A report's CSV is one of two kinds:
+ * - `rows`: the report's row objects (the JSON's rows, every one: no paging), written
+ *   by their keys — every report but the calls list;
+ * - `raw`: rows as arrays in the columns' order, or lines an engine already wrote
+ *   (`rawCell` of each field, CRLF after each): the calls list, the one export that can
+ *   run to tens of millions of rows, where an object per row would be most of the cost.
+ *   Its derived columns (labels, ISO times: csv-columns.ts) follow the data columns: an
+ *   engine yielding arrays gives only the data columns (the writer derives the rest); an
+ *   engine writing its own lines writes the derived cells too (`rawDerived`).
+ */
+export interface ReportTypes {
+  calls: { json: Page<CallListJsonRow>; csv: "raw"; row: CallListRow };
+  participants: { json: Page<ParticipantUsageRow>; csv: "rows"; row: ParticipantUsageRow };
+  apps: { json: { data: AppUsageRow[] }; csv: "rows"; row: AppUsageRow };
+  daily: { json: { data: DailyUsageRow[] }; csv: "rows"; row: DailyUsageRow };
+  recordings: { json: Page<RecordingRow>; csv: "rows"; row: RecordingRow };
+  breakdowns: { json: { data: BreakdownRow[] }; csv: "rows"; row: BreakdownRow };
+  durations: { json: { data: DurationBucketRow[] }; csv: "rows"; row: DurationBucketRow };
+  heatmap: { json: { data: HeatmapCell[] }; csv: "rows"; row: HeatmapCell };
+  engagement: { json: { data: EngagementBucketRow[] }; csv: "rows"; row: EngagementBucketRow };
+  totals: { json: TotalsReport; csv: "rows"; row: TotalsCsvRow };
+  /** The platform's recording flag against the links the webhooks delivered (one row). */
+  "recording-summary": { json: { data: RecordingSummary }; csv: "rows"; row: RecordingSummary };
+  /** Flagged calls whose link has not arrived, newest first. */
+  "recordings-awaiting": { json: Page<AwaitingRecordingRow>; csv: "rows"; row: AwaitingRecordingRow };
 }
 
-/** The participants report is paged in JSON (it can hold thousands of uids). */
-function participantsPage(db: Db, f: Filters, scope: Scope) {
-  const all = sortedParticipants(db, f, scope);
-  const data = all.slice((f.page - 1) * f.perPage, f.page * f.perPage);
-  return { data, meta: { pagination: { total: all.length, count: data.length, per_page: f.perPage, current_page: f.page, total_pages: Math.ceil(all.length / f.perPage) } } };
+export type ReportName = keyof ReportTypes;
+
+/** A report's JSON answer, exactly as its route sends it. */
+export type ReportJson<N extends ReportName> = ReportTypes[N]["json"];
+
+/** A report's CSV row as an object (for a `raw` CSV: the row its arrays stand for). */
+export type ReportRow<N extends ReportName> = ReportTypes[N]["row"];
+
+/** One batch of a report's CSV as an engine streams it: row objects, or (`raw`) arrays in column order or written lines. */
+export type CsvBatch<N extends ReportName> = ReportTypes[N]["csv"] extends "raw" ? RowBatch : ReadonlyArray<ReportRow<N>>;
+
+/** A report's CSV batches, in the CSV's order, pulled as the client reads: plain or async. */
+export type CsvSource<N extends ReportName> = Iterable<CsvBatch<N>> | AsyncIterable<CsvBatch<N>>;
+
+/** How a report's CSV is written: its columns and the writer of its kind. */
+export interface CsvFormat<N extends ReportName> {
+  kind: ReportTypes[N]["csv"];
+  columns: ReadonlyArray<CsvColumn<ReportRow<N>>> | ReadonlyArray<RawCsvColumn>;
+  /** `ctx`: the zone of the derived ISO columns (default UTC). */
+  stream(batches: CsvSource<N>, signal?: AbortSignal, ctx?: CsvContext): ReadableStream<Uint8Array>;
 }
 
-const report = <Json, Row>(r: ReportRoute<Json, Row>): ReportRoute<Json, Row> => r;
+export interface ReportSpec<N extends ReportName> {
+  /** Names the CSV file (callboard-<name>-<date>.csv) and the route's log lines. */
+  name: N;
+  csv: CsvFormat<N>;
+}
 
-/* `offThread`: what the analytics worker computes (worker-host.ts). Every report that
- * scans the in-memory store runs there; recordings (indexed SQLite) and the calls list's
- * CSV rows are read on the request's thread (a worker would have to buffer them) — the
- * calls CSV's order is the worker's (`order`: the pks, sorted from the store, head first). */
+type Batches<B> = Iterable<B> | AsyncIterable<B>;
 
-export const REPORTS = {
-  calls: report({
-    name: "calls",
-    offThread: { json: true, order: true },
-    json: (db: Db, f: Filters, scope: Scope) => withRecordingFacts(db, getCalls(db, f, scope), scope),
-    csv: { rows: iterateCalls, columns: CALL_COLUMNS, raw: { order: callsCsvOrder, rows: callsCsvBatches, columns: CALL_RAW_COLUMNS } },
-  }),
-  participants: report({ name: "participants", offThread: { json: true, csv: true }, json: participantsPage, csv: { rows: sortedParticipants, columns: PARTICIPANT_COLUMNS } }),
-  apps: report({ name: "apps", offThread: { json: true, csv: true }, json: listOf(getAppUsage), csv: { rows: getAppUsage, columns: APP_COLUMNS } }),
-  daily: report({ name: "daily", offThread: { json: true, csv: true }, json: listOf(getDailyUsage), csv: { rows: getDailyUsage, columns: DAILY_COLUMNS } }),
-  recordings: report({ name: "recordings", json: getRecordings, csv: { rows: iterateRecordings, columns: RECORDING_COLUMNS } }),
-  breakdowns: report({ name: "breakdowns", offThread: { json: true, csv: true }, json: listOf(getBreakdowns), csv: { rows: getBreakdowns, columns: BREAKDOWN_COLUMNS } }),
-  durations: report({ name: "durations", offThread: { json: true, csv: true }, json: listOf(getDurationDistribution), csv: { rows: getDurationDistribution, columns: DURATION_COLUMNS } }),
-  heatmap: report({ name: "heatmap", offThread: { json: true, csv: true }, json: listOf(getConcurrencyHeatmap), csv: { rows: getConcurrencyHeatmap, columns: HEATMAP_COLUMNS } }),
-  engagement: report({ name: "engagement", offThread: { json: true, csv: true }, json: listOf(getEngagement), csv: { rows: getEngagement, columns: ENGAGEMENT_COLUMNS } }),
-  /* The platform's recording flag next to the links the webhooks delivered (SQLite: recording-status.ts). */
-  "recording-summary": report({
-    name: "recording-summary",
-    json: (db: Db, f: Filters, scope: Scope) => ({ data: getRecordingSummary(db, f, scope) }),
-    csv: {
-      rows: (db: Db, f: Filters, scope: Scope) => [getRecordingSummary(db, f, scope)],
-      columns: [{ key: "flagged" }, { key: "withLink" }, { key: "awaiting" }, { key: "linkNotFlagged" }, { key: "links" }, { key: "linksForUnsyncedCalls" }],
-    },
-  }),
-  "recordings-awaiting": report({ name: "recordings-awaiting", json: getAwaitingRecordings, csv: { rows: iterateAwaitingRecordings, columns: AWAITING_RECORDING_COLUMNS } }),
-  totals: report({
-    name: "totals",
-    offThread: { json: true, csv: true },
-    json: getTotals,
-    csv: {
-      rows: (db: Db, f: Filters, scope: Scope) => {
-        const t = getTotals(db, f, scope);
-        return [{ period: "current", ...t.current }, ...(t.previous ? [{ period: "previous", ...t.previous }] : [])];
-      },
-      columns: [
-        { key: "period" }, { key: "calls" }, { key: "audioMinutes", kind: "decimal" }, { key: "videoMinutes", kind: "decimal" },
-        { key: "totalMinutes", kind: "decimal" }, { key: "avgDurationSeconds", kind: "decimal" }, { key: "avgParticipants", kind: "decimal" },
-        { key: "recordingShare", kind: "decimal" }, { key: "unansweredRate", kind: "decimal" },
-      ],
-    },
-  }),
+/** Plain batches as rows, pulled one at a time (csvStream releases the source when the client leaves). */
+function* rowsOf<Row>(batches: Iterable<ReadonlyArray<Row>>): Generator<Row> {
+  for (const b of batches) yield* b;
+}
+
+function rowsCsv<Row>(columns: ReadonlyArray<CsvColumn<Row>>) {
+  return {
+    kind: "rows" as const,
+    columns,
+    stream: (batches: Batches<ReadonlyArray<Row>>, signal?: AbortSignal, ctx?: CsvContext) =>
+      Symbol.asyncIterator in batches ? csvBatchStream(batches, columns, signal, ctx) : csvStream(rowsOf(batches), columns, signal, ctx),
+  };
+}
+
+function rawCsv(columns: ReadonlyArray<RawCsvColumn>) {
+  return { kind: "raw" as const, columns, stream: (batches: Batches<RowBatch>, signal?: AbortSignal, ctx?: CsvContext) => csvRawStream(batches, columns, signal, ctx) };
+}
+
+export const REPORTS: { readonly [N in ReportName]: ReportSpec<N> } = {
+  calls: { name: "calls", csv: rawCsv(CALL_RAW_COLUMNS) },
+  participants: { name: "participants", csv: rowsCsv(PARTICIPANT_COLUMNS) },
+  apps: { name: "apps", csv: rowsCsv(APP_COLUMNS) },
+  daily: { name: "daily", csv: rowsCsv(DAILY_COLUMNS) },
+  recordings: { name: "recordings", csv: rowsCsv(RECORDING_COLUMNS) },
+  breakdowns: { name: "breakdowns", csv: rowsCsv(BREAKDOWN_COLUMNS) },
+  durations: { name: "durations", csv: rowsCsv(DURATION_COLUMNS) },
+  heatmap: { name: "heatmap", csv: rowsCsv(HEATMAP_COLUMNS) },
+  engagement: { name: "engagement", csv: rowsCsv(ENGAGEMENT_COLUMNS) },
+  totals: { name: "totals", csv: rowsCsv(TOTALS_COLUMNS) },
+  "recording-summary": { name: "recording-summary", csv: rowsCsv(RECORDING_SUMMARY_COLUMNS) },
+  "recordings-awaiting": { name: "recordings-awaiting", csv: rowsCsv(AWAITING_RECORDING_COLUMNS) },
 };
 
-export type ReportName = keyof typeof REPORTS;

@@ -2,7 +2,7 @@ import { and, desc, eq, lt, type SQL } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { auditLog, type AuditRow } from "@/db/schema";
 import { logger } from "@/lib/log/logger";
-import type { Caller } from "./authorize";
+import type { Caller } from "./caller";
 
 /**
  * The audit log of admin actions: who changed which app, user or token, and when.

@@ -6,7 +6,8 @@
  * Credentials, in this order: `Authorization: Bearer cb_…` (an API token), else the
  * next-auth session cookie (a JWT). Either way the user is re-read from the warehouse
  * on every call: a disabled or removed user loses access at once, role and grant
- * changes apply to the next request. See docs/decisions/0005-sessions-and-throttle.md.
+ * changes apply to the next request. A write by cookie must also come from this
+ * server's own pages (lib/auth/same-origin.ts). See docs/decisions/0005-sessions-and-throttle.md.
  */
 import { eq, inArray, SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
@@ -16,17 +17,13 @@ import { apps, type AppRow } from "@/db/schema";
 import { forbidden, notFound, unauthorized } from "@/lib/http/errors";
 import { ensureFirstAdmin } from "./first-admin";
 import { isSessionEnded } from "./ended-sessions";
+import { cookieWriteRefusal } from "./same-origin";
 import { readSessionClaims, type SessionClaims } from "./session-token";
 import { resolveApiToken } from "./tokens";
 import { getUserByPk, grantedAppPks } from "./users";
+import type { Caller } from "./caller";
 
-export interface Caller {
-  userId: number;
-  email: string;
-  role: "admin" | "viewer";
-  /** `all` for admins; the granted app pks for viewers. */
-  appPks: "all" | number[];
-}
+export type { Caller } from "./caller";
 
 export async function authorize(request: Request): Promise<Caller> {
   return authorizeRequest(warehouse(), request);
@@ -46,6 +43,9 @@ export async function authorizeRequest(db: Db, request: Request): Promise<Caller
   const claims = await readSessionClaims(request.headers);
   const caller = claims ? callerForSession(db, claims) : null;
   if (!caller) throw unauthorized();
+  // A cookie rides along on any request the browser makes: a write must come from our own pages.
+  const refusal = cookieWriteRefusal(request, { jsonBody: true });
+  if (refusal) throw refusal;
   return caller;
 }
 

@@ -1,8 +1,13 @@
-import NextAuth, { CredentialsSignin } from "next-auth";
+import { Auth, setEnvDefaults } from "@auth/core";
+import NextAuth, { CredentialsSignin, type NextAuthConfig } from "next-auth";
 import Credentials from "next-auth/providers/credentials";
 import { db } from "@/db";
+import { env } from "@/lib/config/env";
+import { configuredOrigin, requestOrigin } from "@/lib/http/public-origin";
+import { logger } from "@/lib/log/logger";
 import { clientAddress } from "./client-address";
 import { verifyCredentials } from "./credentials";
+import { endSession } from "./ended-sessions";
 import { ensureFirstAdmin } from "./first-admin";
 import { authConfig } from "./next-auth-config";
 
@@ -16,7 +21,7 @@ export class ThrottledSignin extends CredentialsSignin {
  * route handlers and actions do not read the session from here: they ask
  * lib/auth/authorize.ts (route handlers) or lib/auth/session.ts (pages, actions).
  */
-export const { handlers, auth, signIn, signOut } = NextAuth({
+const config: NextAuthConfig = {
   ...authConfig,
   providers: [
     Credentials({
@@ -40,4 +45,50 @@ export const { handlers, auth, signIn, signOut } = NextAuth({
       },
     }),
   ],
-});
+  events: {
+    // Every way of signing out — the dashboard's button (a server action) and
+    // POST /api/auth/signout — ends the sign-in for good: the JWT itself stays valid
+    // until it expires, so a copy of the cookie must not outlive the sign-out.
+    signOut(message) {
+      const sid = "token" in message ? message.token?.sid : undefined;
+      if (typeof sid !== "string" || sid === "") return;
+      try {
+        endSession(db(), sid);
+      } catch (error) {
+        logger.error({ err: error instanceof Error ? error.message : String(error) }, "sign-out could not end the session");
+      }
+    },
+  },
+};
+
+export const { auth, signIn, signOut } = NextAuth(config);
+
+/**
+ * next-auth's defaults for its HTTP routes (what NextAuth() applies to its own handlers).
+ * Built on the first request, not at import: `next build` loads this module without a
+ * configured AUTH_SECRET, and a missing secret must fail a request, not the build.
+ */
+let httpConfigCache: NextAuthConfig | undefined;
+function httpConfig(): NextAuthConfig {
+  if (!httpConfigCache) {
+    const built: NextAuthConfig = { ...config, basePath: "/api/auth", secret: env().AUTH_SECRET };
+    setEnvDefaults(process.env, built, true);
+    httpConfigCache = built;
+  }
+  return httpConfigCache;
+}
+
+/**
+ * GET and POST /api/auth/*: next-auth's own handlers take the request's URL from
+ * Next, which names `localhost` whatever host was asked (and rewrites 127.0.0.1 to
+ * localhost even in AUTH_URL), so sign-in and callbackUrl redirects went to a host
+ * where the session cookie is not sent. These run Auth.js on the same request at the
+ * public origin: AUTH_URL / CALLBOARD_PUBLIC_URL, else the request's own host.
+ */
+export async function authHttpHandler(request: Request): Promise<Response> {
+  const origin = configuredOrigin() ?? requestOrigin(request.headers);
+  const asked = new URL(request.url);
+  const url = origin ? `${origin}${asked.pathname}${asked.search}` : request.url;
+  const body = request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer();
+  return Auth(new Request(url, { method: request.method, headers: request.headers, body }), httpConfig());
+}

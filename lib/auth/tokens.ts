@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
 import { z } from "zod";
-import type { Db } from "@/db/client";
+import { tryWrite, type Db } from "@/db/client";
 import { apiTokens, users } from "@/db/schema";
 import { badRequest, notFound } from "@/lib/http/errors";
 
@@ -100,14 +100,20 @@ export function revokeApiToken(db: Db, id: number): TokenView {
 export function resolveApiToken(db: Db, token: string, now = Date.now()): { tokenId: number; userId: number } | null {
   if (!TOKEN_PATTERN.test(token)) return null;
   const row = db
-    .select({ pk: apiTokens.pk, userPk: apiTokens.userPk, revoked: apiTokens.revoked })
+    .select({ pk: apiTokens.pk, userPk: apiTokens.userPk, revoked: apiTokens.revoked, lastUsedMs: apiTokens.lastUsedMs })
     .from(apiTokens)
     .where(eq(apiTokens.tokenHash, hashToken(token)))
     .get();
   if (!row || row.revoked) return null;
-  db.update(apiTokens)
-    .set({ lastUsedMs: now })
-    .where(and(eq(apiTokens.pk, row.pk), or(isNull(apiTokens.lastUsedMs), lt(apiTokens.lastUsedMs, now - LAST_USED_RESOLUTION_MS))))
-    .run();
+  // Even an UPDATE that matches nothing takes the write lock: ask only when it is due,
+  // and never let a locked or full warehouse fail (or hold up) a script's read.
+  if (row.lastUsedMs === null || row.lastUsedMs < now - LAST_USED_RESOLUTION_MS) {
+    tryWrite(db, () => {
+      db.update(apiTokens)
+        .set({ lastUsedMs: now })
+        .where(and(eq(apiTokens.pk, row.pk), or(isNull(apiTokens.lastUsedMs), lt(apiTokens.lastUsedMs, now - LAST_USED_RESOLUTION_MS))))
+        .run();
+    });
+  }
   return { tokenId: row.pk, userId: row.userPk };
 }

@@ -15,6 +15,14 @@ const intFromString = (fallback: number) =>
 
 const emptyToUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
 
+/** A limit in whole seconds, at least 1. */
+const secondsFromString = (fallback: number) => intFromString(fallback).pipe(z.number().min(1, "must be at least 1 second"));
+
+const booleanFromString = z.preprocess(
+  emptyToUndefined,
+  z.enum(["true", "false", "1", "0"], { error: "must be true or false" }).optional().transform((v) => v === "true" || v === "1"),
+);
+
 const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   DATABASE_PATH: z.preprocess(emptyToUndefined, z.string().default("./data/callboard.db")),
@@ -27,6 +35,10 @@ const envSchema = z.object({
   CALLBOARD_ADMIN_EMAIL: z.preprocess(emptyToUndefined, z.email().optional()),
   CALLBOARD_ADMIN_PASSWORD: z.preprocess(emptyToUndefined, z.string().min(8).optional()),
   SYNC_INTERVAL_SECONDS: intFromString(300),
+  /** How often the server evaluates alert rules and sends their notifications; 0 turns it off (lib/alerts). */
+  ALERTS_INTERVAL_SECONDS: intFromString(15),
+  /** How long after a window closes its rules are evaluated, so that late syncs and webhooks are in. */
+  ALERTS_DELAY_SECONDS: intFromString(60),
   /** `off`: analytics reports run on the request's thread instead of the analytics worker (docs/decisions/0006-analytics-rollups.md). */
   ANALYTICS_WORKER: z.preprocess(emptyToUndefined, z.enum(["on", "off"]).default("on")),
   PLATFORM_DOMAIN: z.preprocess(
@@ -40,8 +52,30 @@ const envSchema = z.object({
   PLATFORM_MANAGEMENT_KEY: z.preprocess(emptyToUndefined, z.string().optional()),
   PLATFORM_MANAGEMENT_SECRET: z.preprocess(emptyToUndefined, z.string().optional()),
   PORT: intFromString(3000),
+  /**
+   * Requests to the platform in flight at once, shared by every app syncing in this
+   * process; each app keeps up to this many pages in flight (docs/decisions/0002-sync.md).
+   */
+  SYNC_CONCURRENCY: intFromString(6).pipe(z.number().int().min(1, "must be at least 1").max(64, "must be at most 64")),
   /** Public address of this dashboard, for the ingest URL shown in settings (default: the request's host). */
   CALLBOARD_PUBLIC_URL: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  /** next-auth's own setting, read here too: the public address sign-in redirects and the same-origin check use. */
+  AUTH_URL: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  /** `true` behind a reverse proxy: X-Forwarded-Host / X-Forwarded-Proto name the request's own address. */
+  AUTH_TRUST_HOST: booleanFromString,
+  /** Slow or stalled clients are cut off (lib/server/http-limits.ts, docs/decisions/0009-hostile-clients.md). */
+  HTTP_HEADERS_TIMEOUT_SECONDS: secondsFromString(10),
+  HTTP_REQUEST_TIMEOUT_SECONDS: secondsFromString(30),
+  HTTP_IDLE_TIMEOUT_SECONDS: secondsFromString(65),
+  /** Open connections one client address may hold; 0 turns the cap off. */
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: intFromString(128),
+  /**
+   * `http(s)://user:password@host:port/database`: facts and reports on ClickHouse instead
+   * of the embedded engine (lib/analytics/engine.ts picks the engine from it).
+   */
+  CLICKHOUSE_URL: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  /** A cluster name from the ClickHouse servers' `remote_servers` (optional). */
+  CLICKHOUSE_CLUSTER: z.preprocess(emptyToUndefined, z.string().optional()),
   LOG_LEVEL: z.preprocess(emptyToUndefined, z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),
 });
 

@@ -3,6 +3,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { FAULT_KINDS, FAULT_ROUTES, type FaultConfig, type FaultRule } from "./faults";
 import { BodyError, isObject, pathSegments, readJson, sendError, sendJson } from "./http-util";
+import { NON_CONVERGING, type NonConverging } from "./non-converging";
 import type { EmulatorState, ListOrder } from "./state";
 import type { AdvanceOptions } from "./store";
 import { REGIONS, type JsonValue, type Region } from "./types";
@@ -22,7 +23,7 @@ export function parseFaultConfig(v: JsonValue): FaultConfig {
     if (!(FAULT_KINDS as readonly string[]).includes(kind)) throw new BodyError(`unknown fault kind ${kind}`);
     const route = str(r.route) ?? "*";
     if (!(FAULT_ROUTES as readonly string[]).includes(route)) throw new BodyError(`unknown fault route ${route}`);
-    rules.push({ kind: kind as FaultRule["kind"], route: route as FaultRule["route"], rate: num(r.rate), everyNth: num(r.everyNth), firstN: num(r.firstN), times: num(r.times), appId: str(r.appId) });
+    rules.push({ kind: kind as FaultRule["kind"], route: route as FaultRule["route"], rate: num(r.rate), everyNth: num(r.everyNth), firstN: num(r.firstN), afterN: num(r.afterN), times: num(r.times), appId: str(r.appId) });
   }
   return { rules, seed: num(v.seed), rateLimitPerMinute: num(v.rateLimitPerMinute) };
 }
@@ -105,11 +106,16 @@ export async function handleAdmin(state: EmulatorState, req: IncomingMessage, re
         if (!isObject(body)) throw new BodyError("body must be an object");
         const order = str(body.order);
         if (order !== undefined && !["newest", "oldest", "shuffled"].includes(order)) throw new BodyError("order must be newest, oldest or shuffled");
+        const endless = str(body.nonConverging);
+        if (endless !== undefined && !(NON_CONVERGING as readonly string[]).includes(endless)) throw new BodyError(`nonConverging must be one of ${NON_CONVERGING.join(", ")}`);
         const ipp = body.ignorePerPage;
         state.quirks = {
           ignorePerPage: ipp === undefined ? state.quirks.ignorePerPage : ipp === true ? 25 : (num(ipp) ?? 0),
           invalidRecords: bool(body.invalidRecords) ?? state.quirks.invalidRecords,
           order: (order as ListOrder | undefined) ?? state.quirks.order,
+          maxPerPage: num(body.maxPerPage) ?? state.quirks.maxPerPage,
+          latencyMs: num(body.latencyMs) ?? state.quirks.latencyMs,
+          nonConverging: (endless as NonConverging | undefined) ?? state.quirks.nonConverging,
         };
         return sendJson(res, 200, state.quirks);
       }

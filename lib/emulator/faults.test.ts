@@ -51,6 +51,30 @@ describe("faults", () => {
     expect(Date.now() - closing).toBeLessThan(2000);
   });
 
+  it("fails every request after the first N (an upstream that goes down mid-run)", async () => {
+    const get = await start({ rules: [{ kind: "503", route: "list", afterN: 2 }] });
+    const statuses = [];
+    for (let i = 0; i < 5; i++) statuses.push((await get()).status);
+    expect(statuses).toEqual([200, 200, 503, 503, 503]);
+  });
+
+  it("serves a list that never converges: every page full, total_pages always page + 5", async () => {
+    const get = await start({});
+    const page = async (p: number) => (await (await get(`/calls?perPage=100&page=${p}`)).json()) as { data: Array<{ sessionId: string }>; meta: { pagination: { total_pages: number; total: number } } };
+    emu!.state.quirks.nonConverging = "growing";
+    const seen = new Set<string>();
+    for (const p of [1, 3, 4, 9]) {
+      const r = await page(p);
+      expect(r.data).toHaveLength(100);
+      expect(r.meta.pagination).toMatchObject({ total_pages: p + 5, total: (p + 5) * 100 });
+      for (const c of r.data) seen.add(c.sessionId);
+    }
+    expect(seen.size).toBe(400); // past the app's 300 calls, new sessionIds on every page
+    emu!.state.quirks.nonConverging = "repeating";
+    expect((await page(4)).data.map((c) => c.sessionId)).toEqual((await page(1)).data.map((c) => c.sessionId));
+    expect((await page(5)).meta.pagination.total_pages).toBe(10);
+  });
+
   it("enforces a real per-minute rate limit", async () => {
     const get = await start({ rateLimitPerMinute: 3 });
     const statuses = [];

@@ -17,6 +17,8 @@ export interface FaultRule {
   everyNth?: number;
   /** Fire on the first N matching requests, then stop matching. */
   firstN?: number;
+  /** Fire on every matching request after the first N (an upstream that goes down mid-run). */
+  afterN?: number;
   /** Stop after firing this many times. */
   times?: number;
   /** Only requests for this app. */
@@ -76,6 +78,7 @@ export class FaultInjector {
       if (r.times !== undefined && st.fired >= r.times) continue;
       const fire =
         (r.firstN !== undefined && st.seen <= r.firstN) ||
+        (r.afterN !== undefined && st.seen > r.afterN) ||
         (r.everyNth !== undefined && r.everyNth > 0 && st.seen % r.everyNth === 0) ||
         (r.rate !== undefined && this.rng() < r.rate);
       if (fire) {

@@ -1,6 +1,7 @@
 // Deterministic, realistic call records. A record is a pure function of
 // (seed, appId, slot, now, months), so the server can rebuild any record on demand and
 // never hold a million objects (see store.ts).
+import { DATA_MIXES, type DataMix, type DataMixName } from "./mixes";
 import { buildPopulation, type Population } from "./population";
 import { hashString, hex, int, logNormal, mix, mulberry32, uuidLike, type Rng } from "./prng";
 import { toWire } from "./quirks";
@@ -24,6 +25,8 @@ export interface AppGenParams {
   /** Largest meeting (members who join, initiator included; default 12). The bench
    * lowers it to get the issues' "about 3 participant rows per call". */
   maxMeetingSize?: number;
+  /** The shape of the app's data (lib/emulator/mixes.ts; default "standard"). */
+  mix?: DataMixName;
 }
 
 export interface GenContext {
@@ -37,10 +40,12 @@ export interface GenContext {
   tzOffsetHours: number;
   ongoingCount: number;
   maxMeetingSize: number;
+  mix: DataMix;
   pop: Population;
 }
 
 export function makeContext(p: AppGenParams): GenContext {
+  const shape: DataMix = DATA_MIXES[p.mix ?? "standard"];
   const appSeed = mix(p.seed, hashString(p.appId));
   const count = Math.max(0, Math.floor(p.count));
   return {
@@ -54,8 +59,9 @@ export function makeContext(p: AppGenParams): GenContext {
     // Each tenant works in its own time zone so apps do not peak at the same UTC hour.
     tzOffsetHours: [-8, -5, 0, 1, 5, 9][appSeed % 6],
     ongoingCount: count >= 50 ? Math.min(4, 1 + Math.floor(count / 500)) : count >= 10 ? 1 : 0,
-    maxMeetingSize: Math.max(3, Math.floor(p.maxMeetingSize ?? 12)),
-    pop: buildPopulation(p.seed, p.appId),
+    maxMeetingSize: Math.max(3, Math.floor(p.maxMeetingSize ?? shape.meetingJoin[1])),
+    mix: shape,
+    pop: buildPopulation(p.seed, p.appId, shape),
   };
 }
 
@@ -141,7 +147,8 @@ function durationSeconds(rng: Rng, mode: CallMode, long: boolean): number {
 export function buildCall(rng: Rng, ctx: GenContext, spec: CallSpec): CallRecord {
   const pop = ctx.pop;
   const r = rng();
-  const mode: CallMode = r < 0.6 ? "call" : r < 0.9 ? "meet" : "presenter";
+  const shape = ctx.mix;
+  const mode: CallMode = r < shape.callShare ? "call" : r < shape.callShare + shape.meetShare ? "meet" : "presenter";
   const audioShare = mode === "call" ? 0.65 : mode === "meet" ? 0.3 : 0.1;
   const type: CallType = rng() < audioShare ? "audio" : "video";
   let status = spec.status;
@@ -168,10 +175,10 @@ export function buildCall(rng: Rng, ctx: GenContext, spec: CallSpec): CallRecord
     const start = int(rng, 0, members.length - 1);
     const rot = members.slice(start).concat(members.slice(0, start));
     initiator = pop.users[rot[0]];
-    const want = Math.min(rot.length, int(rng, 3, ctx.maxMeetingSize));
-    // want members join (initiator included); up to 3 more (fewer in small meetings) are
-    // invited and never come.
-    invited = rot.slice(1, want + int(rng, 0, Math.min(3, ctx.maxMeetingSize - 3))).map((i) => pop.users[i]);
+    const want = Math.min(rot.length, int(rng, Math.min(shape.meetingJoin[0], ctx.maxMeetingSize), ctx.maxMeetingSize));
+    // want members join (initiator included); up to the mix's no-shows more (fewer in
+    // small meetings) are invited and never come.
+    invited = rot.slice(1, want + int(rng, 0, Math.min(shape.meetingNoShows, ctx.maxMeetingSize - 3))).map((i) => pop.users[i]);
     joinCount = want - 1;
   }
 
@@ -289,6 +296,7 @@ export function generateCanonicalCalls(p: AppGenParams): CallRecord[] {
 /** All calls of one app in wire format (quirks applied), newest first: what the list
  * serves, page after page. For small counts; the server uses the lazy store instead. */
 export function generateAppCalls(p: AppGenParams): WireCall[] {
-  return generateCanonicalCalls(p).map((c) => toWire(c));
+  const shape = DATA_MIXES[p.mix ?? "standard"];
+  return generateCanonicalCalls(p).map((c) => toWire(c, undefined, shape));
 }
 

@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { BodyError, ByteWriter, header, isObject, readJson, sendError, sendJson, sendText } from "./http-util";
 import { parseListQuery, QueryError } from "./list-query";
+import { endlessPage } from "./non-converging";
 import { mix, mulberry32, shuffled } from "./prng";
 import type { EmulatorState } from "./state";
 import type { AppStore } from "./store";
@@ -32,9 +33,14 @@ export function listPage(state: EmulatorState, app: AppStore, url: URL, onBehalf
     if (e instanceof QueryError) return { status: 400, body: JSON.stringify({ error: { code: "ERR_VALIDATION", message: e.message, devMessage: `Invalid query parameter ${e.param}.`, details: { [e.param]: [e.message] } } }) };
     throw e;
   }
+  if (state.quirks.nonConverging !== "off") {
+    const endless = endlessPage(app, state.quirks.nonConverging, q.page, q.perPage, state.quirks.invalidRecords);
+    return { status: 200, body: `{"data":[${endless.texts.join(",")}],"meta":${JSON.stringify(endless.meta)}}` };
+  }
   const slots = app.query(q.filters, onBehalfOf);
   const total = slots ? slots.length : app.size;
-  const perPage = state.quirks.ignorePerPage > 0 ? state.quirks.ignorePerPage : q.perPage;
+  const asked = state.quirks.maxPerPage > 0 ? Math.min(q.perPage, state.quirks.maxPerPage) : q.perPage;
+  const perPage = state.quirks.ignorePerPage > 0 ? state.quirks.ignorePerPage : asked;
   const start = Math.min(total, (q.page - 1) * perPage);
   const end = Math.min(total, start + perPage);
   let picked: number[] = [];

@@ -1,6 +1,7 @@
 // Users and groups of one tenant app. Deterministic from (seed, appId). Every app gets
 // the same set of hostile uids on purpose: they exercise CSV neutralising, URL encoding,
 // SQL parameter binding and JSON escaping all the way to the browser.
+import { DATA_MIXES, type DataMix } from "./mixes";
 import { hashString, int, mix, mulberry32, pick, shuffled, type Rng } from "./prng";
 
 export const NASTY_UIDS: readonly string[] = [
@@ -38,9 +39,9 @@ function displayName(uid: string): string {
   return base.length > 0 ? base.charAt(0).toUpperCase() + base.slice(1) : uid;
 }
 
-export function buildPopulation(seed: number, appId: string): Population {
+export function buildPopulation(seed: number, appId: string, shape: DataMix = DATA_MIXES.standard): Population {
   const rng: Rng = mulberry32(mix(seed, hashString(appId), 0x9091));
-  const size = int(rng, 220, 380);
+  const size = int(rng, shape.users[0], shape.users[1]);
   const seen = new Set<string>(NASTY_UIDS);
   const users: string[] = [...NASTY_UIDS];
   let n = 0;
@@ -61,16 +62,17 @@ export function buildPopulation(seed: number, appId: string): Population {
   const order = shuffled(rng, users);
   const uidIndex = new Map<string, number>();
   order.forEach((u, i) => uidIndex.set(u, i));
-  const groupCount = int(rng, 25, 45);
+  const groupCount = int(rng, shape.groups[0], shape.groups[1]);
   const groups: string[] = [];
   const groupMembers: number[][] = [];
   for (let g = 0; g < groupCount; g++) {
     groups.push(g === 3 ? "équipe-été" : `${pick(rng, TEAMS)}-${g + 1}`);
-    const size = int(rng, 6, 40);
+    const size = Math.min(order.length, int(rng, shape.groupSize[0], shape.groupSize[1]));
     const members = new Set<number>();
     while (members.size < size) members.add(int(rng, 0, order.length - 1));
     groupMembers.push([...members]);
   }
-  const names = order.map((u) => (NASTY_UIDS.includes(u) ? u : displayName(u)));
+  const nasty = new Set(NASTY_UIDS);
+  const names = order.map((u) => (nasty.has(u) ? u : displayName(u)));
   return { users: order, names, groups, groupMembers, uidIndex };
 }

@@ -1,6 +1,7 @@
 // The platform's observed wire quirks ("numeric fields observed as decimals or strings",
 // undeclared extra keys), reproduced on a deterministic subset of records chosen by a
 // hash of the sessionId, so the same record always looks the same on every page.
+import { DATA_MIXES, type DataMix } from "./mixes";
 import { hashString } from "./prng";
 import { serializeCall } from "./serialize";
 import type { CallRecord, JsonObject, WireCall } from "./types";
@@ -16,11 +17,12 @@ const rawKeys = (o: JsonObject): string => JSON.stringify(o).slice(1, -1);
 
 export type QuirkKind = "strings" | "decimals" | "extra" | "none";
 
-export function quirkOf(sessionId: string): QuirkKind {
+/** Which quirk a record gets: the mix's share of string records, 3% decimals, then the mix's share with extra keys. */
+export function quirkOf(sessionId: string, shape: DataMix = DATA_MIXES.standard): QuirkKind {
   const k = hashString(sessionId) % 100;
-  if (k < 4) return "strings";
-  if (k < 7) return "decimals";
-  if (k < 15) return "extra";
+  if (k < shape.stringsPercent) return "strings";
+  if (k < shape.stringsPercent + 3) return "decimals";
+  if (k < shape.stringsPercent + 3 + shape.extraPercent) return "extra";
   return "none";
 }
 
@@ -33,8 +35,8 @@ function plain(rec: CallRecord): JsonObject {
   return rec as unknown as JsonObject;
 }
 
-export function toWire(rec: CallRecord, invalid?: InvalidKind): WireCall {
-  const kind = quirkOf(rec.sessionId);
+export function toWire(rec: CallRecord, invalid?: InvalidKind, shape?: DataMix): WireCall {
+  const kind = quirkOf(rec.sessionId, shape);
   let out: JsonObject = plain(rec);
   if (kind === "strings") {
     out = { ...out };
@@ -62,18 +64,18 @@ export function toWire(rec: CallRecord, invalid?: InvalidKind): WireCall {
 
 /** JSON text of one wire record. Integers-as-decimals can only exist in text, so that
  * quirk is applied here rather than in toWire. */
-export function serializeWire(wire: WireCall): string {
+export function serializeWire(wire: WireCall, shape?: DataMix): string {
   const text = JSON.stringify(wire);
   const sid = wire.sessionId;
-  if (typeof sid === "string" && quirkOf(sid) === "decimals") return text.replace(DECIMAL_FIELDS, '"$1":$2.0');
+  if (typeof sid === "string" && quirkOf(sid, shape) === "decimals") return text.replace(DECIMAL_FIELDS, '"$1":$2.0');
   return text;
 }
 
 /** JSON text of a record as served: the same as serializeWire(toWire(rec, invalid)), with
  * a fast path for the common case of a record without object-level quirks. */
-export function serializeServed(rec: CallRecord, invalid?: InvalidKind): string {
-  const kind = quirkOf(rec.sessionId);
-  if (invalid !== undefined || kind === "strings") return serializeWire(toWire(rec, invalid));
+export function serializeServed(rec: CallRecord, invalid?: InvalidKind, shape?: DataMix): string {
+  const kind = quirkOf(rec.sessionId, shape);
+  if (invalid !== undefined || kind === "strings") return serializeWire(toWire(rec, invalid, shape), shape);
   if (kind === "extra") return serializeCall(rec, `,${rawKeys(EXTRA_CALL(rec))}`, rec.participants.length > 0 ? `,${rawKeys(EXTRA_PARTICIPANT())}` : "");
   const text = serializeCall(rec);
   return kind === "decimals" ? text.replace(DECIMAL_FIELDS, '"$1":$2.0') : text;

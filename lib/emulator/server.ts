@@ -6,6 +6,7 @@ import { handleAdmin } from "./admin-routes";
 import type { FaultConfig, FaultKind } from "./faults";
 import { loggableHeaders, pathSegments, sendError, sendText } from "./http-util";
 import { authApp, checkOnBehalfOf, createApp, getCall, listPage } from "./platform-routes";
+import type { DataMixName } from "./mixes";
 import { EmulatorState, type AppInfo, type EmulatorAppSpec, type EmulatorQuirks } from "./state";
 
 export interface EmulatorOptions {
@@ -23,6 +24,8 @@ export interface EmulatorOptions {
   maxMeetingSize?: number;
   /** Render every record's served text at start: less CPU per page served (benchmarks). */
   prerender?: boolean;
+  /** The shape of every app's data (lib/emulator/mixes.ts; default "standard"). */
+  mix?: DataMixName;
 }
 
 export interface RunningEmulator {
@@ -86,6 +89,8 @@ async function handlePlatform(state: EmulatorState, req: IncomingMessage, res: S
     log(route, appId);
     return sendError(res, 405, "ERR_METHOD_NOT_ALLOWED", `Use ${wantMethod} for this route.`, undefined, { allow: wantMethod });
   }
+  // A real network and a busy platform: every answer (errors and faults included) is late.
+  if (state.quirks.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, state.quirks.latencyMs));
   const fault = state.faults.decide(route, appId);
   log(route, appId, fault);
   if (fault) {
@@ -122,6 +127,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     management: options.management,
     maxMeetingSize: options.maxMeetingSize,
     prerender: options.prerender,
+    mix: options.mix,
   });
   const sockets = new Set<Socket>();
   const hung = new Set<Socket>();

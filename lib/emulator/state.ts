@@ -1,5 +1,7 @@
 // Everything one running emulator knows: apps, quirk switches, faults, credentials.
 import { FaultInjector, type FaultConfig } from "./faults";
+import type { DataMixName } from "./mixes";
+import type { NonConverging } from "./non-converging";
 import { hashString, hex, mix, mulberry32 } from "./prng";
 import { AppStore } from "./store";
 import type { Region } from "./types";
@@ -13,9 +15,15 @@ export interface EmulatorQuirks {
   invalidRecords: boolean;
   /** List order; "shuffled" keeps page membership of "newest" but permutes within a page. */
   order: ListOrder;
+  /** When > 0, perPage is capped at this (the platform's page size may be smaller than asked). */
+  maxPerPage: number;
+  /** Milliseconds every platform answer waits before it is sent: a real network and a busy platform. */
+  latencyMs: number;
+  /** A list that never ends (non-converging.ts): "growing" or "repeating"; "off" by default. */
+  nonConverging: NonConverging;
 }
 
-export const DEFAULT_QUIRKS: EmulatorQuirks = { ignorePerPage: 0, invalidRecords: false, order: "newest" };
+export const DEFAULT_QUIRKS: EmulatorQuirks = { ignorePerPage: 0, invalidRecords: false, order: "newest", maxPerPage: 0, latencyMs: 0, nonConverging: "off" };
 
 export interface EmulatorAppSpec {
   appId: string;
@@ -57,6 +65,8 @@ export interface StateOptions {
   maxMeetingSize?: number;
   /** Render every record's served text at start (AppStore.prerender). */
   prerender?: boolean;
+  /** The shape of every app's data (lib/emulator/mixes.ts). */
+  mix?: DataMixName;
 }
 
 /** Deterministic API key: the same seed and app id always give the same key. */
@@ -101,6 +111,7 @@ export class EmulatorState {
       months: spec.months ?? this.months,
       name: spec.name,
       maxMeetingSize: this.initial.maxMeetingSize,
+      mix: this.initial.mix,
     });
     if (this.initial.prerender) store.prerender();
     this.apps.set(spec.appId, store);

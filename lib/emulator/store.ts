@@ -2,6 +2,7 @@
 // mutated or newly arrived records are held as objects (overrides).
 import { CallColumns, BIT_GROUP, BIT_RECORDING, BIT_VIDEO } from "./columns";
 import { buildCall, finishTotals, generateCallAt, inSeedOrder, makeContext, type GenContext } from "./generator";
+import type { DataMixName } from "./mixes";
 import { int, mix, mulberry32 } from "./prng";
 import { INVALID_KINDS, serializeServed, toWire, type InvalidKind } from "./quirks";
 import { CALL_MODES, CALL_STATUSES, type CallMode, type CallRecord, type CallStatus, type CallType, type ReceiverType, type Region, type WireCall } from "./types";
@@ -16,6 +17,7 @@ export interface AppOptions {
   months: number;
   name?: string;
   maxMeetingSize?: number;
+  mix?: DataMixName;
 }
 
 export interface CallFilters {
@@ -71,7 +73,7 @@ export class AppStore {
     this.apiKey = o.apiKey;
     this.region = o.region;
     this.name = o.name ?? o.appId;
-    this.ctx = makeContext({ appId: o.appId, seed: o.seed, count: o.count, now: o.now, months: o.months, region: o.region, maxMeetingSize: o.maxMeetingSize });
+    this.ctx = makeContext({ appId: o.appId, seed: o.seed, count: o.count, now: o.now, months: o.months, region: o.region, maxMeetingSize: o.maxMeetingSize, mix: o.mix });
     this.clock = this.ctx.now;
     this.createdAt = this.ctx.start;
     this.n = this.ctx.count;
@@ -108,12 +110,12 @@ export class AppStore {
   }
 
   wire(slot: number, invalidRecords: boolean): WireCall {
-    return toWire(this.record(slot), invalidRecords ? this.invalidKind(slot) : undefined);
+    return toWire(this.record(slot), invalidRecords ? this.invalidKind(slot) : undefined, this.ctx.mix);
   }
 
   /** JSON text of wire(slot, invalidRecords), built without the intermediate object. */
   text(slot: number, invalidRecords: boolean): string {
-    return serializeServed(this.record(slot), invalidRecords ? this.invalidKind(slot) : undefined);
+    return serializeServed(this.record(slot), invalidRecords ? this.invalidKind(slot) : undefined, this.ctx.mix);
   }
 
   /**
@@ -130,7 +132,7 @@ export class AppStore {
     let buf = Buffer.allocUnsafe(CHUNK);
     let used = 0;
     for (let s = 0; s < this.n; s++) {
-      const text = serializeServed(generateCallAt(this.ctx, s));
+      const text = serializeServed(generateCallAt(this.ctx, s), undefined, this.ctx.mix);
       if (used + text.length * 3 > buf.length) {
         chunks.push(buf.subarray(0, used));
         buf = Buffer.allocUnsafe(Math.max(CHUNK, text.length * 3));

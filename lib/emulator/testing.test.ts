@@ -8,16 +8,27 @@ describe("CLI arguments", () => {
     expect(parseFault("503:0.25:list")).toEqual({ kind: "503", route: "list", rate: 0.25 });
     expect(parseFault("truncate:every5")).toEqual({ kind: "truncate", route: "*", everyNth: 5 });
     expect(parseFault("hang:first2:get:demo")).toEqual({ kind: "hang", route: "get", firstN: 2, appId: "demo" });
+    expect(parseFault("503:after4:list")).toEqual({ kind: "503", route: "list", afterN: 4 });
     for (const bad of ["418:0.1", "503:often", "503:0.1:nowhere"]) expect(() => parseFault(bad)).toThrow(CliError);
     expect(() => parseAppsList("x:lots")).toThrow(CliError);
     const cli = parseCli(["--port", "0", "--apps", "a:5", "--ignore-per-page", "25", "--order", "oldest", "--fault", "429:every3:list", "--rate-limit", "100"]);
     expect(cli.help).toBe(false);
     if (!cli.help) {
-      expect(cli.options.quirks).toEqual({ ignorePerPage: 25, invalidRecords: false, order: "oldest" });
+      expect(cli.options.quirks).toEqual({ ignorePerPage: 25, invalidRecords: false, order: "oldest", maxPerPage: 0, latencyMs: 0, nonConverging: "off" });
       expect(cli.options.faults?.rules).toEqual([{ kind: "429", route: "list", everyNth: 3 }]);
       expect(cli.options.faults?.rateLimitPerMinute).toBe(100);
     }
     expect(() => parseCli(["--order", "random"])).toThrow(CliError);
+    const shaped = parseCli(["--mix", "big-meetings", "--latency", "120", "--max-per-page", "100"]);
+    if (!shaped.help) {
+      expect(shaped.options.mix).toBe("big-meetings");
+      expect(shaped.options.quirks).toMatchObject({ latencyMs: 120, maxPerPage: 100 });
+    }
+    expect(() => parseCli(["--mix", "huge"])).toThrow(/--mix must be one of standard, platform/);
+    expect(() => parseCli(["--latency=1.5"])).toThrow(CliError);
+    const endless = parseCli(["--non-converging", "growing"]);
+    expect(!endless.help && endless.options.quirks?.nonConverging).toBe("growing");
+    expect(() => parseCli(["--non-converging", "sometimes"])).toThrow(CliError);
   });
 });
 

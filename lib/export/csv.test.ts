@@ -17,6 +17,11 @@ describe("csv", () => {
     expect(csvCell(2, "decimal")).toBe("2.000");
     expect(csvCell(null)).toBe("");
     expect(csvCell(-5)).toBe("-5");
+    // Exact decimal text (money) stays a number; anything else in such a column is still neutralised.
+    expect(csvCell("-4.50", "exact")).toBe("-4.50");
+    expect(csvCell("-4.50")).toBe("'-4.50");
+    expect(csvCell("-1+1", "exact")).toBe("'-1+1");
+    expect(csvCell("=SUM(A1)", "exact")).toBe("'=SUM(A1)");
   });
 
   it("round-trips hostile values through a CSV parser", async () => {

@@ -24,6 +24,8 @@ export type CsvColumn<T> =
       header?: string;
       /** `decimal`: fixed to 3 places. */
       kind?: "decimal";
+      /** Exact decimal text kept as is ("-4.50" is an amount, not a formula); anything else in the column is still neutralised. */
+      exact?: boolean;
     }
   | { header: string; derived: { of: keyof T & string; as: Derivation } };
 
@@ -61,14 +63,26 @@ export function neutralise(value: string): string {
   return FORMULA_START.test(value) ? `'${value}` : value;
 }
 
-export function csvCell(value: unknown, kind?: "decimal"): string {
+/** Exact decimal text: a number to a spreadsheet, never a formula. */
+const DECIMAL_TEXT = /^-?\d+(\.\d+)?$/;
+
+export function csvCell(value: unknown, kind?: "decimal" | "exact"): string {
   if (value === null || value === undefined) return "";
   if (typeof value === "number") {
     if (kind === "decimal") return value.toFixed(3);
     return String(value);
   }
+  if (kind === "exact" && typeof value === "string" && DECIMAL_TEXT.test(value)) return value;
   if (typeof value === "boolean") return value ? "true" : "false";
   return neutralise(String(value));
+}
+
+const headerOf = <T>(c: CsvColumn<T>): string => c.header ?? ("key" in c ? c.key : "");
+
+/** A row's cell of a column (data or derived), as every object-row writer writes it. */
+function cellWriter(ctx: CsvContext) {
+  return <T>(row: T, c: CsvColumn<T>): string =>
+    "derived" in c ? neutralise(derive(row[c.derived.of], c.derived.as, ctx)) : csvCell(row[c.key], c.exact ? "exact" : c.kind);
 }
 
 /** `callboard-<report>-<YYYY-MM-DD>.csv` (today, UTC): routes without the filter model (csvDownloadName in filename.ts for those with it). */
@@ -88,8 +102,8 @@ const CHUNK_ROWS = 512;
 /** A web ReadableStream of CSV bytes pulled from `rows`; `signal` aborts it. */
 export function csvStream<T>(rows: Iterable<T>, columns: ReadonlyArray<CsvColumn<T>>, signal?: AbortSignal, ctx: CsvContext = UTC): ReadableStream<Uint8Array> {
   const iterator = rows[Symbol.iterator]();
-  const headers = columns.map((c) => c.header ?? ("key" in c ? c.key : ""));
-  const cellOf = (row: T, c: CsvColumn<T>) => ("derived" in c ? neutralise(derive(row[c.derived.of], c.derived.as, ctx)) : csvCell(row[c.key], c.kind));
+  const headers = columns.map(headerOf);
+  const cellOf = cellWriter(ctx);
   const encoder = new TextEncoder();
   let first = true;
   let done = false;
@@ -131,12 +145,34 @@ export function csvStream<T>(rows: Iterable<T>, columns: ReadonlyArray<CsvColumn
   );
 }
 
+/**
+ * The same CSV as `csvStream`, from rows that arrive in batches from an async source (an
+ * analytics engine's CSV: its worker thread, a database stream): each batch is written
+ * with csvStream's cells and quoting, and streamed by csvRawStream (one batch per pull).
+ */
+export function csvBatchStream<T>(
+  batches: AsyncIterable<readonly T[]>,
+  columns: ReadonlyArray<CsvColumn<T>>,
+  signal?: AbortSignal,
+  ctx: CsvContext = UTC,
+): ReadableStream<Uint8Array> {
+  const cellOf = cellWriter(ctx);
+  async function* lines(): AsyncGenerator<string> {
+    for await (const batch of batches) {
+      const records = batch.map((row) => columns.map((c) => cellOf(row, c)));
+      yield stringify(records, { record_delimiter: "\r\n", quoted_match: /[\r\n]/ });
+    }
+  }
+  return csvRawStream(lines(), columns.map((c) => ({ header: headerOf(c) })), signal);
+}
+
 /** A download Response of `rows` as CSV. */
 export function csvResponse<T>(report: string, rows: Iterable<T>, columns: ReadonlyArray<CsvColumn<T>>, signal?: AbortSignal, options: CsvResponseOptions = {}): Response {
   return new Response(csvStream(rows, columns, signal, csvContext(options.tz)), { headers: csvHeaders(options.filename ?? csvFilename(report)) });
 }
 
-function csvHeaders(filename: string): Record<string, string> {
+/** The headers of a CSV download (named `filename`, never cached). */
+export function csvHeaders(filename: string): Record<string, string> {
   return {
     "Content-Type": "text/csv; charset=utf-8",
     "Content-Disposition": `attachment; filename="${filename.replace(/[^A-Za-z0-9._+-]/g, "-")}"`,
@@ -294,9 +330,4 @@ export function csvRawStream(rows: RowBatches, columns: ReadonlyArray<RawCsvColu
     },
     { highWaterMark: 1 },
   );
-}
-
-/** A download Response of raw rows as CSV. */
-export function csvRawResponse(report: string, rows: RowBatches, columns: ReadonlyArray<RawCsvColumn>, signal?: AbortSignal, options: CsvResponseOptions = {}): Response {
-  return new Response(csvRawStream(rows, columns, signal, csvContext(options.tz)), { headers: csvHeaders(options.filename ?? csvFilename(report)) });
 }

@@ -1,24 +1,85 @@
+import { statfsSync } from "node:fs";
+import path from "node:path";
 import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
+import {
+  currentWriteFailure, describeWriteFailure, writeFailureReason, type WriteFailureReason,
+} from "./write-state";
 
 export interface Health {
   status: "ok" | "unavailable";
-  database: "ok" | "unreadable";
+  /** `not_writable`: it reads, but writes fail (`reason` says why); webhooks answer 503 meanwhile. */
+  database: "ok" | "unreadable" | "not_writable";
   /** ISO time of the last successful sync of any app, or null. */
   lastSyncAt: string | null;
+  reason?: WriteFailureReason;
+  message?: string;
 }
 
-/** Open to anyone: says whether the warehouse can be read, and nothing secret. */
-export function getHealth(open: () => Db): Health {
+export interface HealthOptions {
+  /** How long a write may wait for the lock in the probe (ms). */
+  probeBusyTimeoutMs?: number;
+  /** Below this many free bytes on the database's file system, writes count as failing. */
+  minFreeBytes?: number;
+  /** A writer's failure counts for this long unless a write succeeds meanwhile (ms). */
+  failureMemoryMs?: number;
+  nowMs?: number;
+}
+
+/**
+ * Open to anyone: says whether the warehouse can be read AND written, and nothing
+ * secret. Writes are judged three ways, cheapest first: a write the ingest saw fail
+ * lately (lib/health/write-state.ts), the free space of the database's file system,
+ * and a probe that takes the write lock (BEGIN IMMEDIATE, waiting at most
+ * `probeBusyTimeoutMs`) and gives it back at once without writing anything.
+ */
+export function getHealth(open: () => Db, options: HealthOptions = {}): Health {
+  let db: Db;
+  let lastSyncAt: string | null;
   try {
-    const db = open();
+    db = open();
     const row = db.get<{ last: number | null }>(sql`SELECT MAX(last_successful_sync_ms) AS last FROM apps`);
-    return {
-      status: "ok",
-      database: "ok",
-      lastSyncAt: row?.last ? new Date(row.last).toISOString() : null,
-    };
+    lastSyncAt = row?.last ? new Date(row.last).toISOString() : null;
   } catch {
     return { status: "unavailable", database: "unreadable", lastSyncAt: null };
+  }
+  const reason = writeProblem(db, options);
+  if (reason === null) return { status: "ok", database: "ok", lastSyncAt };
+  return { status: "unavailable", database: "not_writable", lastSyncAt, reason, message: describeWriteFailure(reason) };
+}
+
+function writeProblem(db: Db, options: HealthOptions): WriteFailureReason | null {
+  const now = options.nowMs ?? Date.now();
+  const seen = currentWriteFailure();
+  if (seen && now - seen.lastMs < (options.failureMemoryMs ?? 60_000)) return seen.reason;
+
+  const sqlite = db.$client;
+  if (!sqlite.memory && freeBytes(sqlite.name) < (options.minFreeBytes ?? 64 * 1024)) return "disk_full";
+  return lockProbe(db, options.probeBusyTimeoutMs ?? 500);
+}
+
+function freeBytes(file: string): number {
+  try {
+    const fs = statfsSync(path.dirname(path.resolve(file)));
+    return fs.bavail * fs.bsize;
+  } catch {
+    return Number.POSITIVE_INFINITY; // no answer from the file system: the probe decides
+  }
+}
+
+function lockProbe(db: Db, busyTimeoutMs: number): WriteFailureReason | null {
+  const sqlite = db.$client;
+  if (sqlite.inTransaction) return null;
+  const normal = Number(sqlite.pragma("busy_timeout", { simple: true }));
+  sqlite.pragma(`busy_timeout = ${Math.min(busyTimeoutMs, normal)}`);
+  try {
+    sqlite.exec("BEGIN IMMEDIATE");
+    sqlite.exec("ROLLBACK");
+    return null;
+  } catch (error) {
+    if (sqlite.inTransaction) sqlite.exec("ROLLBACK");
+    return writeFailureReason(error) ?? "unknown";
+  } finally {
+    sqlite.pragma(`busy_timeout = ${normal}`);
   }
 }

@@ -39,6 +39,12 @@ const recordingData = (patch: Record<string, unknown>, drop?: string) => {
   return JSON.stringify({ ...env, data });
 };
 
+/** A valid envelope (or one of `trigger`) whose data holds `depth` nested containers. */
+function deepIn(open: string, close: string, depth: number, inner = "", trigger = "message_sent"): string {
+  const env = JSON.stringify({ ...valid(), trigger, data: { x: "__DEEP__" } });
+  return env.replace('"__DEEP__"', open.repeat(depth) + inner + close.repeat(depth));
+}
+
 const cases: Case[] = [
   // Method and address
   { name: "GET instead of POST", req: { method: "GET", path: "/api/webhooks/acme", headers: { Authorization: AUTH } }, status: 405, code: "method_not_allowed", says: "POST" },
@@ -101,6 +107,16 @@ const cases: Case[] = [
   { name: "joined without occupant", req: post(JSON.stringify({ ...valid(), trigger: "call_participant_joined", type: "call", data: { sessionId: "s1" } })), status: 422, code: "invalid_event", says: "occupant" },
   { name: "call_ended with an object sessionId", req: post(JSON.stringify({ ...valid(), trigger: "call_ended", type: "call", data: { sessionId: {}, destroyed_at: 1 } })), status: 422, code: "invalid_event", says: "sessionId" },
   { name: "call_initiated without a session", req: post(JSON.stringify({ ...valid(), trigger: "call_initiated", type: "call", data: { call: { id: "x" } } })), status: 422, code: "invalid_event", says: "sessionid" },
+  // Hostile bodies: nesting that once overflowed the stack (a 500 the platform retries forever)
+  { name: "arrays 5,000 deep in data", req: post(deepIn("[", "]", 5_000)), status: 422, code: "nesting_too_deep", says: "64 levels" },
+  { name: "objects 50,000 deep in data", req: post(deepIn('{"x":', "}", 50_000, "1")), status: 422, code: "nesting_too_deep", says: "64 levels" },
+  { name: "an unknown trigger 65 deep", req: post(deepIn("[", "]", 63, "", "poll_voted")), status: 422, code: "nesting_too_deep", says: "64 levels" },
+  // Recording links that a browser would run or render
+  { name: "recording_url data:", req: post(recordingData({ recording_url: "data:text/html,<script>alert(document.cookie)</script>" })), status: 422, code: "invalid_event", says: "http or https URL (got data:)" },
+  { name: "recording_url javascript:", req: post(recordingData({ recording_url: "javascript:alert(1)//.mp4" })), status: 422, code: "invalid_event", says: "got javascript:" },
+  { name: "recording_url javascript: behind spaces and case", req: post(recordingData({ recording_url: " \tJavaScript:alert(1)" })), status: 422, code: "invalid_event", says: "got javascript:" },
+  { name: "recording_url relative", req: post(recordingData({ recording_url: "/recordings/1.mp4" })), status: 422, code: "invalid_event", says: "recording_url" },
+  { name: "recording_url ftp:", req: post(recordingData({ recording_url: "ftp://files.example.test/1.mp4" })), status: 422, code: "invalid_event", says: "got ftp:" },
 ];
 
 const counts = () =>
@@ -136,7 +152,7 @@ describe("bad deliveries", () => {
   it("records why deliveries to known apps were refused, without bodies or secrets", () => {
     const rows = h.db.all<{ code: string; reason: string }>(sql`SELECT code, reason FROM webhook_rejections`);
     expect(rows.length).toBeGreaterThan(30);
-    expect(new Set(rows.map((r) => r.code))).toEqual(new Set(["unauthorized", "webhook_disabled", "unsupported_media_type", "payload_too_large", "invalid_json", "invalid_utf8", "invalid_envelope", "app_mismatch", "invalid_event"]));
+    expect(new Set(rows.map((r) => r.code))).toEqual(new Set(["unauthorized", "webhook_disabled", "unsupported_media_type", "payload_too_large", "invalid_json", "invalid_utf8", "invalid_envelope", "app_mismatch", "invalid_event", "nesting_too_deep"]));
     for (const r of rows) expect(r.reason).not.toContain(HOOK_PASSWORD);
   });
 });

@@ -23,8 +23,8 @@ describe("toEpochSeconds", () => {
 
 describe("parsing", () => {
   it("reads a recording with string numbers", () => {
-    expect(parseRecording({ sessionId: "s", startTime: "1700000000", duration: "12.5", recording_url: "u", recordingDate: "2023-11-14" })).toEqual({
-      sessionId: "s", startTime: 1_700_000_000, recordingUrl: "u", recordingDate: "2023-11-14", duration: 12.5,
+    expect(parseRecording({ sessionId: "s", startTime: "1700000000", duration: "12.5", recording_url: "https://r.example.test/u", recordingDate: "2023-11-14" })).toEqual({
+      sessionId: "s", startTime: 1_700_000_000, recordingUrl: "https://r.example.test/u", recordingDate: "2023-11-14", duration: 12.5,
     });
     expect(() => parseRecording({ startTime: 1, recording_url: "u" })).toThrow(InvalidEventError);
   });

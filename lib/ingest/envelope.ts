@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { httpUrlOrNull, schemeOf } from "@/lib/http/link-url";
 
 /**
  * The webhook envelope and the few fields of `data` Callboard reads. Everything else in
@@ -148,6 +149,10 @@ export function parseRecording(data: Obj): RecordingEvent {
   const url = data.recording_url;
   if (typeof url !== "string" || url.length === 0) throw new InvalidEventError("data.recording_url", "data.recording_url is required (a string)");
   if (url.length > 4096) throw new InvalidEventError("data.recording_url", "data.recording_url must be at most 4096 characters");
+  // Shown as a link on Recordings and call pages: a `data:` or `javascript:` URL there would run in the dashboard.
+  if (httpUrlOrNull(url) === null) {
+    throw new InvalidEventError("data.recording_url", `data.recording_url must be an absolute http or https URL (got ${schemeOf(url)})`);
+  }
   return {
     sessionId,
     startTime,

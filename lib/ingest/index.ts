@@ -1,5 +1,5 @@
 /** The push side: webhook deliveries authenticated, persisted, then applied. */
-export { createIngestor, isJsonContentType, MAX_BODY_BYTES } from "./ingest";
+export { createIngestor, MAX_BODY_BYTES } from "./ingest";
 export type { IngestApp, IngestHeaders, IngestResult, Ingestor, IngestorOptions, Preflight } from "./ingest";
 export { getIngestor, closeIngestor, openIngestConnection } from "./runtime";
 export { createIngestHttpHandler, matchIngestPath, INGEST_PREFIX } from "./http";
@@ -8,7 +8,7 @@ export { basicAuthHeader } from "./auth";
 export { toEpochSeconds, triggerCategory, CHAT_TRIGGERS, CALL_TRIGGERS, MEETING_TRIGGERS, RECORDING_TRIGGER } from "./envelope";
 export type { TriggerCategory, Envelope } from "./envelope";
 export {
-  getLiveSessions, getEventCounts, getRecentDeliveries, ingestUrlFor, describeWebhook,
+  getLiveSessions, getEventCounts, getRecentDeliveries, countDeliveries, ingestUrlFor, describeWebhook,
 } from "./queries";
 export type {
   LiveSession, LiveOccupant, LiveSessionsParams, EventCount, EventCountsParams, RecentDelivery,

@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import { isJsonContentType } from "@/lib/http/content-type";
 import { HttpError } from "@/lib/http/errors";
 import { logger } from "@/lib/log/logger";
 import { checkBasicAuth } from "./auth";
@@ -6,6 +7,7 @@ import {
   envelopeSchema, eventTime, InvalidEventError, isLiveTrigger, parseLive, parseRecording,
   RECORDING_TRIGGER, triggerCategory, type Envelope,
 } from "./envelope";
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "./json-depth";
 import { bodyKey, liveKey, recordingKey } from "./keys";
 import { GroupCommitter, StoreUnavailableError, type Effect, type GroupCommitterOptions, type PreparedDelivery } from "./store";
 
@@ -17,8 +19,8 @@ import { GroupCommitter, StoreUnavailableError, type Effect, type GroupCommitter
  *
  * Order of checks: method (405) → app exists (404) → credentials (401) → webhook
  * enabled (403) → content type (415) → declared size (413) → body: size (413),
- * UTF-8 (400), JSON (400), envelope (400), appId matches the route (400), the fields a
- * known trigger needs (422). See docs/decisions/0003-webhook-ingest.md.
+ * UTF-8 (400), nesting depth (422, before parsing), JSON (400), envelope (400), appId
+ * matches the route (400), the fields a known trigger needs (422). See docs/decisions/0003-webhook-ingest.md.
  */
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -64,25 +66,17 @@ const fail = (status: number, code: string, message: string, headers?: Record<st
 const STORED: IngestResult = { status: 200, body: { status: "stored" } };
 const DUPLICATE: IngestResult = { status: 200, body: { status: "duplicate" } };
 const INTERNAL: IngestResult = { status: 500, body: { error: { code: "internal_error", message: "Something went wrong on our side." } } };
-const UNAVAILABLE: IngestResult = {
+/** Not stored (disk full, warehouse locked, I/O error): the platform must send it again. */
+const unavailable = (retryAfterSeconds: number): IngestResult => ({
   status: 503,
   body: { error: { code: "unavailable", message: "The delivery could not be stored right now; send it again." } },
-  headers: { "Retry-After": "5" },
-};
+  headers: { "Retry-After": String(retryAfterSeconds) },
+});
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 const BUCKET_SECONDS = 900;
 const APP_CACHE_MS = 1000;
 const MIN_EVENT_TIME = 1_000_000_000; // 2001: anything older is not an event time
-
-/** Media type is JSON (`application/json` or `*\/*+json`) and any charset is UTF-8. */
-export function isJsonContentType(header: string | null | undefined): boolean {
-  if (!header) return false;
-  const [type, ...params] = header.split(";").map((p) => p.trim().toLowerCase());
-  if (type !== "application/json" && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) return false;
-  const charset = params.find((p) => p.startsWith("charset="));
-  return !charset || /^charset="?utf-?8"?$/.test(charset);
-}
 
 export interface Ingestor {
   readonly maxBodyBytes: number;
@@ -178,6 +172,10 @@ export function createIngestor(sqlite: Database.Database, options: IngestorOptio
       throw fail(400, "invalid_utf8", "The body is not valid UTF-8.");
     }
     if (text.trim() === "") throw fail(400, "invalid_json", "The body is empty: send the JSON envelope.");
+    // Before parsing: a 4xx, never a 500 (which the platform retries forever).
+    if (jsonNestsDeeperThan(body)) {
+      throw fail(422, "nesting_too_deep", `The body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels, the limit.`, undefined, { limit: MAX_JSON_DEPTH });
+    }
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -250,7 +248,7 @@ export function createIngestor(sqlite: Database.Database, options: IngestorOptio
     try {
       return (await committer.submit(delivery)) === "stored" ? STORED : DUPLICATE;
     } catch (error) {
-      if (error instanceof StoreUnavailableError) return UNAVAILABLE;
+      if (error instanceof StoreUnavailableError) return unavailable(error.retryAfterSeconds);
       logger.error({ appId: app.appId, err: error instanceof Error ? error.message : String(error) }, "webhook delivery failed");
       return INTERNAL;
     }
@@ -261,6 +259,7 @@ export function createIngestor(sqlite: Database.Database, options: IngestorOptio
 
 /** The trigger of a refused body, when it can be read (for the rejections list). */
 function triggerOf(body: Uint8Array): string | null {
+  if (jsonNestsDeeperThan(body)) return null; // not worth building to read one field
   try {
     const v: unknown = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"));
     const t = typeof v === "object" && v !== null ? (v as { trigger?: unknown }).trigger : undefined;

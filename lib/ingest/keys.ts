@@ -30,25 +30,62 @@ function fromParts(time: number | null | undefined, trigger: string, parts: Arra
   return readable.length <= MAX_READABLE ? readable : `${timePrefix(time)}|${trigger}|h:${sha256(readable)}`;
 }
 
-/** JSON with object keys sorted at every level (hot path: plain loops, no intermediate arrays). */
-export function canonicalJson(v: unknown): string {
-  if (v === null || typeof v !== "object") return JSON.stringify(v) ?? "null";
-  if (Array.isArray(v)) {
-    let out = "[";
-    for (let i = 0; i < v.length; i++) out += (i ? "," : "") + canonicalJson(v[i]);
-    return `${out}]`;
+/** A container being written by `canonicalJson`: an array, or an object with its keys sorted. */
+interface Frame {
+  array: unknown[] | null;
+  object: Record<string, unknown> | null;
+  keys: string[];
+  next: number;
+  wrote: boolean;
+}
+
+/**
+ * JSON with object keys sorted at every level. A loop over an explicit stack, never
+ * recursion: the body is untrusted (the ingest also refuses anything nested deeper
+ * than MAX_JSON_DEPTH before it gets here). Its output is exactly what the recursive
+ * version wrote, so keys stored before still match their repeats.
+ */
+export function canonicalJson(root: unknown): string {
+  let out = "";
+  const stack: Frame[] = [];
+  let value = root;
+  for (;;) {
+    if (value === null || typeof value !== "object") {
+      out += JSON.stringify(value) ?? "null";
+    } else if (Array.isArray(value)) {
+      out += "[";
+      stack.push({ array: value, object: null, keys: [], next: 0, wrote: false });
+    } else {
+      const object = value as Record<string, unknown>;
+      out += "{";
+      stack.push({ array: null, object, keys: Object.keys(object).sort(), next: 0, wrote: false });
+    }
+    // The next value to write, closing every container that has none left.
+    for (;;) {
+      const top = stack.at(-1);
+      if (!top) return out;
+      if (top.array) {
+        if (top.next < top.array.length) {
+          if (top.next > 0) out += ",";
+          value = top.array[top.next++];
+          break;
+        }
+        out += "]";
+      } else {
+        const object = top.object!;
+        while (top.next < top.keys.length && object[top.keys[top.next]] === undefined) top.next++;
+        if (top.next < top.keys.length) {
+          const key = top.keys[top.next++];
+          out += (top.wrote ? "," : "") + JSON.stringify(key) + ":";
+          top.wrote = true;
+          value = object[key];
+          break;
+        }
+        out += "}";
+      }
+      stack.pop();
+    }
   }
-  const o = v as Record<string, unknown>;
-  const keys = Object.keys(o).sort();
-  let out = "{";
-  let first = true;
-  for (const k of keys) {
-    const val = o[k];
-    if (val === undefined) continue;
-    out += (first ? "" : ",") + JSON.stringify(k) + ":" + canonicalJson(val);
-    first = false;
-  }
-  return `${out}}`;
 }
 
 export function recordingKey(env: Envelope, rec: RecordingEvent): string {

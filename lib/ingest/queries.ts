@@ -157,6 +157,20 @@ export function getEventCounts(db: Db, appPks: number[], params: EventCountsPara
   return [...out.values()].sort((a, b) => a.day.localeCompare(b.day) || a.appId.localeCompare(b.appId) || a.trigger.localeCompare(b.trigger));
 }
 
+/**
+ * Deliveries of these apps first received in [fromMs, toMs) (the alerts' "webhook
+ * deliveries received"): a repeat of an event is the same delivery and counts once.
+ */
+export function countDeliveries(db: Db, appPks: readonly number[], fromMs: number, toMs: number): number {
+  if (appPks.length === 0 || !(toMs > fromMs)) return 0;
+  const row = db
+    .select({ n: sql<number>`count(*)` })
+    .from(webhookDeliveries)
+    .where(and(inArray(webhookDeliveries.appPk, [...appPks]), gte(webhookDeliveries.receivedMs, fromMs), lt(webhookDeliveries.receivedMs, toMs)))
+    .get();
+  return row?.n ?? 0;
+}
+
 // ------------------------------------------------------------------ recent deliveries
 
 export type DeliveryOutcomeFilter = "all" | "accepted" | "rejected" | "applied" | "stored" | "failed";

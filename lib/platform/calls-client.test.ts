@@ -213,6 +213,39 @@ describe("calls client", () => {
     expect(dup.rawTexts).toBeUndefined();
   });
 
+  it("refuses an answer over the size limit as it streams (no content-length), without retrying, and starts a page where asked", async () => {
+    let chunksSent = 0;
+    const { url, requests } = await serve((req, res) => {
+      res.writeHead(200, { "content-type": "application/json" }); // chunked: no length announced
+      res.write('{"data":[');
+      const chunk = `${JSON.stringify({ sessionId: "x", pad: "y".repeat(16_000) })},`;
+      const more = () => {
+        // Far more than the limit unless the client hangs up.
+        while (chunksSent < 10_000 && !res.destroyed) {
+          chunksSent++;
+          if (!res.write(chunk)) return void res.once("drain", more);
+        }
+        res.end('{"sessionId":"z"}]}');
+      };
+      more();
+    });
+    const err = await client(url, { maxPageBytes: 256 * 1024 }).listCallsPage({}, 3, 1000).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PlatformProtocolError);
+    expect((err as Error).message).toMatch(/^Calls API of app app-one: page 3 is more than 0\.25 MB, over the limit of 0\.25 MB for one answer; refused/);
+    expect(requests).toHaveLength(1);
+    expect(chunksSent).toBeLessThan(10_000);
+
+    const pages = await serve(listServer(350));
+    const got = [];
+    for await (const p of client(pages.url).pages({}, { perPage: 100, startPage: 3 })) got.push([p.page, p.records.length]);
+    expect(got).toEqual([[3, 100], [4, 50]]);
+  });
+
+  it("refuses a page of more calls than the platform's maximum of 1,000", async () => {
+    const { url } = await serve(listServer(1500, { ignorePerPage: 1500 }));
+    await expect(client(url).listCallsPage({}, 1, 1000)).rejects.toThrow(/page 1 holds 1,500 calls, more than the platform's maximum of 1,000 a page \(perPage=1000 was asked\); refused/);
+  });
+
   it("gets one call by sessionId", async () => {
     const { url, requests } = await serve((req, res) =>
       req.url?.endsWith("/calls/a%2Fb") ? json(res, 200, { data: { sessionId: "a/b" } }) : json(res, 404, { error: { code: "NOT_FOUND", message: "no" } }),

@@ -1,7 +1,7 @@
 import { PlatformProtocolError } from "./errors";
 import { arrayMemberElements } from "./json-elements";
 import { defaultSleep, getJson, type FetchFn, type HttpOptions, type SleepFn } from "./http";
-import { bucketFor, PLATFORM_REQUESTS_PER_MINUTE, type TokenBucket } from "./rate-limit";
+import { bucketFor, PLATFORM_REQUESTS_PER_MINUTE, type RequestGate, type TokenBucket } from "./rate-limit";
 
 /**
  * The Calls API client: `GET {calls_url}/calls` with the seed's nine filters and
@@ -39,6 +39,12 @@ const FILTER_KEYS = [
 
 export const MAX_PER_PAGE = 1000;
 export const DEFAULT_PER_PAGE = 100;
+/**
+ * The largest answer read (issue 12 item 10). A full page of 1,000 calls is about 1.5 MB
+ * (4 MB with meetings of 12); 32 MB leaves room for large meetings and still bounds what
+ * one answer can cost this process: the body is cut at the limit as it streams.
+ */
+export const MAX_PAGE_BYTES = 32 * 2 ** 20;
 
 export interface Pagination {
   total?: number;
@@ -73,7 +79,11 @@ export interface CallsClientOptions {
   maxRetryAfterMs?: number;
   /** Client-side budget (default the platform's 20,000 a minute per app). */
   requestsPerMinute?: number;
+  /** Answers over this size are refused (default MAX_PAGE_BYTES). */
+  maxPageBytes?: number;
   bucket?: TokenBucket;
+  /** Process-wide cap on requests in flight, shared with every other app's client (SYNC_CONCURRENCY). */
+  gate?: RequestGate;
   fetch?: FetchFn;
   sleep?: SleepFn;
   random?: () => number;
@@ -81,9 +91,15 @@ export interface CallsClientOptions {
 
 export interface PagesOptions {
   perPage?: number;
+  /** The first page to fetch (default 1): a resumed backfill continues where it stopped. */
+  startPage?: number;
   /** Refuse to walk more pages than this (a server that never ends). */
   maxPages?: number;
-  /** Pages requested ahead of the consumer (0 = strictly one at a time). */
+  /**
+   * Pages requested ahead of the consumer (0 = strictly one at a time): while the
+   * consumer handles page p, pages p+1..p+prefetch are in flight. Pages are still
+   * yielded in order, whatever order their answers arrive in.
+   */
   prefetch?: number;
   signal?: AbortSignal;
 }
@@ -147,8 +163,10 @@ export function createCallsClient(options: CallsClientOptions): CallsClient {
     fetch: options.fetch ?? ((input, init) => fetch(input, init)),
     sleep: options.sleep ?? defaultSleep,
     bucket: options.bucket ?? bucketFor(options.appId, options.requestsPerMinute ?? PLATFORM_REQUESTS_PER_MINUTE),
+    gate: options.gate,
     secrets: [options.apiKey],
     random: options.random,
+    maxBodyBytes: options.maxPageBytes ?? MAX_PAGE_BYTES,
   };
 
   async function listCallsPage(filters: CallFilters, page: number, perPage: number, signal?: AbortSignal): Promise<CallsPage> {
@@ -156,11 +174,19 @@ export function createCallsClient(options: CallsClientOptions): CallsClient {
     q.set("page", String(page));
     q.set("perPage", String(Math.min(MAX_PER_PAGE, Math.max(1, Math.trunc(perPage)))));
     const t0 = performance.now();
-    const { body, bytes } = await getJson(`${base}/calls?${q.toString()}`, http, signal);
+    const { body, bytes } = await getJson(`${base}/calls?${q.toString()}`, http, signal, `page ${page}`);
     if (!body || typeof body !== "object" || !Array.isArray((body as { data?: unknown }).data)) {
       throw new PlatformProtocolError(`${label}: page ${page} is not {data: [...], meta}`, options.appId);
     }
     const b = body as { data: unknown[]; meta?: unknown };
+    if (b.data.length > MAX_PER_PAGE) {
+      // More than the platform ever serves: its page numbers cannot be trusted either, and
+      // one page must not become one unbounded write batch.
+      throw new PlatformProtocolError(
+        `${label}: page ${page} holds ${b.data.length.toLocaleString("en")} calls, more than the platform's maximum of ${MAX_PER_PAGE.toLocaleString("en")} a page (perPage=${q.get("perPage")} was asked); refused`,
+        options.appId,
+      );
+    }
     const sliced = arrayMemberElements(bytes, "data");
     // Slices only when they provably match the parsed records (same count, no repeated key).
     const rawTexts = sliced && sliced.length === b.data.length ? sliced : undefined;
@@ -185,7 +211,8 @@ export function createCallsClient(options: CallsClientOptions): CallsClient {
     try {
       let totalPages: number | undefined;
       let prevFirst: string | undefined;
-      for (let page = 1; ; page++) {
+      const first = Math.max(1, Math.trunc(opts.startPage ?? 1));
+      for (let page = first; ; page++) {
         if (page > maxPages) {
           throw new PlatformProtocolError(`${label}: more than ${maxPages} pages; stopping`, options.appId);
         }
@@ -193,14 +220,14 @@ export function createCallsClient(options: CallsClientOptions): CallsClient {
         const res = await inflight.get(page)!;
         inflight.delete(page);
         if (res.records.length === 0) return;
-        const first = firstSessionId(res.records);
-        if (page > 1 && first !== undefined && first === prevFirst) {
+        const firstId = firstSessionId(res.records);
+        if (page > first && firstId !== undefined && firstId === prevFirst) {
           throw new PlatformProtocolError(
             `${label}: page ${page} starts with the same call as page ${page - 1}; the server seems to ignore 'page'`,
             options.appId,
           );
         }
-        prevFirst = first;
+        prevFirst = firstId;
         // The server's page count is authoritative: it may have ignored our perPage.
         if (res.pagination.totalPages !== undefined) totalPages = res.pagination.totalPages;
         const more = totalPages === undefined || page < totalPages;
@@ -218,7 +245,7 @@ export function createCallsClient(options: CallsClientOptions): CallsClient {
   }
 
   async function getCall(sessionId: string, signal?: AbortSignal): Promise<unknown> {
-    const { body } = await getJson(`${base}/calls/${encodeURIComponent(sessionId)}`, http, signal);
+    const { body } = await getJson(`${base}/calls/${encodeURIComponent(sessionId)}`, http, signal, `call ${sessionId}`);
     if (!body || typeof body !== "object" || !("data" in body)) {
       throw new PlatformProtocolError(`${label}: call ${sessionId} answer is not {data: call}`, options.appId);
     }

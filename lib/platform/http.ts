@@ -3,11 +3,12 @@ import {
   PlatformAuthError,
   PlatformHttpError,
   PlatformNotFoundError,
+  PlatformProtocolError,
   PlatformUnavailableError,
   describeDetail,
   platformErrorDetail,
 } from "./errors";
-import type { TokenBucket } from "./rate-limit";
+import type { RequestGate, TokenBucket } from "./rate-limit";
 
 /**
  * One JSON GET with the platform's failure modes handled: per-request timeout (headers)
@@ -32,8 +33,16 @@ export interface HttpOptions {
   fetch: FetchFn;
   sleep: SleepFn;
   bucket?: TokenBucket;
+  /** Requests in flight across the process (SYNC_CONCURRENCY); held only while a request is on the wire. */
+  gate?: RequestGate;
   /** Strings that must never appear in an error message (the API key). */
   secrets: string[];
+  /**
+   * Answers larger than this are refused (never retried): the body is read as it streams
+   * and the request is cut at the limit, so a hostile or broken server cannot make this
+   * process hold (and then parse) an answer of any size. Default: no limit.
+   */
+  maxBodyBytes?: number;
   random?: () => number;
 }
 
@@ -44,6 +53,8 @@ class Retryable extends Error {
     message: string,
     readonly retryAfterMs?: number,
     options?: { cause?: unknown },
+    /** A 429: the wait applies to the whole app, not just this request. */
+    readonly rateLimited = false,
   ) {
     super(message, options);
   }
@@ -74,8 +85,20 @@ export function retryAfterMs(headers: Headers, now = Date.now()): number | undef
   return undefined;
 }
 
-async function readBody(res: Response, controller: AbortController, stallMs: number): Promise<Buffer> {
+/** The answer is over HttpOptions.maxBodyBytes: refused, not retried (it would be as large again). */
+class BodyTooLarge extends Error {
+  constructor(readonly limit: number, readonly announced: number | undefined) {
+    super(`larger than the limit of ${limit} bytes`);
+  }
+}
+
+async function readBody(res: Response, controller: AbortController, stallMs: number, maxBytes: number): Promise<Buffer> {
   if (!res.body) return Buffer.alloc(0);
+  const announced = Number(res.headers.get("content-length") ?? NaN);
+  if (announced > maxBytes) {
+    controller.abort(new BodyTooLarge(maxBytes, announced));
+    throw new BodyTooLarge(maxBytes, announced);
+  }
   const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -84,8 +107,12 @@ async function readBody(res: Response, controller: AbortController, stallMs: num
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      chunks.push(value);
       size += value.byteLength;
+      if (size > maxBytes) {
+        controller.abort(new BodyTooLarge(maxBytes, undefined));
+        throw new BodyTooLarge(maxBytes, undefined);
+      }
+      chunks.push(value);
       timer.refresh();
     }
   } finally {
@@ -93,6 +120,8 @@ async function readBody(res: Response, controller: AbortController, stallMs: num
   }
   return Buffer.concat(chunks, size);
 }
+
+const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(bytes < 2 ** 20 ? 2 : 0)} MB`;
 
 function parseJson(buf: Buffer): unknown {
   return JSON.parse(buf.toString("utf8"));
@@ -112,29 +141,37 @@ function causeText(err: unknown): string {
   return `${err.message}${cause}`;
 }
 
+/** `what` names the request in messages ("page 3"); the URL itself is never quoted. */
 export async function getJson(
   url: string,
   opts: HttpOptions,
   signal?: AbortSignal,
+  what = "an answer",
 ): Promise<JsonResponse> {
   const random = opts.random ?? Math.random;
   let last: Retryable | undefined;
   for (let attempt = 1; attempt <= opts.maxAttempts; attempt++) {
     signal?.throwIfAborted();
     if (opts.bucket) await opts.bucket.take((ms) => opts.sleep(ms, signal));
+    const release = opts.gate ? await opts.gate.acquire(signal) : undefined;
     try {
-      return await attemptOnce(url, opts, signal);
+      return await attemptOnce(url, opts, signal, what);
     } catch (err) {
       if (!(err instanceof Retryable)) throw err;
       signal?.throwIfAborted();
       last = err;
+      // The app's other requests (pages in flight) wait out the platform's Retry-After too.
+      if (err.rateLimited && err.retryAfterMs !== undefined) opts.bucket?.pause(Math.min(opts.maxRetryAfterMs, err.retryAfterMs));
       if (attempt === opts.maxAttempts) break;
       const backoff = random() * Math.min(opts.maxBackoffMs, opts.baseBackoffMs * 2 ** (attempt - 1));
       const wait =
         err.retryAfterMs !== undefined
           ? Math.min(opts.maxRetryAfterMs, err.retryAfterMs) + random() * opts.baseBackoffMs
           : backoff;
+      release?.();
       await opts.sleep(Math.round(wait), signal);
+    } finally {
+      release?.();
     }
   }
   throw new PlatformUnavailableError(
@@ -147,6 +184,7 @@ async function attemptOnce(
   url: string,
   opts: HttpOptions,
   signal: AbortSignal | undefined,
+  what: string,
 ): Promise<JsonResponse> {
   const controller = new AbortController();
   const onAbort = () => controller.abort(signal?.reason);
@@ -168,9 +206,16 @@ async function attemptOnce(
     }
     let buf: Buffer;
     try {
-      buf = await readBody(res, controller, opts.timeoutMs);
+      buf = await readBody(res, controller, opts.timeoutMs, opts.maxBodyBytes ?? Number.POSITIVE_INFINITY);
     } catch (err) {
       if (signal?.aborted) throw err;
+      if (err instanceof BodyTooLarge) {
+        const size = err.announced === undefined ? `more than ${mb(err.limit)}` : `${mb(err.announced)}`;
+        throw new PlatformProtocolError(
+          `${opts.label}: ${what} is ${size}, over the limit of ${mb(err.limit)} for one answer; refused without reading it whole (the platform's pages of at most 1,000 calls are far smaller)`,
+          opts.appId,
+        );
+      }
       const why = controller.signal.reason instanceof Error ? controller.signal.reason.message : causeText(err);
       throw new Retryable(`HTTP ${res.status}, body broken: ${why}`, undefined, { cause: err });
     }
@@ -191,7 +236,7 @@ async function attemptOnce(
     }
     const detail = platformErrorDetail(errBody);
     const text = scrub(describeDetail(status, detail), opts.secrets);
-    if (status === 429) throw new Retryable(`${text} (rate limited)`, retryAfterMs(res.headers));
+    if (status === 429) throw new Retryable(`${text} (rate limited)`, retryAfterMs(res.headers), undefined, true);
     if (status >= 500 || status === 408) throw new Retryable(text, retryAfterMs(res.headers));
     if (status === 401 || status === 403) {
       throw new PlatformAuthError(`${opts.label} refused the API key (${text}); check the app's API key and region`, {

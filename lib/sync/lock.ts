@@ -6,19 +6,24 @@ import type { Db } from "@/db/client";
  * One sync per app at a time, across processes: the `sync_locks` row is the lock and
  * carries a lease the holder renews. A lease that ran out (holder SIGKILLed, machine
  * suspended) can be taken over; so can the lease of a holder on this host whose pid no
- * longer exists, without waiting for the lease to run out.
+ * longer exists, and one left by a run of this very process that has ended (its release
+ * failed on a full or locked warehouse), without waiting for the lease to run out.
  */
 export const DEFAULT_LEASE_MS = 60_000;
+
+/** Owners of the locks this process's runs hold right now. */
+const liveOwners = new Set<string>();
 
 export function newOwnerId(): string {
   return `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
 }
 
-/** True when `owner` names a process on this host that is gone. */
+/** True when `owner` names a process on this host that is gone, or a run of this process that ended. */
 export function holderIsDead(owner: string): boolean {
   const [host, pidText] = owner.split(":");
   const pid = Number(pidText);
-  if (host !== hostname() || !Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
+  if (host !== hostname() || !Number.isInteger(pid) || pid <= 0) return false;
+  if (pid === process.pid) return !liveOwners.has(owner);
   try {
     process.kill(pid, 0);
     return false;
@@ -53,7 +58,9 @@ export function acquireLock(db: Db, appPk: number, owner: string, leaseMs = DEFA
     upsert.run(appPk, owner, now, now + leaseMs);
     return { acquired: true, tookOverFrom: row && row.owner !== owner ? row.owner : null };
   });
-  return tx.immediate();
+  const result = tx.immediate();
+  if (result.acquired) liveOwners.add(owner);
+  return result;
 }
 
 /** Extends the lease; false when the lock is no longer ours (taken over after expiry). */
@@ -64,6 +71,8 @@ export function renewLock(db: Db, appPk: number, owner: string, leaseMs = DEFAUL
   return r.changes === 1;
 }
 
+/** The run is over even when the DELETE fails: the row it leaves is taken over at once. */
 export function releaseLock(db: Db, appPk: number, owner: string): void {
+  liveOwners.delete(owner);
   db.$client.prepare("DELETE FROM sync_locks WHERE app_pk = ? AND owner = ?").run(appPk, owner);
 }

@@ -1,5 +1,6 @@
 import { parseCallRecord } from "@/lib/platform/call-record";
-import type { SyncSummary } from "./sync-app";
+import type { PageCursor } from "./resume";
+import type { SyncSummary } from "./summary";
 import type { WriteSink } from "./write-sink";
 import { contentHash, extraParticipantJson, isFinalStatus, toWriteRow, type CallWriter, type Existing, type PendingCall, type WriteRow } from "./writer";
 
@@ -26,12 +27,18 @@ export class RunState {
 
   /** The batch being written (at most one in flight). */
   private inflight: Promise<void> = Promise.resolve();
+  /**
+   * The first commit that failed. Nothing is committed after it: with a batch missing,
+   * a later one stored would put the cursor past a gap.
+   */
+  private failure: { error: unknown } | undefined;
 
   constructor(
     readonly writer: CallWriter,
     private readonly sink: WriteSink,
     private readonly summary: SyncSummary,
     private readonly batchSize: number,
+    private readonly cursor: PageCursor,
     private readonly saveProgress: () => void,
   ) {
     this.startedEmpty = writer.storedCount() === 0;
@@ -57,9 +64,10 @@ export class RunState {
 
   /**
    * Handles one page of raw records. Returns, for the early-stop rule, whether every
-   * record was already stored, final and unchanged, and the initiatedAt values in order.
+   * record was already stored, final and unchanged, and the initiatedAt values in order;
+   * for the convergence guard, how many records this run had already seen (the window).
    */
-  async handle(records: unknown[], rawTexts?: string[]): Promise<{ allKnown: boolean; initiated: Array<number | null> }> {
+  async handle(records: unknown[], rawTexts?: string[]): Promise<{ allKnown: boolean; initiated: Array<number | null>; repeated: number }> {
     const t0 = performance.now();
     const page = new Map<string, string>();
     this.window.push(page);
@@ -67,6 +75,7 @@ export class RunState {
     const fresh: PendingCall[] = [];
     const initiated: Array<number | null> = [];
     let allKnown = records.length > 0;
+    let repeated = 0;
     for (let i = 0; i < records.length; i++) {
       const r = parseCallRecord(records[i]);
       if (!r.ok) {
@@ -79,6 +88,7 @@ export class RunState {
       const rawJson = rawTexts?.[i] ?? JSON.stringify(r.raw);
       const hash = contentHash(rawJson);
       const prev = this.recent(id);
+      if (prev !== undefined) repeated++;
       page.set(id, hash);
       if (prev === hash) continue; // the same record again (pages shifted under us)
       initiated.push(prev === undefined ? r.call.initiatedAt : null);
@@ -109,7 +119,7 @@ export class RunState {
     this.sink.stage(rows);
     this.summary.timings.parseMs += performance.now() - t0;
     if (this.staged.size >= this.batchSize) await this.flush();
-    return { allKnown, initiated };
+    return { allKnown, initiated, repeated };
   }
 
   /**
@@ -117,9 +127,12 @@ export class RunState {
    * fetching and parsing while this one is written (at most two batches outstanding).
    */
   async flush(): Promise<void> {
+    if (this.failure) throw this.failure.error;
     const previous = this.inflight;
     if (this.staged.size > 0) {
       this.staged = new Set();
+      // The pages this commit completes (the cursor moves only once it is stored).
+      const mark = this.cursor.handedThrough();
       // Committed now (the sink keeps commits in order); accounted after the previous one.
       const committed = this.sink.commit();
       committed.catch(() => undefined);
@@ -130,7 +143,12 @@ export class RunState {
           this.summary.inserted += r.inserted;
           this.summary.updated += r.updated;
           for (const x of r.refused) this.skip(x.sessionId, x.reason);
+          this.cursor.committed(mark);
           this.saveProgress();
+        })
+        .catch((error: unknown) => {
+          this.failure ??= { error };
+          throw error;
         });
       // A failure surfaces at the next flush or drain, not as an unhandled rejection.
       this.inflight.catch(() => undefined);

@@ -2,10 +2,11 @@ import { and, desc, eq, inArray, lt, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { apps, syncRuns, type AppRow } from "@/db/schema";
 import { syncApp } from "./sync-app";
+import type { SyncCounts } from "./writer";
 
 /** Read side of the sync for the dashboard and the API. Every query is limited to `appPks`. */
 
-export interface SyncRunView {
+export interface SyncRunView extends SyncCounts {
   id: number;
   appId: string;
   appName: string;
@@ -16,16 +17,12 @@ export interface SyncRunView {
   finishedMs: number | null;
   /** null while running. */
   durationMs: number | null;
-  pages: number;
-  fetched: number;
-  inserted: number;
-  updated: number;
-  unchanged: number;
-  skipped: number;
-  refreshed: number;
   error: string | null;
   /** The first skipped records with their reasons (at most 100 per run). */
   skippedRecords: Array<{ sessionId: string | null; reason: string }>;
+  /** The page the run began at: above 1 when it resumed the failed run `resumedFromRun`. */
+  startPage: number;
+  resumedFromRun: number | null;
 }
 
 export interface SyncRunsParams {
@@ -70,7 +67,30 @@ export function getSyncRuns(db: Db, appPks: readonly number[], params: SyncRunsP
       refreshed: run.refreshed,
       error: run.error,
       skippedRecords: Array.isArray(run.skippedRecords) ? run.skippedRecords : [],
+      startPage: run.startPage,
+      resumedFromRun: run.resumedFromRun,
     }));
+}
+
+/**
+ * Runs of these apps that failed and finished in [fromMs, toMs) (the alerts' "failed
+ * sync runs"). A run is never longer than a day, which bounds the index range on start.
+ */
+export function countFailedRuns(db: Db, appPks: readonly number[], fromMs: number, toMs: number): number {
+  if (appPks.length === 0 || !(toMs > fromMs)) return 0;
+  const row = db
+    .select({ n: sql<number>`count(*)` })
+    .from(syncRuns)
+    .where(
+      and(
+        inArray(syncRuns.appPk, [...appPks]),
+        sql`${syncRuns.startedMs} >= ${fromMs - 86_400_000} AND ${syncRuns.startedMs} < ${toMs}`,
+        eq(syncRuns.status, "failed"),
+        sql`${syncRuns.finishedMs} >= ${fromMs} AND ${syncRuns.finishedMs} < ${toMs}`,
+      ),
+    )
+    .get();
+  return row?.n ?? 0;
 }
 
 export interface AppSyncStatus {

@@ -1,16 +1,24 @@
 import { performance } from "node:perf_hooks";
 import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { apps, syncRuns, type AppRow } from "@/db/schema";
+import { apps, type AppRow } from "@/db/schema";
 import { appConnection, listApps, type AppConnection } from "@/lib/apps/registry";
 import { env } from "@/lib/config/env";
 import { logger, type Logger } from "@/lib/log/logger";
-import { createCallsClient, type CallsClient, type CallsClientOptions } from "@/lib/platform/calls-client";
-import { PlatformAuthError, PlatformError, PlatformNotFoundError } from "@/lib/platform/errors";
-import { acquireLock, DEFAULT_LEASE_MS, newOwnerId, releaseLock, renewLock } from "./lock";
+import { createCallsClient, type CallsClientOptions } from "@/lib/platform/calls-client";
+import { requestGate } from "@/lib/platform/rate-limit";
+import { describeSyncFailure, describeWarehouseError, isWarehouseFailure } from "./failure";
+import { DEFAULT_LEASE_MS, newOwnerId, renewLock } from "./lock";
+import { walkPages } from "./page-loop";
+import { refreshOngoing } from "./refresh-ongoing";
+import { PageCursor, type ResumePoint } from "./resume";
+import { beginRun, cursorOf, finishRun, progressOf } from "./run-record";
 import { RunState } from "./run-state";
 import { inlineSink, workerSink, type WriteSink } from "./write-sink";
+import type { SyncSummary, SyncTrigger } from "./summary";
 import { CallWriter } from "./writer";
+
+export type { SkippedRecord, SyncSummary, SyncTimings, SyncTrigger } from "./summary";
 
 /**
  * The pull side: pages through one app's calls and upserts them into the warehouse.
@@ -18,10 +26,11 @@ import { CallWriter } from "./writer";
  * ~4x faster per row in 10k-row transactions than in 100-row ones) while the next
  * pages are already being fetched. After the first complete backfill, a run may stop
  * at a full page of calls already stored, final and unchanged — only while the results
- * prove to be newest first by initiatedAt; a full reconcile runs every 24 h.
+ * prove to be newest first by initiatedAt; a full reconcile runs every 24 h. A backfill
+ * that failed part-way continues where it stopped (resume.ts), and a run stops an
+ * upstream that does not converge (convergence.ts).
  */
 
-export type SyncTrigger = "schedule" | "cli" | "manual" | "demo" | "test";
 
 export interface SyncOptions {
   trigger: SyncTrigger;
@@ -37,7 +46,7 @@ export interface SyncOptions {
   writer?: "auto" | "inline" | "worker";
   /** Calls written per transaction (default 8,000 inline, 4,000 with the worker). */
   batchSize?: number;
-  /** Pages requested ahead while the current one is parsed and written (default 2). */
+  /** Pages in flight while the current one is parsed and written (default SYNC_CONCURRENCY). */
   prefetch?: number;
   /** A full reconcile is due when the last one is older than this (default 24 h). */
   fullEveryMs?: number;
@@ -52,54 +61,14 @@ export interface SyncOptions {
   domain?: string;
   /** Called after each page is handled (progress, tests). */
   onPage?: (info: { page: number; fetched: number }) => void;
-}
-
-export interface SkippedRecord {
-  sessionId: string | null;
-  reason: string;
-}
-
-export interface SyncTimings {
-  wallMs: number;
-  /** Time the loop waited for the next page (fetch not hidden by pipelining). */
-  fetchWaitMs: number;
-  /** Sum of the page requests' own durations (overlaps with parsing and writing). */
-  fetchMs: number;
-  /** Validation, raw JSON, hashing and classification. */
-  parseMs: number;
-  /** The write transactions alone. */
-  dbMs: number;
-  refreshMs: number;
   /**
-   * Share of the run's time each thread was busy (event-loop utilisation, 0–1): this
-   * thread (fetch, parse, hash) and the write worker, when there is one. The narrowest
-   * stage is the one near 1.
+   * Lift the bound on how far a run may page past what the platform announced on its
+   * first page (`npm run sync -- --allow-growth`): for a real backfill of an app that
+   * gains calls faster than the bound allows. See convergence.ts.
    */
-  mainBusy?: number;
-  writerBusy?: number;
-}
-
-export interface SyncSummary {
-  appId: string;
-  status: "succeeded" | "failed" | "already_running";
-  runPk: number | null;
-  kind: "full" | "incremental";
-  pages: number;
-  fetched: number;
-  inserted: number;
-  updated: number;
-  unchanged: number;
-  skipped: number;
-  refreshed: number;
-  /** Ongoing calls the platform no longer knows (404 on refresh). */
-  refreshMissing: number;
-  /** Incremental run that stopped at calls already stored. */
-  stoppedEarly: boolean;
-  error: string | null;
-  skippedRecords: SkippedRecord[];
-  /** Wall time of the run (same as timings.wallMs). */
-  durationMs: number;
-  timings: SyncTimings;
+  allowGrowth?: boolean;
+  /** Start an unfinished backfill again from page 1 instead of resuming it. */
+  fromStart?: boolean;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -108,6 +77,7 @@ function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** The run gave up its lock (another process took it over): it must write nothing more. */
 class SyncAbort extends Error {}
 
 function emptySummary(appId: string): SyncSummary {
@@ -125,6 +95,7 @@ function emptySummary(appId: string): SyncSummary {
     refreshed: 0,
     refreshMissing: 0,
     stoppedEarly: false,
+    resumedFromPage: null,
     error: null,
     skippedRecords: [],
     durationMs: 0,
@@ -145,25 +116,20 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
     now - app.lastFullSyncMs >= (options.fullEveryMs ?? DAY_MS);
   const summary: SyncSummary = { ...emptySummary(app.appId), kind: fullDue ? "full" : "incremental" };
 
-  const lock = acquireLock(db, app.pk, owner, leaseMs);
-  if (!lock.acquired) {
-    summary.status = "already_running";
-    summary.error = `a sync of app ${app.appId} is already running (holder ${lock.owner}, since ${new Date(lock.acquiredMs).toISOString()})`;
+  let started: { runPk: number; resume: ResumePoint | null } | null;
+  try {
+    started = beginRun(db, app, owner, leaseMs, options, summary, now);
+  } catch (err) {
+    // The warehouse is locked or full before anything began: nothing to keep, nothing to undo.
+    if (!isWarehouseFailure(err)) throw err;
+    summary.error = `sync of app ${app.appId} could not start: ${describeWarehouseError(err)}`;
+    log.error({ err: summary.error }, "sync could not start");
     return summary;
   }
-  if (lock.tookOverFrom) log.warn({ previousOwner: lock.tookOverFrom }, "took over an abandoned sync lock");
-
-  // Any run still 'running' for this app belongs to a holder that is gone: we hold the lock.
-  db.$client
-    .prepare("UPDATE sync_runs SET status = 'failed', finished_ms = ?, error = ? WHERE app_pk = ? AND status = 'running'")
-    .run(now, "interrupted: the process running this sync stopped before it finished", app.pk);
-
-  const run = db
-    .insert(syncRuns)
-    .values({ appPk: app.pk, kind: summary.kind, trigger: options.trigger, status: "running", startedMs: now })
-    .returning({ pk: syncRuns.pk })
-    .get();
-  summary.runPk = run.pk;
+  if (!started) return summary; // already running elsewhere
+  const { runPk, resume } = started;
+  summary.runPk = runPk;
+  summary.resumedFromPage = resume?.page ?? null;
 
   const abort = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, abort.signal]) : abort.signal;
@@ -173,35 +139,50 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
     } catch (err) {
       log.warn({ err: errorText(err) }, "lease renewal failed; will retry");
     }
-  }, Math.max(1_000, Math.floor(leaseMs / 4)));
+  }, Math.max(50, Math.floor(leaseMs / 4)));
   renewTimer.unref();
 
-
   const elu0 = performance.eventLoopUtilization();
-  let pagedEverything = false;
+  const perPage = resume?.perPage ?? options.perPage ?? 1000;
+  const cursor = new PageCursor(resume?.page ?? 1, perPage);
   let sink: WriteSink | undefined;
+  let state: RunState | undefined;
   try {
     const conn = options.connection ?? appConnection(app, options.domain ?? env().PLATFORM_DOMAIN);
+    const concurrency = env().SYNC_CONCURRENCY;
     const client = createCallsClient({
       callsUrl: conn.callsUrl,
       apiKey: conn.apiKey,
       onBehalfOf: conn.onBehalfOf,
       appId: app.appId,
+      // Every app syncing in this process shares one cap on requests in flight.
+      gate: requestGate(concurrency),
       ...options.client,
     });
     const writer = new CallWriter(db, app.pk);
-    const useWorker = options.writer === "worker" || ((options.writer ?? "auto") === "auto" && writer.storedCount() === 0);
+    // A backfill (first or resumed) writes from a worker thread; later runs change little.
+    const backfill = writer.storedCount() === 0 || resume !== null;
+    const useWorker = options.writer === "worker" || ((options.writer ?? "auto") === "auto" && backfill);
     const active = (useWorker ? workerSink(db, app.pk) : undefined) ?? inlineSink(writer);
     sink = active;
     // Two batches can be alive at once with a worker (one being written, one filling) plus
     // the copy handed over: a smaller batch keeps peak memory in bounds (~470 MB measured
     // at 4,000 vs ~680 MB at 8,000) and is still ~16,000 rows per transaction.
     const batchSize = options.batchSize ?? (active.kind === "worker" ? 4_000 : 8_000);
-    const saveProgress = () =>
-      active.saveProgress(run.pk, [summary.pages, summary.fetched, summary.inserted, summary.updated, summary.unchanged, summary.skipped, summary.refreshed]);
-    const state = new RunState(writer, active, summary, batchSize, saveProgress);
+    const saveProgress = () => active.saveProgress(runPk, { ...progressOf(summary), ...cursorOf(cursor) });
+    state = new RunState(writer, active, summary, batchSize, cursor, saveProgress);
 
-    pagedEverything = await pageThrough(client, state, summary, { ...options, signal }, fullDue);
+    const pass = { appId: app.appId, perPage, prefetch: options.prefetch ?? concurrency, signal, allowGrowth: options.allowGrowth === true, onPage: options.onPage };
+    const first = await walkPages(client, state, summary, { ...pass, startPage: cursor.startPage, stopAtKnown: !fullDue, cursor });
+    await state.drain();
+    cursor.endFirstPass();
+    let pagedEverything = first.complete;
+    if (resume && first.complete) {
+      // The head: calls that arrived since the backfill began sit at the top of the list.
+      // Without proof of the order (or of the page size) the head is walked whole.
+      await walkPages(client, state, summary, { ...pass, startPage: 1, stopAtKnown: first.ordered && cursor.trusted });
+      pagedEverything = true;
+    }
     await state.drain();
     await refreshOngoing(client, state, summary, options.maxRefresh ?? 500, signal);
     await state.drain();
@@ -217,11 +198,14 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
     summary.status = "succeeded";
   } catch (err) {
     const reason = signal.aborted && signal.reason instanceof SyncAbort ? signal.reason : err;
+    // What was fetched is kept: staged rows are committed unless the warehouse itself
+    // failed (nothing more is written then) or the lock is another run's now.
+    if (state && !isWarehouseFailure(reason) && !(reason instanceof SyncAbort)) {
+      await state.drain().catch((e: unknown) => log.warn({ err: errorText(e) }, "could not store the calls staged before the failure"));
+    }
     summary.status = "failed";
-    summary.error =
-      reason instanceof PlatformError
-        ? errorText(reason)
-        : `sync of app ${app.appId} failed: ${errorText(reason)}`;
+    const resumable = app.backfillCompletedMs === null && cursor.committedPage !== null && cursor.committedPage >= 1;
+    summary.error = describeSyncFailure(app.appId, reason, resumable ? cursor.committedPage! + 1 : null);
     log.error({ err: summary.error }, "sync failed");
   } finally {
     clearInterval(renewTimer);
@@ -229,108 +213,18 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
     summary.timings.writerBusy = sink?.utilization?.();
     await sink?.close().catch(() => undefined);
     summary.timings.wallMs = summary.durationMs = performance.now() - wallStart;
-    try {
-      db.update(syncRuns)
-        .set({
-          status: summary.status === "succeeded" ? "succeeded" : "failed",
-          finishedMs: Date.now(),
-          kind: summary.kind,
-          pages: summary.pages,
-          fetched: summary.fetched,
-          inserted: summary.inserted,
-          updated: summary.updated,
-          unchanged: summary.unchanged,
-          skipped: summary.skipped,
-          refreshed: summary.refreshed,
-          error: summary.error,
-          skippedRecords: summary.skippedRecords.length ? summary.skippedRecords : null,
-        })
-        .where(eq(syncRuns.pk, run.pk))
-        .run();
-    } finally {
-      releaseLock(db, app.pk, owner);
-    }
+    finishRun(db, app, owner, runPk, summary, cursorOf(cursor), log);
   }
   log.info(
     {
       status: summary.status, kind: summary.kind, pages: summary.pages, fetched: summary.fetched,
       inserted: summary.inserted, updated: summary.updated, unchanged: summary.unchanged,
       skipped: summary.skipped, refreshed: summary.refreshed, ms: Math.round(summary.timings.wallMs),
+      resumedFromPage: summary.resumedFromPage,
     },
     "sync finished",
   );
   return summary;
-}
-
-/** Returns true when every page was walked (a full reconcile happened). */
-async function pageThrough(
-  client: CallsClient,
-  state: RunState,
-  summary: SyncSummary,
-  options: SyncOptions & { signal: AbortSignal },
-  fullDue: boolean,
-): Promise<boolean> {
-  let ordered = true;
-  let lastInitiated = Number.POSITIVE_INFINITY;
-  let waitStart = performance.now();
-  for await (const page of client.pages({}, { perPage: options.perPage ?? 1000, prefetch: options.prefetch ?? 2, signal: options.signal })) {
-    summary.timings.fetchWaitMs += performance.now() - waitStart;
-    summary.timings.fetchMs += page.fetchMs;
-    summary.pages++;
-    summary.fetched += page.records.length;
-    const { allKnown, initiated } = await state.handle(page.records, page.rawTexts);
-    for (const t of initiated) {
-      if (t === null) continue;
-      if (t > lastInitiated) ordered = false;
-      lastInitiated = t;
-    }
-    options.onPage?.({ page: page.page, fetched: summary.fetched });
-    if (!fullDue && ordered && allKnown) {
-      summary.stoppedEarly = true;
-      return false;
-    }
-    waitStart = performance.now();
-  }
-  return true;
-}
-
-/** Re-fetches calls stored as ongoing that this run did not see, until they end. */
-async function refreshOngoing(
-  client: CallsClient,
-  state: RunState,
-  summary: SyncSummary,
-  maxRefresh: number,
-  signal: AbortSignal,
-): Promise<void> {
-  const t0 = performance.now();
-  await state.drain();
-  const ids = state.writer
-    .ongoingSessionIds()
-    .filter((id) => !state.seenOngoing.has(id))
-    .slice(0, maxRefresh);
-  const CONCURRENCY = 4;
-  let next = 0;
-  const worker = async () => {
-    while (next < ids.length) {
-      const id = ids[next++];
-      try {
-        const rec = await client.getCall(id, signal);
-        await state.handle([rec]);
-        summary.refreshed++;
-      } catch (err) {
-        if (err instanceof PlatformNotFoundError) {
-          summary.refreshMissing++;
-          state.note(id, `refresh: the platform no longer knows this ongoing call (${err.message})`);
-        } else if (err instanceof PlatformAuthError || signal.aborted) {
-          throw err;
-        } else {
-          state.note(id, `refresh failed: ${errorText(err)}`);
-        }
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, ids.length) }, worker));
-  summary.timings.refreshMs += performance.now() - t0;
 }
 
 export interface SyncAllOptions extends Omit<SyncOptions, "connection" | "onPage"> {

@@ -1,18 +1,12 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SyncHarness as Harness } from "./testing";
 
 process.env.AUTH_SECRET ??= "integration-test-secret-at-least-32-characters";
 process.env.LOG_LEVEL ??= "silent";
 
-const { openDatabase } = await import("@/db/client");
-const { addApp, getAppById } = await import("@/lib/apps/registry");
-const { spawnEmulator } = await import("@/lib/emulator/testing");
-const { syncApp, syncAll } = await import("./sync-app");
-type Emu = Awaited<ReturnType<typeof spawnEmulator>>;
-type Db = ReturnType<typeof openDatabase>;
+const { fastClient, getAppById, startSyncHarness, syncApp, syncAll } = await import("./testing");
 
 /**
  * Integration over real HTTP: the real client and sync against the emulator, a separate
@@ -21,77 +15,20 @@ type Db = ReturnType<typeof openDatabase>;
 const SEED = 11;
 const ALPHA = 2400;
 const BETA = 300;
-let emu: Emu;
-
-interface Truth {
-  calls: number;
-  participants: number;
-  audio: number;
-  video: number;
-  ongoing: number;
-  repeatedUidCalls: string[];
-}
-
-const n = (v: unknown) => Number(v ?? 0);
-
-async function truth(appId: string): Promise<Truth> {
-  const t: Truth = { calls: 0, participants: 0, audio: 0, video: 0, ongoing: 0, repeatedUidCalls: [] };
-  for (const c of await emu.admin.truth(appId)) {
-    const parts = (c.participants as Array<{ uid: string }> | undefined) ?? [];
-    t.calls++;
-    t.participants += parts.length;
-    t.audio += n(c.totalAudioMinutes);
-    t.video += n(c.totalVideoMinutes);
-    if (c.status === "ongoing") t.ongoing++;
-    if (new Set(parts.map((p) => p.uid)).size < parts.length) t.repeatedUidCalls.push(String(c.sessionId));
-  }
-  return t;
-}
-
-function warehouse(db: Db, appId: string) {
-  const s = db.$client;
-  const pk = getAppById(db, appId)!.pk;
-  const row = s
-    .prepare("SELECT count(*) calls, total(total_audio_minutes) audio, total(total_video_minutes) video, sum(status = 'ongoing') ongoing FROM calls WHERE app_pk = ?")
-    .get(pk) as { calls: number; audio: number; video: number; ongoing: number };
-  const participants = s.prepare("SELECT count(*) FROM call_participants WHERE app_pk = ?").pluck().get(pk) as number;
-  return { ...row, participants, ongoing: row.ongoing ?? 0 };
-}
-
-function expectSame(db: Db, appId: string, t: Truth) {
-  const w = warehouse(db, appId);
-  expect(w.calls).toBe(t.calls);
-  expect(w.participants).toBe(t.participants);
-  expect(w.audio).toBeCloseTo(t.audio, 3);
-  expect(w.video).toBeCloseTo(t.video, 3);
-}
-
-const opened: Array<{ db: Db; dir: string }> = [];
-
-function freshDb(): { db: Db; file: string } {
-  const dir = mkdtempSync(path.join(tmpdir(), "callboard-sync-"));
-  const file = path.join(dir, "warehouse.db");
-  const db = openDatabase(file);
-  opened.push({ db, dir });
-  return { db, file };
-}
-
-function register(db: Db, appId: string, apiKey?: string) {
-  const info = emu.apps.find((a) => a.appId === appId)!;
-  return addApp(db, { appId, name: appId, region: info.region, apiKey: apiKey ?? info.apiKey, callsUrl: info.callsUrl });
-}
-
-const fastClient = { timeoutMs: 400, maxAttempts: 10, baseBackoffMs: 20, maxBackoffMs: 200, maxRetryAfterMs: 1_000 };
+let h: Harness;
+let emu: Harness["emu"];
+const truth = (appId: string) => h.truth(appId);
+const warehouse: Harness["warehouse"] = (db, appId) => h.warehouse(db, appId);
+const expectSame: Harness["expectSame"] = (db, appId, t) => h.expectSame(db, appId, t);
+const freshDb = () => h.freshDb();
+const register: Harness["register"] = (db, appId, apiKey) => h.register(db, appId, apiKey);
 
 beforeAll(async () => {
-  emu = await spawnEmulator({ seed: SEED, now: 1_780_000_000, apps: [{ appId: "alpha", count: ALPHA }, { appId: "beta", count: BETA }] });
+  h = await startSyncHarness({ seed: SEED, now: 1_780_000_000, apps: [{ appId: "alpha", count: ALPHA }, { appId: "beta", count: BETA }] });
+  emu = h.emu;
 });
 afterAll(async () => {
-  await emu?.stop();
-  for (const { db, dir } of opened) {
-    db.$client.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  await h?.close();
 });
 
 describe("sync against the emulator", () => {

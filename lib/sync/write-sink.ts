@@ -52,7 +52,26 @@ export function inlineSink(writer: CallWriter): WriteSink {
 interface Reply {
   id: number;
   result?: BatchResult;
-  error?: { name: string; message: string };
+  /** `code`: SQLite's result code name (SQLITE_FULL, SQLITE_BUSY, ...), kept across the thread. */
+  error?: { name: string; message: string; code?: string };
+}
+
+/**
+ * What the worker's connection takes over from the sync's own: how long to wait for
+ * another writer (busy_timeout) and how large the file may grow (max_page_count). Both
+ * are per connection in SQLite; a worker that opened the file with the defaults would
+ * wait and grow by other rules than the connection it writes for.
+ */
+export interface WorkerConnectionLimits {
+  busyTimeoutMs: number;
+  maxPageCount: number;
+}
+
+function connectionLimits(db: Db): WorkerConnectionLimits {
+  return {
+    busyTimeoutMs: db.$client.pragma("busy_timeout", { simple: true }) as number,
+    maxPageCount: db.$client.pragma("max_page_count", { simple: true }) as number,
+  };
 }
 
 function workerScript(): string | undefined {
@@ -64,6 +83,9 @@ function workerScript(): string | undefined {
   return existsSync(file) ? file : undefined;
 }
 
+/** How long a closing write worker may take to finish its queue before it is terminated. */
+const WORKER_CLOSE_GRACE_MS = 10_000;
+
 /** A worker-thread sink, or undefined where one cannot run (in-memory db, bundled code). */
 export function workerSink(db: Db, appPk: number): WriteSink | undefined {
   const file = db.$client.name;
@@ -72,7 +94,7 @@ export function workerSink(db: Db, appPk: number): WriteSink | undefined {
   // The worker is TypeScript: register tsx's loader inside it first (loader flags given
   // to the parent do not reach a worker's entry module on Node 20).
   const bootstrap = `import("tsx/esm/api").then((m) => { m.register(); return import(${JSON.stringify(pathToFileURL(script).href)}); })`;
-  const worker = new Worker(bootstrap, { eval: true, workerData: { file, appPk } });
+  const worker = new Worker(bootstrap, { eval: true, workerData: { file, appPk, limits: connectionLimits(db) } });
   worker.unref();
   let nextId = 1;
   const waiting = new Map<number, { resolve: (r: BatchResult) => void; reject: (e: Error) => void }>();
@@ -88,7 +110,7 @@ export function workerSink(db: Db, appPk: number): WriteSink | undefined {
     waiting.delete(m.id);
     if (m.result) w.resolve(m.result);
     else {
-      const e = new Error(m.error?.message ?? "write worker failed");
+      const e = Object.assign(new Error(m.error?.message ?? "write worker failed"), { code: m.error?.code });
       e.name = m.error?.name ?? "Error";
       w.reject(e);
     }
@@ -113,7 +135,16 @@ export function workerSink(db: Db, appPk: number): WriteSink | undefined {
     },
     utilization: () => worker.performance.eventLoopUtilization().utilization,
     close: async () => {
-      if (!dead) await worker.terminate();
+      if (dead) return;
+      // Ask the worker to finish what it was sent and close its connection; terminate()
+      // only if it does not exit in time (see write-worker.ts on why not at once).
+      const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
+      worker.postMessage({ close: true });
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), WORKER_CLOSE_GRACE_MS)));
+      const outcome = await Promise.race([exited, late]);
+      clearTimeout(timer);
+      if (outcome === "late") await worker.terminate();
     },
   };
 }

@@ -11,10 +11,13 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { openDatabase } from "@/db/client";
+import type { WorkerConnectionLimits } from "./write-sink";
 import { CallWriter, type BatchResult, type SyncProgress, type WriteRow } from "./writer";
 
-const { file, appPk } = workerData as { file: string; appPk: number };
+const { file, appPk, limits } = workerData as { file: string; appPk: number; limits: WorkerConnectionLimits };
 const db = openDatabase(file, { migrate: false });
+db.$client.pragma(`busy_timeout = ${Math.max(0, Math.floor(limits.busyTimeoutMs))}`);
+db.$client.pragma(`max_page_count = ${Math.max(1, Math.floor(limits.maxPageCount))}`);
 // Backfill writes append at the ends of the B-trees: a small cache does as well as the
 // default 64 MB and keeps the syncing process's memory down.
 db.$client.pragma("cache_size = -16384");
@@ -24,14 +27,29 @@ db.$client.pragma("cache_size = -16384");
 db.$client.pragma("foreign_keys = OFF");
 const writer = new CallWriter(db, appPk);
 
-type Message = { rows: WriteRow[] } | { id: number } | { progress: { runPk: number; counts: SyncProgress } };
+type Message = { rows: WriteRow[] } | { id: number } | { progress: { runPk: number; counts: SyncProgress } } | { close: true };
 
 /** Written since the last commit reply. */
 let done: BatchResult = { inserted: 0, updated: 0, refused: [], ms: 0 };
-/** A failure of the database itself: reported by the next commit reply. */
+/**
+ * A failure of the database itself: reported by every later commit reply, and nothing is
+ * written after it (rows written past a failed batch would leave a gap below them).
+ */
 let failure: Error | undefined;
 
 parentPort?.on("message", (m: Message) => {
+  if ("close" in m) {
+    // Messages are handled in order: everything sent before this one is done. Closing
+    // here (not by Worker.terminate() from outside) never tears the isolate down while a
+    // statement is raising an error, which aborts the whole process in better-sqlite3.
+    try {
+      db.$client.close();
+    } catch {
+      /* closing a connection that failed changes nothing stored */
+    }
+    parentPort?.close();
+    return;
+  }
   if ("rows" in m) {
     if (failure) return; // the commit reply reports it; nothing more is written
     try {
@@ -57,8 +75,8 @@ parentPort?.on("message", (m: Message) => {
   }
   if (failure) {
     const e = failure;
-    failure = undefined;
-    parentPort?.postMessage({ id: m.id, error: { name: e.name, message: e.message } });
+    const code = (e as { code?: unknown }).code;
+    parentPort?.postMessage({ id: m.id, error: { name: e.name, message: e.message, code: typeof code === "string" ? code : undefined } });
   } else {
     parentPort?.postMessage({ id: m.id, result: done });
   }

@@ -1,5 +1,5 @@
 import { hash } from "node:crypto";
-import type { Statement } from "better-sqlite3";
+import type { Statement, Transaction } from "better-sqlite3";
 import type { Db } from "@/db/client";
 import type { ParsedCall } from "@/lib/platform/call-record";
 
@@ -97,8 +97,26 @@ export function extraParticipantJson(raw: unknown): string | null {
   return extra ? JSON.stringify(extra) : null;
 }
 
-/** pages, fetched, inserted, updated, unchanged, skipped, refreshed. */
-export type SyncProgress = [number, number, number, number, number, number, number];
+/** A run's counters: in its summary, on its sync_runs row, in the runs view. */
+export interface SyncCounts {
+  pages: number;
+  fetched: number;
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  skipped: number;
+  /** Ongoing calls re-fetched one by one. */
+  refreshed: number;
+}
+
+/** A running sync's counters and resume point, as its sync_runs row keeps them. */
+export interface SyncProgress extends SyncCounts {
+  /** The page size the platform served: the unit of committedPage. */
+  perPage: number;
+  /** The page through which the first pass is committed (null: not resumable by page). */
+  committedPage: number | null;
+  announcedTotal: number | null;
+}
 
 export interface WriteCounts {
   inserted: number;
@@ -146,7 +164,7 @@ export class CallWriter {
   private readonly countCalls: Statement<[number], number>;
   private readonly progress: Statement<unknown[]>;
   private readonly ongoing: Statement<[number], string>;
-  private readonly writeBatch: (batch: Iterable<WriteRow>) => WriteCounts;
+  private readonly writeBatch: Transaction<(batch: Iterable<WriteRow>) => WriteCounts>;
   private lastStamp = 0;
 
   constructor(
@@ -180,7 +198,8 @@ export class CallWriter {
       "INSERT INTO analytics_changes (call_pk) SELECT ? WHERE (SELECT call_pk FROM analytics_changes ORDER BY seq DESC LIMIT 1) IS NOT ?",
     );
     this.progress = sqlite.prepare(
-      "UPDATE sync_runs SET pages = ?, fetched = ?, inserted = ?, updated = ?, unchanged = ?, skipped = ?, refreshed = ? WHERE pk = ?",
+      `UPDATE sync_runs SET pages = ?, fetched = ?, inserted = ?, updated = ?, unchanged = ?, skipped = ?, refreshed = ?,
+         per_page = ?, committed_page = ?, announced_total = ? WHERE pk = ?`,
     );
     this.insertParticipant = sqlite.prepare(
       `INSERT INTO call_participants (call_pk, app_pk, seq, uid, state, is_joined, total_audio_minutes,
@@ -224,13 +243,26 @@ export class CallWriter {
     return out;
   }
 
-  /** A running sync's counters, in SyncProgress order, on its sync_runs row. */
-  saveProgress(runPk: number, counts: SyncProgress): void {
-    this.progress.run(...counts, runPk);
+  /** A running sync's counters and resume point, on its sync_runs row. */
+  saveProgress(runPk: number, p: SyncProgress): void {
+    this.progress.run(p.pages, p.fetched, p.inserted, p.updated, p.unchanged, p.skipped, p.refreshed, p.perPage, p.committedPage, p.announcedTotal, runPk);
   }
 
   write(batch: Iterable<WriteRow>): WriteCounts {
-    return this.writeBatch(batch);
+    return this.writeImmediate(batch);
+  }
+
+  /**
+   * One write transaction, begun IMMEDIATE: it takes the write lock before its first read.
+   * A deferred transaction reads first (the recordings probe) and must then upgrade its
+   * read lock; SQLite never runs the busy handler for that upgrade (two upgrading readers
+   * would wait on each other forever), so any other writer of the file at that moment (the
+   * sync's own lease renewal, a webhook, another process) failed the sync at once with
+   * "database is locked" whatever the busy timeout. Begun IMMEDIATE, it waits for the
+   * busy timeout like any other writer (docs/decisions/0008, issue 18).
+   */
+  private writeImmediate(batch: Iterable<WriteRow>): WriteCounts {
+    return this.writeBatch.immediate(batch);
   }
 
   /**
@@ -240,13 +272,13 @@ export class CallWriter {
   writeTolerant(batch: WriteRow[]): BatchResult {
     const t0 = performance.now();
     try {
-      return { ...this.writeBatch(batch), refused: [], ms: performance.now() - t0 };
+      return { ...this.writeImmediate(batch), refused: [], ms: performance.now() - t0 };
     } catch (err) {
       if (!isRecordLevelError(err)) throw err;
       const out: BatchResult = { inserted: 0, updated: 0, refused: [], ms: 0 };
       for (const p of batch) {
         try {
-          const c = this.writeBatch([p]);
+          const c = this.writeImmediate([p]);
           out.inserted += c.inserted;
           out.updated += c.updated;
         } catch (one) {

@@ -1,7 +1,6 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { db } from "@/db";
-import { getCall, type CallDetail } from "@/lib/analytics";
+import { analyticsEngine, type CallDetail } from "@/lib/analytics";
 import { isValidTimeZone } from "@/lib/analytics/tz";
 import { currentCaller } from "@/lib/auth/session";
 import { HttpError } from "@/lib/http/errors";
@@ -22,7 +21,7 @@ export default async function CallPage({ params, searchParams }: { params: Param
   if (!app) notFound();
   let call: CallDetail;
   try {
-    call = getCall(db(), { app, sessionId: decodeURIComponent(sessionId) }, caller);
+    call = await analyticsEngine().call({ app, sessionId: decodeURIComponent(sessionId) }, caller);
   } catch (error) {
     if (error instanceof HttpError && error.status === 404) notFound();
     throw error;

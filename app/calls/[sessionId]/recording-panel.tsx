@@ -3,6 +3,7 @@ import type { CallDetail } from "@/lib/analytics";
 import { Panel } from "@/components/panel";
 import { WHY_NO_LINK } from "@/components/recording-facts";
 import { formatDateTime, formatSeconds } from "@/lib/ui/format";
+import { RecordingLink } from "@/components/recording-link";
 
 /** The platform's `hasRecording` as its record says it (null: the call is known from webhooks only). */
 function platformFlag(call: CallDetail): boolean | null {
@@ -37,9 +38,7 @@ export function RecordingPanel({ call, tz, isAdmin }: { call: CallDetail; tz: st
         <ul className="recording-list section">
           {links.map((r) => (
             <li key={r.recordingUrl}>
-              <a href={r.recordingUrl} target="_blank" rel="noreferrer noopener">
-                Recording of {formatDateTime(r.startTime, tz)}
-              </a>{" "}
+              <RecordingLink url={r.recordingUrl}>Recording of {formatDateTime(r.startTime, tz)}</RecordingLink>{" "}
               <span className="muted">{r.duration !== null ? formatSeconds(r.duration) : ""}</span>
             </li>
           ))}

@@ -1,6 +1,7 @@
 "use client";
 
-import { startTransition, useActionState, useEffect, useRef, useState, type FormEvent } from "react";
+import { useState } from "react";
+import { useActionForm } from "@/components/use-action-form";
 import type { ActionState } from "@/lib/auth/route-support";
 import { addAppAction, createTenantAppAction, removeAppAction, updateAppAction } from "./actions";
 
@@ -19,24 +20,6 @@ function Message({ state }: { state: ActionState }) {
   if (state.error) return <p className="alert" role="alert">{state.error}</p>;
   if (state.ok) return <p className="notice" role="status">{state.ok}</p>;
   return null;
-}
-
-/**
- * Submits without React's automatic form reset, so a refused form keeps what was
- * typed; a successful one is cleared when `resetOnOk`.
- */
-function useActionForm(action: (prev: ActionState, form: FormData) => Promise<ActionState>, resetOnOk: boolean) {
-  const [state, run, pending] = useActionState(action, {});
-  const ref = useRef<HTMLFormElement>(null);
-  useEffect(() => {
-    if (state.ok && resetOnOk) ref.current?.reset();
-  }, [state, resetOnOk]);
-  const onSubmit = (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault();
-    const data = new FormData(e.currentTarget);
-    startTransition(() => run(data));
-  };
-  return { state, pending, ref, onSubmit };
 }
 
 function RegionSelect({ id, value }: { id: string; value?: string }) {

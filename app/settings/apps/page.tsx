@@ -8,6 +8,7 @@ import { describeApp, listApps } from "@/lib/apps/registry";
 import { managementCredentials } from "@/lib/apps/tenant-create";
 import { currentAdmin } from "@/lib/auth/session";
 import { env } from "@/lib/config/env";
+import { configuredOrigin, requestOrigin } from "@/lib/http/public-origin";
 import { ingestUrlFor } from "@/lib/ingest/url";
 import { AddAppForm, CopyField, CreateTenantForm, EditAppForm, RemoveAppForm } from "./app-forms";
 
@@ -16,12 +17,7 @@ export const metadata: Metadata = { title: "Tenant apps" };
 
 /** CALLBOARD_PUBLIC_URL, else the address this request came in on. */
 async function publicBaseUrl(): Promise<string> {
-  const configured = env().CALLBOARD_PUBLIC_URL;
-  if (configured) return configured;
-  const h = await headers();
-  const host = h.get("x-forwarded-host")?.split(",")[0]?.trim() || h.get("host") || "localhost";
-  const proto = h.get("x-forwarded-proto")?.split(",")[0]?.trim() || "http";
-  return `${proto}://${host}`;
+  return env().CALLBOARD_PUBLIC_URL ?? requestOrigin(await headers()) ?? configuredOrigin() ?? "";
 }
 
 export default async function TenantAppsPage() {

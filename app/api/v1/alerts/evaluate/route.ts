@@ -1,0 +1,30 @@
+import { z } from "zod";
+import { db } from "@/db";
+import { runAlertsTick } from "@/lib/alerts";
+import { getRuleRecord } from "@/lib/alerts/rules";
+import { audit } from "@/lib/auth/audit";
+import { authorize, requireAdmin } from "@/lib/auth/authorize";
+import { readJsonObject, respond } from "@/lib/auth/route-support";
+
+export const dynamic = "force-dynamic";
+
+const bodySchema = z.object({ id: z.number().int().min(1).optional() }).strict();
+
+/**
+ * POST /api/v1/alerts/evaluate {id?} (admin): runs the schedule's round now — every rule
+ * (or one) whose latest closed window is not evaluated yet, then the due notifications.
+ * A window already evaluated is not evaluated again (docs/api.md).
+ */
+export function POST(request: Request): Promise<Response> {
+  return respond(async () => {
+    const caller = await authorize(request);
+    requireAdmin(caller);
+    const text = await request.text();
+    const { id } = bodySchema.parse(text.trim() === "" ? {} : await readJsonObject(new Request(request.url, { method: "POST", body: text })));
+    const warehouse = db();
+    if (id !== undefined) getRuleRecord(warehouse, caller, id); // 404 for an unknown rule
+    const result = await runAlertsTick(warehouse, { ruleId: id });
+    audit(warehouse, caller, "alert.evaluate", id === undefined ? "alerts" : `alert ${id}`, { evaluated: result.evaluated.length, delivered: result.delivered.length });
+    return Response.json({ data: result });
+  });
+}

@@ -1,0 +1,11 @@
+import { handleStatementsGet, handleStatementsPost } from "@/lib/billing/http";
+
+export const dynamic = "force-dynamic";
+
+export function GET(request: Request): Promise<Response> {
+  return handleStatementsGet(request);
+}
+
+export function POST(request: Request): Promise<Response> {
+  return handleStatementsPost(request);
+}

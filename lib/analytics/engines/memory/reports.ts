@@ -1,0 +1,68 @@
+import type { Db } from "@/db/client";
+import type { Filters } from "../../filters";
+import { pageOf, type TotalsCsvRow } from "../../report-types";
+import type { ReportName } from "../../reports";
+import type { Scope } from "../../scope";
+import { getCalls, iterateCalls } from "./reports/calls";
+import { callsCsvBatches, callsCsvOrder } from "./reports/calls-csv";
+import { getConcurrencyHeatmap } from "./reports/heatmap";
+import { getBreakdowns, getDurationDistribution, getEngagement, getTotals } from "./reports/insights";
+import { getRecordings, iterateRecordings } from "./reports/recordings";
+import { getAwaitingRecordings, getRecordingSummary, iterateAwaitingRecordings, withRecordingFacts } from "./reports/recording-status";
+import { listOf, type ReportRoute } from "./report-route";
+import { getAppUsage, getDailyUsage, getParticipantUsage } from "./reports/usage";
+
+/** How the memory engine answers every report of the table (lib/analytics/reports.ts). */
+
+/** Participants in the requested order: `sort=minutes` by total minutes, else by calls
+ * (the report's own order, most first); `order=asc` turns either around. The JSON page
+ * and the CSV share it, so a download lists exactly what the dashboard table shows. */
+function sortedParticipants(db: Db, f: Filters, scope: Scope) {
+  const rows = getParticipantUsage(db, f, scope);
+  if (f.sort === "minutes") rows.sort((a, b) => b.totalMinutes - a.totalMinutes || b.calls - a.calls || a.app.localeCompare(b.app) || a.uid.localeCompare(b.uid));
+  if (f.order === "asc") rows.reverse();
+  return rows;
+}
+
+/** The participants report is paged in JSON (it can hold thousands of uids). */
+function participantsPage(db: Db, f: Filters, scope: Scope) {
+  const all = sortedParticipants(db, f, scope);
+  return pageOf(all.slice((f.page - 1) * f.perPage, f.page * f.perPage), all.length, f);
+}
+
+/** The totals CSV: one row per period. */
+function totalsRows(db: Db, f: Filters, scope: Scope): TotalsCsvRow[] {
+  const t = getTotals(db, f, scope);
+  return [{ period: "current", ...t.current }, ...(t.previous ? [{ period: "previous" as const, ...t.previous }] : [])];
+}
+
+/* `offThread`: what the analytics worker computes (worker/host.ts). Every report that
+ * scans the in-memory store runs there; recordings (indexed SQLite) and the calls list's
+ * CSV rows are read on the request's thread (a worker would have to buffer them) — the
+ * calls CSV's order is the worker's (`order`: the pks, sorted from the store, head first). */
+
+export const REPORTS: { readonly [N in ReportName]: ReportRoute<N> } = {
+  calls: {
+    name: "calls",
+    offThread: { json: true, order: true },
+    // The platform's recording flag and the links received, per row (recording-status.ts).
+    json: (db, f, scope) => withRecordingFacts(db, getCalls(db, f, scope), scope),
+    csv: { rows: iterateCalls, raw: { order: callsCsvOrder, rows: callsCsvBatches } },
+  },
+  participants: { name: "participants", offThread: { json: true, csv: true }, json: participantsPage, csv: { rows: sortedParticipants } },
+  apps: { name: "apps", offThread: { json: true, csv: true }, json: listOf(getAppUsage), csv: { rows: getAppUsage } },
+  daily: { name: "daily", offThread: { json: true, csv: true }, json: listOf(getDailyUsage), csv: { rows: getDailyUsage } },
+  recordings: { name: "recordings", json: getRecordings, csv: { rows: iterateRecordings } },
+  breakdowns: { name: "breakdowns", offThread: { json: true, csv: true }, json: listOf(getBreakdowns), csv: { rows: getBreakdowns } },
+  durations: { name: "durations", offThread: { json: true, csv: true }, json: listOf(getDurationDistribution), csv: { rows: getDurationDistribution } },
+  heatmap: { name: "heatmap", offThread: { json: true, csv: true }, json: listOf(getConcurrencyHeatmap), csv: { rows: getConcurrencyHeatmap } },
+  engagement: { name: "engagement", offThread: { json: true, csv: true }, json: listOf(getEngagement), csv: { rows: getEngagement } },
+  totals: { name: "totals", offThread: { json: true, csv: true }, json: getTotals, csv: { rows: totalsRows } },
+  /* The platform's recording flag next to the links the webhooks delivered: indexed SQLite (reports/recording-status.ts). */
+  "recording-summary": {
+    name: "recording-summary",
+    json: (db, f, scope) => ({ data: getRecordingSummary(db, f, scope) }),
+    csv: { rows: (db, f, scope) => [getRecordingSummary(db, f, scope)] },
+  },
+  "recordings-awaiting": { name: "recordings-awaiting", json: getAwaitingRecordings, csv: { rows: iterateAwaitingRecordings } },
+};

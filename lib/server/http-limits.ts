@@ -1,0 +1,75 @@
+import type { IncomingMessage, Server } from "node:http";
+import type { Socket } from "node:net";
+
+/**
+ * What one client may hold of the server: slow or stalled clients are cut off, and
+ * one address cannot open connections without bound (docs/decisions/0009-hostile-clients.md).
+ *
+ * - headers: the whole request head must arrive within this (Node answers 408, closes);
+ * - request: the whole request, body included (a webhook body dribbled a byte a
+ *   second is cut off here; answers are not limited: a long CSV download is fine);
+ * - idle: a connection with nothing moving in either direction, and a kept-alive
+ *   connection between requests, is closed after this;
+ * - per address: connections past the cap are answered 503 with Retry-After and
+ *   closed at once, before anything is read (0: no cap). Behind a reverse proxy on
+ *   the same host every client shares the proxy's address: raise or turn off the cap.
+ */
+export interface HttpLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  idleTimeoutMs: number;
+  maxConnectionsPerAddress: number;
+}
+
+/** How often Node checks the header and request time-outs (its default is 30 s). */
+export function connectionsCheckingIntervalMs(limits: HttpLimits): number {
+  return Math.max(250, Math.min(1_000, limits.headersTimeoutMs / 4));
+}
+
+const BUSY_BODY = JSON.stringify({
+  error: { code: "too_many_connections", message: "Too many open connections from your address; retry shortly." },
+});
+const BUSY_RESPONSE = [
+  "HTTP/1.1 503 Service Unavailable",
+  "Content-Type: application/json; charset=utf-8",
+  `Content-Length: ${Buffer.byteLength(BUSY_BODY)}`,
+  "Retry-After: 1",
+  "Cache-Control: no-store",
+  "Connection: close",
+  "",
+  BUSY_BODY,
+].join("\r\n");
+
+/**
+ * Applies the limits to `server` (created with `connectionsCheckingInterval` from
+ * above). Returns the check for the request handler: true when the request came on a
+ * connection refused by the cap, which must not be handled.
+ */
+export function applyHttpLimits(server: Server, limits: HttpLimits): (req: IncomingMessage) => boolean {
+  server.headersTimeout = limits.headersTimeoutMs;
+  server.requestTimeout = Math.max(limits.requestTimeoutMs, limits.headersTimeoutMs);
+  server.keepAliveTimeout = limits.idleTimeoutMs;
+  server.timeout = limits.idleTimeoutMs;
+
+  const open = new Map<string, number>();
+  const refused = new WeakSet<Socket>();
+  server.on("connection", (socket: Socket) => {
+    if (limits.maxConnectionsPerAddress <= 0) return;
+    const address = (socket.remoteAddress ?? "unknown").replace(/^::ffff:/i, "");
+    const count = open.get(address) ?? 0;
+    if (count >= limits.maxConnectionsPerAddress) {
+      refused.add(socket);
+      socket.end(BUSY_RESPONSE);
+      // A client that never reads its answer does not keep the socket either.
+      socket.setTimeout(1_000, () => socket.destroy());
+      return;
+    }
+    open.set(address, count + 1);
+    socket.once("close", () => {
+      const left = (open.get(address) ?? 1) - 1;
+      if (left <= 0) open.delete(address);
+      else open.set(address, left);
+    });
+  });
+  return (req) => refused.has(req.socket);
+}
