@@ -23,6 +23,8 @@ export function AppsView({ apps }: { apps: AppOption[] }) {
   const query = apiQuery(values);
   const usage = useReport<{ data: AppUsageRow[] }>("apps", query);
   const shown = trendApps(values.app, apps);
+  const names = new Map(apps.map((a) => [a.appId, a.name || a.appId]));
+  const nameOf = (app: string) => names.get(app) ?? app;
   const perApp = useQueries({
     queries: shown.map((app) => {
       const q = apiQuery({ ...values, app: [app] });
@@ -92,9 +94,14 @@ export function AppsView({ apps }: { apps: AppOption[] }) {
                 <option value="minutes">Participant minutes per day</option>
               </select>
             </label>
-            {shown.map((app) => (
-              <CsvLink key={app} href={csvUrl("daily", apiQuery({ ...values, app: [app] }))} what={`daily usage of ${app}`} />
-            ))}
+            <span className="csv-links" data-testid="trend-csv">
+              CSV per app:{" "}
+              {shown.map((app) => (
+                <CsvLink key={app} href={csvUrl("daily", apiQuery({ ...values, app: [app] }))} what={`daily usage of ${nameOf(app)}`}>
+                  {nameOf(app)}
+                </CsvLink>
+              ))}
+            </span>
           </>
         }
       >
@@ -103,7 +110,11 @@ export function AppsView({ apps }: { apps: AppOption[] }) {
         ) : !ready ? (
           <Skeleton height={260} />
         ) : (
-          <TrendChart points={appTrend(shown.map((app, i) => ({ app, rows: perApp[i].data?.data ?? [] })), metric)} series={shown} unit={metric === "calls" ? "Calls" : "Minutes"} />
+          <TrendChart
+            points={appTrend(shown.map((app, i) => ({ app, rows: perApp[i].data?.data ?? [] })), metric)}
+            series={shown.map((app) => ({ key: app, name: nameOf(app) }))}
+            unit={metric === "calls" ? "Calls" : "Minutes"}
+          />
         )}
       </Panel>
     </>
