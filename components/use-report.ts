@@ -27,6 +27,7 @@ export function useReport<T>(name: ReportName, query: URLSearchParams, enabled =
 }
 
 /** The page's filters, paging and sorting, in the URL (each change a history entry). */
-export function useFilters() {
-  return useQueryStates(allParsers, { history: "push", scroll: false });
+/** The filters in the URL; `shallow: false` where the page renders on the server from them (the ops pages). */
+export function useFilters({ shallow = true }: { shallow?: boolean } = {}) {
+  return useQueryStates(allParsers, { history: "push", scroll: false, shallow });
 }

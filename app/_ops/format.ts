@@ -1,4 +1,6 @@
-import { formatSeconds } from "@/lib/ui/format";
+import { formatDateTime as formatUiDateTime, formatSeconds, formatTime } from "@/lib/ui/format";
+
+export { formatTime };
 
 /** Numbers and times for people, the same on the server and in the browser (UTC unless a tz is given). */
 
@@ -25,24 +27,10 @@ export function formatClock(seconds: number): string {
   return h > 0 ? `${h}:${String(m).padStart(2, "0")}:${sec}` : `${m}:${sec}`;
 }
 
-const dateTimeFmts = new Map<string, Intl.DateTimeFormat>();
-function dateTimeFmt(tz: string, seconds: boolean): Intl.DateTimeFormat {
-  const key = `${tz}|${seconds}`;
-  let f = dateTimeFmts.get(key);
-  if (!f) {
-    f = new Intl.DateTimeFormat("en-CA", {
-      timeZone: tz, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit",
-      ...(seconds ? { second: "2-digit" } : {}), hourCycle: "h23",
-    });
-    dateTimeFmts.set(key, f);
-  }
-  return f;
-}
-
-/** "2026-03-01 14:05" in `tz` (default UTC). */
+/** Milliseconds in `tz` (default UTC), written as on the analytics pages (lib/ui/format.ts): "Mar 1, 2026, 14:05". */
 export function formatDateTime(ms: number | null | undefined, options: { tz?: string; seconds?: boolean } = {}): string {
   if (ms === null || ms === undefined || !Number.isFinite(ms)) return "—";
-  return dateTimeFmt(options.tz ?? "UTC", options.seconds ?? false).format(new Date(ms)).replace(",", "");
+  return formatUiDateTime(Math.floor(ms / 1000), options.tz ?? "UTC", { seconds: options.seconds ?? false });
 }
 
 /** "just now", "45 s ago", "5 min ago", "3 h ago", "2 d ago". */

@@ -61,7 +61,7 @@ export function formatSeconds(seconds: number | null | undefined): string {
 }
 
 const dateTimeFormats = new Map<string, Intl.DateTimeFormat>();
-function dtf(tz: string, kind: "datetime" | "date" | "time"): Intl.DateTimeFormat {
+function dtf(tz: string, kind: "datetime" | "datetimeSeconds" | "date" | "time"): Intl.DateTimeFormat {
   const key = `${tz}|${kind}`;
   let f = dateTimeFormats.get(key);
   if (!f) {
@@ -71,16 +71,16 @@ function dtf(tz: string, kind: "datetime" | "date" | "time"): Intl.DateTimeForma
         ? { ...base, year: "numeric", month: "short", day: "numeric" }
         : kind === "time"
           ? { ...base, hour: "2-digit", minute: "2-digit", second: "2-digit" }
-          : { ...base, year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" };
+          : { ...base, year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", ...(kind === "datetimeSeconds" ? { second: "2-digit" } : {}) };
     f = new Intl.DateTimeFormat(LOCALE, opts);
     dateTimeFormats.set(key, f);
   }
   return f;
 }
 
-/** Epoch seconds in `tz`: "Mar 5, 2026, 14:03". */
-export function formatDateTime(epochSeconds: number | null | undefined, tz = "UTC"): string {
-  return epochSeconds === null || epochSeconds === undefined ? EMPTY : dtf(tz, "datetime").format(new Date(epochSeconds * 1000));
+/** Epoch seconds in `tz`: "Mar 5, 2026, 14:03" (`seconds`: "Mar 5, 2026, 14:03:09"). */
+export function formatDateTime(epochSeconds: number | null | undefined, tz = "UTC", { seconds = false }: { seconds?: boolean } = {}): string {
+  return epochSeconds === null || epochSeconds === undefined ? EMPTY : dtf(tz, seconds ? "datetimeSeconds" : "datetime").format(new Date(epochSeconds * 1000));
 }
 
 export function formatTime(epochSeconds: number | null | undefined, tz = "UTC"): string {

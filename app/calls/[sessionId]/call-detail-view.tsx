@@ -2,9 +2,10 @@ import Link from "next/link";
 import type { CallDetail } from "@/lib/analytics";
 import { ParticipantMinutesChart } from "@/components/charts/participant-minutes";
 import { CallTimeline } from "@/components/charts/timeline";
+import { CallDuration } from "@/components/call-duration";
 import { EmptyState, Panel } from "@/components/panel";
 import { callTimeline, participantMinutes } from "@/lib/ui/charts";
-import { formatDateTime, formatMinutes, formatSeconds, label } from "@/lib/ui/format";
+import { formatDateTime, formatMinutes, label } from "@/lib/ui/format";
 import { ParticipantsPanel } from "./participants-panel";
 import { RecordingPanel } from "./recording-panel";
 
@@ -33,7 +34,7 @@ export function CallDetailView({ call, tz, isAdmin }: { call: CallDetail; tz: st
           <div><dt>Initiated</dt><dd>{formatDateTime(call.initiatedAt, tz)}</dd></div>
           <div><dt>Started</dt><dd>{formatDateTime(call.startedAt, tz)}</dd></div>
           <div><dt>Ended</dt><dd>{formatDateTime(call.endedAt, tz)}</dd></div>
-          <div><dt>Duration</dt><dd>{formatSeconds(call.durationSeconds)}</dd></div>
+          <div><dt>Duration</dt><dd><CallDuration status={call.status} startedAt={call.startedAt} durationSeconds={call.durationSeconds} /></dd></div>
           <div><dt>Participant minutes, audio</dt><dd>{formatMinutes(call.totalAudioMinutes)}</dd></div>
           <div><dt>Participant minutes, video</dt><dd>{formatMinutes(call.totalVideoMinutes)}</dd></div>
         </dl>

@@ -4,6 +4,7 @@ import Link from "next/link";
 import type { CallListRow, Page, RecordingFacts, RecordingSummary, TotalsReport } from "@/lib/analytics";
 import { DataTable, type Column } from "@/components/data-table";
 import { FilterBar, type AppOption } from "@/components/filter-bar";
+import { CallDuration } from "@/components/call-duration";
 import { CsvLink, EmptyState, Panel, Refreshing } from "@/components/panel";
 import { QueryState } from "@/components/query-state";
 import { RecordingBadge, RecordingSummaryLine } from "@/components/recording-facts";
@@ -38,7 +39,7 @@ function columns(tz: string): Column<CallRow>[] {
       },
     },
     { id: "participants", header: "People", meta: { numeric: true, sortKey: "participants", hide: "phone" }, cell: ({ row }) => formatCount(row.original.totalParticipants) },
-    { id: "duration", header: "Duration", meta: { numeric: true, sortKey: "duration" }, cell: ({ row }) => formatSeconds(row.original.durationSeconds) },
+    { id: "duration", header: "Duration", meta: { numeric: true, sortKey: "duration" }, cell: ({ row }) => <CallDuration status={row.original.status} startedAt={row.original.startedAt} durationSeconds={row.original.durationSeconds} /> },
     { id: "minutes", header: () => <span title="Every participant's audio and video minutes, summed">Part. minutes</span>, meta: { numeric: true, sortKey: "minutes", hide: "phone" }, cell: ({ row }) => formatMinutes(row.original.totalAudioMinutes + row.original.totalVideoMinutes) },
     { id: "rec", header: "Recording", cell: ({ row }) => <RecordingBadge facts={row.original.recording} /> },
   ];
