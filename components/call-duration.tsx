@@ -6,7 +6,7 @@ import { formatSeconds } from "@/lib/ui/format";
 /**
  * A call's duration. The platform's duration of an ongoing call is what it was at the
  * last sync; shown as such it looks final and wrong. An ongoing call's duration runs
- * instead: from its start to now, ticking, marked "running" (the server renders the
+ * instead: from its start to now, ticking, marked by a pulsing dot and "running" for screen readers (the server renders the
  * synced value until the browser's clock takes over).
  */
 export function CallDuration({ status, startedAt, durationSeconds }: { status: string | null; startedAt: number | null; durationSeconds: number }) {
@@ -24,7 +24,8 @@ export function CallDuration({ status, startedAt, durationSeconds }: { status: s
   return (
     <span className="running-duration" data-testid="running-duration" title="Ongoing at the last sync: counting from its start">
       <span className="running-dot" aria-hidden="true" />
-      {formatSeconds(seconds)} <span className="muted">running</span>
+      {formatSeconds(seconds)}
+      <span className="sr-only"> running</span>
     </span>
   );
 }

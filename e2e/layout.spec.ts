@@ -36,7 +36,7 @@ function sideways(page: Page) {
 
 test("no page scrolls sideways at 390 or 1280 px; wide tables scroll in their own box with a cue", async ({ page }) => {
   test.setTimeout(180_000);
-  const pages = ["/", "/calls", await busiestCall(page), "/participants", "/apps", "/recordings", "/live", "/events", "/sync", "/settings", "/settings/apps", "/settings/users", "/settings/tokens", "/settings/audit"];
+  const pages = ["/", "/calls", await busiestCall(page), "/participants", "/apps", "/recordings", "/live", "/events", "/sync", "/statements", "/alerts", "/settings", "/settings/apps", "/settings/users", "/settings/tokens", "/settings/audit", "/settings/prices"];
   for (const width of WIDTHS) {
     await page.setViewportSize({ width, height: 900 });
     for (const path of pages) {
