@@ -1,6 +1,7 @@
 /**
  * Live and ongoing calls: a live session and each person in it lead to the call's
- * detail, and an ongoing call's duration runs instead of showing its last synced value.
+ * detail (with its webhook event log), and an ongoing call's duration runs instead of
+ * showing its last synced value.
  */
 import { expect, test } from "@playwright/test";
 import { ready } from "./dashboard-helpers";
@@ -19,6 +20,14 @@ test("a live session and its people link to the call detail", async ({ page }) =
   await expect(page).toHaveURL(new RegExp(`/calls/${encodeURIComponent(sessionId).replace(/\./g, "\\.")}\\?`));
   await expect(page.locator("main")).toContainText(sessionId);
   await expect(page.getByTestId("panel-participants")).toBeVisible();
+  // Its event log: the webhooks received for it, in order, beside what the Calls API says.
+  const log = page.getByTestId("panel-events");
+  await expect(log.getByTestId("events-compare")).toContainText("Calls API");
+  const joins = log.locator('tr[data-trigger$="_participant_joined"]');
+  expect(await joins.count()).toBeGreaterThan(0);
+  const times = await log.locator("tbody tr td:first-child").allInnerTexts();
+  const parsed = times.map((t) => Date.parse(t.replace(" (received)", "").replace(",", "")));
+  expect(parsed).toEqual([...parsed].sort((a, b) => a - b));
 });
 
 test("an ongoing call's duration runs, in the calls table and on its page", async ({ page }) => {

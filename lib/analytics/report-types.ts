@@ -3,7 +3,10 @@
  * same rows the CSV columns name (reports.ts), and the few constants that define what a
  * report counts. Every engine (lib/analytics/engines/*) produces exactly these.
  */
+import type { CallEventRow } from "@/lib/ingest/call-events";
 import type { DimensionName } from "./dims";
+
+export type { CallEventRow };
 
 /** Decimal values are sent rounded to thousandths (minutes, averages, shares). */
 export const round3 = (x: number): number => Math.round(x * 1000) / 1000;
@@ -84,6 +87,8 @@ export interface CallDetail extends CallListRow {
   raw: Record<string, unknown> | null;
   participants: CallParticipantDetail[];
   recordings: RecordingDetail[];
+  /** Every webhook event received for the session, in the order they happened (lib/ingest/call-events.ts). */
+  events: CallEventRow[];
 }
 
 /** Per participant (per app: a uid is an app's user). Minutes are summed from the

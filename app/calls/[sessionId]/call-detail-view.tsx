@@ -6,10 +6,11 @@ import { CallDuration } from "@/components/call-duration";
 import { EmptyState, Panel } from "@/components/panel";
 import { callTimeline, participantMinutes } from "@/lib/ui/charts";
 import { formatDateTime, formatMinutes, label } from "@/lib/ui/format";
+import { EventsPanel } from "./events-panel";
 import { ParticipantsPanel } from "./participants-panel";
 import { RecordingPanel } from "./recording-panel";
 
-/** One call: facts, who took part (join/leave, minutes, device), the timeline, its recordings, the raw record. */
+/** One call: facts, who took part (join/leave, minutes, device), the timeline, its recordings, its webhook events, the raw record. */
 export function CallDetailView({ call, tz, isAdmin }: { call: CallDetail; tz: string; isAdmin: boolean }) {
   const timeline = callTimeline(call);
   const back = new URLSearchParams({ app: call.app });
@@ -52,6 +53,8 @@ export function CallDetailView({ call, tz, isAdmin }: { call: CallDetail; tz: st
       </div>
 
       <RecordingPanel call={call} tz={tz} isAdmin={isAdmin} />
+
+      <EventsPanel call={call} tz={tz} isAdmin={isAdmin} />
 
       <details className="card panel raw-record">
         <summary>Raw record (for support)</summary>
