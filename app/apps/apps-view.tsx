@@ -5,6 +5,7 @@ import { useQueries } from "@tanstack/react-query";
 import { useState } from "react";
 import type { AppUsageRow, DailyUsageRow } from "@/lib/analytics";
 import { TrendChart } from "@/components/charts/trend-chart";
+import { ComparePanel } from "./compare-panel";
 import { FilterBar, type AppOption } from "@/components/filter-bar";
 import { CsvLink, EmptyState, ErrorState, Panel, Skeleton } from "@/components/panel";
 import { QueryState } from "@/components/query-state";
@@ -82,6 +83,7 @@ export function AppsView({ apps }: { apps: AppOption[] }) {
           }
         </QueryState>
       </Panel>
+      <ComparePanel apps={apps} values={values} shown={shown} />
       <Panel
         id="trend"
         title="Trend per app"
