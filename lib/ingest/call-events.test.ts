@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
 import { createMemoryEngine } from "@/lib/analytics/engines/memory";
-import { inProcess } from "@/lib/analytics/engines/memory/worker/off-thread";
 import { getCallEvents } from "./call-events";
 import { callInitiated, participantJoined, participantLeft, recordingGenerated, sessionEnded, sessionStarted } from "./fixtures";
 import { postJson, startHarness, type Harness } from "./test-harness";
@@ -50,7 +49,7 @@ describe("a call's event log", () => {
   it("comes with the call from the engine, and uses its index", async () => {
     h.db.run(sql`INSERT INTO calls (app_pk, session_id, status, start_at, platform_has_recording, has_recording, source, first_seen_ms, updated_ms)
       VALUES (${h.appPk.acme}, 'log-1', 'ended', ${T}, 1, 1, 'sync', 0, 0)`);
-    const engine = createMemoryEngine({ db: () => h.db, offThread: inProcess });
+    const engine = createMemoryEngine({ db: () => h.db });
     const call = await engine.call({ app: "acme", sessionId: "log-1" }, { appPks: "all" });
     expect(call.events).toEqual(getCallEvents(h.db, h.appPk.acme, "log-1"));
     const plan = h.db.all<{ detail: string }>(sql`EXPLAIN QUERY PLAN SELECT pk FROM webhook_deliveries WHERE app_pk = 1 AND session_id = 'x' AND session_id IS NOT NULL`);
