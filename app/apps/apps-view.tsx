@@ -5,6 +5,7 @@ import { useQueries } from "@tanstack/react-query";
 import { useState } from "react";
 import type { AppUsageRow, DailyUsageRow } from "@/lib/analytics";
 import { TrendChart } from "@/components/charts/trend-chart";
+import { ClientsPanel } from "./clients-panel";
 import { ComparePanel } from "./compare-panel";
 import { FilterBar, type AppOption } from "@/components/filter-bar";
 import { CsvLink, EmptyState, ErrorState, Panel, Skeleton } from "@/components/panel";
@@ -84,6 +85,7 @@ export function AppsView({ apps }: { apps: AppOption[] }) {
         </QueryState>
       </Panel>
       <ComparePanel apps={apps} values={values} shown={shown} />
+      <ClientsPanel apps={apps} query={query} />
       <Panel
         id="trend"
         title="Trend per app"

@@ -1,6 +1,6 @@
 import { isoColumn, labelColumn, type CsvColumn, type RawCsvColumn } from "@/lib/export/csv";
 import type {
-  AppUsageRow, AwaitingRecordingRow, BreakdownRow, CallListRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, ParticipantUsageRow,
+  AppUsageRow, AwaitingRecordingRow, ClientRow, BreakdownRow, CallListRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, ParticipantUsageRow,
   RecordingRow, RecordingSummary, TotalsCsvRow,
 } from "./report-types";
 
@@ -82,4 +82,8 @@ export const TOTALS_COLUMNS: CsvColumn<TotalsCsvRow>[] = [
   { key: "period" }, { key: "calls" }, { key: "audioMinutes", kind: d }, { key: "videoMinutes", kind: d },
   { key: "totalMinutes", kind: d }, { key: "avgDurationSeconds", kind: d }, { key: "avgParticipants", kind: d },
   { key: "recordingShare", kind: d }, { key: "unansweredRate", kind: d },
+];
+
+export const CLIENT_COLUMNS: CsvColumn<ClientRow>[] = [
+  { key: "app" }, { key: "dimension" }, { key: "value" }, { key: "sessions" }, { key: "calls" }, { key: "share", kind: d },
 ];

@@ -257,17 +257,24 @@ export interface RecordingSummary {
   linksForUnsyncedCalls: number;
 }
 
-/** One flagged call still waiting for its recording's link (newest first). */
-export interface AwaitingRecordingRow {
+/** One flagged call still waiting for its recording's link (newest first): the call's own fields. */
+export type AwaitingRecordingRow = Pick<
+  CallListRow,
+  "app" | "sessionId" | "type" | "mode" | "status" | "initiator" | "receiver" | "receiverType" | "startAt" | "endedAt" | "durationSeconds"
+>;
+
+/** What a participant session joined with (the join webhooks' `initial_config`): the dimensions of the clients report. */
+export const CLIENT_DIMENSIONS = ["platform", "sdk", "media", "videoMuted"] as const;
+export type ClientDimension = (typeof CLIENT_DIMENSIONS)[number];
+
+/** One value of one client dimension in one app: participant sessions that joined with it, the calls they were in, their share of the app's sessions. */
+export interface ClientRow {
   app: string;
-  sessionId: string;
-  type: string | null;
-  mode: string | null;
-  status: string | null;
-  initiator: string | null;
-  receiver: string | null;
-  receiverType: string | null;
-  startAt: number;
-  endedAt: number | null;
-  durationSeconds: number;
+  dimension: ClientDimension;
+  /** platform (`web`, `android`…), sdk with its call version (`web 4`), `audio only` / `video`, `camera off` / `camera on`; `unknown` when the join did not say. */
+  value: string;
+  sessions: number;
+  calls: number;
+  /** sessions / the app's sessions, 0..1 (rounded to thousandths). */
+  share: number;
 }

@@ -1,10 +1,10 @@
 import { csvBatchStream, csvRawStream, csvStream, type CsvColumn, type CsvContext, type RawCsvColumn, type RowBatch } from "@/lib/export/csv";
 import {
   APP_COLUMNS, AWAITING_RECORDING_COLUMNS, BREAKDOWN_COLUMNS, CALL_RAW_COLUMNS, DAILY_COLUMNS, DURATION_COLUMNS, ENGAGEMENT_COLUMNS, HEATMAP_COLUMNS,
-  PARTICIPANT_COLUMNS, RECORDING_COLUMNS, RECORDING_SUMMARY_COLUMNS, TOTALS_COLUMNS,
+  CLIENT_COLUMNS, PARTICIPANT_COLUMNS, RECORDING_COLUMNS, RECORDING_SUMMARY_COLUMNS, TOTALS_COLUMNS,
 } from "./csv-columns";
 import type {
-  AppUsageRow, AwaitingRecordingRow, BreakdownRow, CallListJsonRow, CallListRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, Page,
+  AppUsageRow, AwaitingRecordingRow, ClientRow, BreakdownRow, CallListJsonRow, CallListRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, Page,
   ParticipantUsageRow, RecordingRow, RecordingSummary, TotalsCsvRow, TotalsReport,
 } from "./report-types";
 
@@ -38,6 +38,8 @@ export interface ReportTypes {
   "recording-summary": { json: { data: RecordingSummary }; csv: "rows"; row: RecordingSummary };
   /** Flagged calls whose link has not arrived, newest first. */
   "recordings-awaiting": { json: Page<AwaitingRecordingRow>; csv: "rows"; row: AwaitingRecordingRow };
+  /** Clients and platforms participants joined with, per app (the join webhooks' initial_config). */
+  clients: { json: { data: ClientRow[] }; csv: "rows"; row: ClientRow };
 }
 
 export type ReportName = keyof ReportTypes;
@@ -101,5 +103,6 @@ export const REPORTS: { readonly [N in ReportName]: ReportSpec<N> } = {
   totals: { name: "totals", csv: rowsCsv(TOTALS_COLUMNS) },
   "recording-summary": { name: "recording-summary", csv: rowsCsv(RECORDING_SUMMARY_COLUMNS) },
   "recordings-awaiting": { name: "recordings-awaiting", csv: rowsCsv(AWAITING_RECORDING_COLUMNS) },
+  clients: { name: "clients", csv: rowsCsv(CLIENT_COLUMNS) },
 };
 

@@ -37,8 +37,8 @@ describe("a call's event log", () => {
       ["call_initiated", T - 10, "ann → bob", "user", 0],
       ["call_started", T, null, null, 0],
       ["recording_generated", T, null, null, 0],
-      ["call_participant_joined", T + 5, "Ann", "video", 0],
-      ["call_participant_joined", T + 20, "Bob", "video", 1],
+      ["call_participant_joined", T + 5, "Ann", "video · web · sdk web 4", 0],
+      ["call_participant_joined", T + 20, "Bob", "video · web · sdk web 4", 1],
       ["call_participant_left", T + 300, "Bob", "video", 0],
       ["call_ended", T + 600, "Ann", "1 listed at the end", 0],
     ]);

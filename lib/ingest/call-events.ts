@@ -20,7 +20,7 @@ export interface CallEventRow {
   repeats: number;
   /** Who: the occupant of a join or leave, initiator → receiver of an initiated call. */
   who: string | null;
-  /** What else it says: audio only or video, the receiver's type, how many were listed at the end. */
+  /** What else it says: audio only or video and the client of a join (platform, sdk), the receiver's type, how many were listed at the end. */
   detail: string | null;
   /** A recording's length (seconds), from recording_generated. */
   durationSeconds: number | null;
@@ -40,7 +40,12 @@ function describe(trigger: string, type: string | null, data: Record<string, unk
     if (ev.step === "initiated") return { ...none, who: [ev.initiator, ev.receiver].filter(Boolean).join(" → ") || null, detail: ev.receiverType };
     if (ev.step === "joined" || ev.step === "left") {
       const o = ev.occupants[0];
-      return { ...none, who: o?.name || null, detail: o === undefined || o.audioOnly === null ? null : o.audioOnly ? "audio only" : "video" };
+      const media = o === undefined || o.audioOnly === null ? null : o.audioOnly ? "audio only" : "video";
+      // A join says what it joined with (initial_config): platform, sdk and its call version.
+      const config = isObject(data.initial_config) ? data.initial_config : {};
+      const platform = typeof config.platform === "string" && config.platform ? config.platform : null;
+      const sdk = typeof config.sdk === "string" && config.sdk ? `sdk ${config.sdk}${config.call_version ? ` ${String(config.call_version)}` : ""}` : null;
+      return { ...none, who: o?.name || null, detail: [media, platform, sdk].filter(Boolean).join(" · ") || null };
     }
     if (ev.step === "ended") return { ...none, who: ev.occupants.map((o) => o.name).filter(Boolean).join(", ") || null, detail: `${ev.occupants.length} listed at the end` };
     return none;

@@ -15,6 +15,7 @@ export const REPORT_PATHS = {
   totals: "insights/totals",
   "recording-summary": "recordings/summary",
   "recordings-awaiting": "recordings/awaiting",
+  clients: "insights/clients",
 } as const;
 
 export type ReportName = keyof typeof REPORT_PATHS;

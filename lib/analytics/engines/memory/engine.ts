@@ -94,6 +94,7 @@ export function createMemoryEngine(opts: MemoryEngineOptions): MemoryEngine {
     totals: (f, scope, signal) => rowsCsv("totals", f, scope, signal),
     "recording-summary": (f, scope, signal) => rowsCsv("recording-summary", f, scope, signal),
     "recordings-awaiting": (f, scope, signal) => rowsCsv("recordings-awaiting", f, scope, signal),
+    clients: (f, scope, signal) => rowsCsv("clients", f, scope, signal),
   };
   const csv: CsvOf = (name, f, scope, signal) => CSV[name](f, scope, signal);
 

@@ -8,6 +8,7 @@ import { callsCsvBatches, callsCsvOrder } from "./reports/calls-csv";
 import { getConcurrencyHeatmap } from "./reports/heatmap";
 import { getBreakdowns, getDurationDistribution, getEngagement, getTotals } from "./reports/insights";
 import { getRecordings, iterateRecordings } from "./reports/recordings";
+import { getClients } from "./reports/clients";
 import { getAwaitingRecordings, getRecordingSummary, iterateAwaitingRecordings, withRecordingFacts } from "./reports/recording-status";
 import { listOf, type ReportRoute } from "./report-route";
 import { getAppUsage, getDailyUsage, getParticipantUsage } from "./reports/usage";
@@ -65,4 +66,6 @@ export const REPORTS: { readonly [N in ReportName]: ReportRoute<N> } = {
     csv: { rows: (db, f, scope) => [getRecordingSummary(db, f, scope)] },
   },
   "recordings-awaiting": { name: "recordings-awaiting", json: getAwaitingRecordings, csv: { rows: iterateAwaitingRecordings } },
+  /* What participants joined with, from the stored join deliveries (SQLite JSON: reports/clients.ts). */
+  clients: { name: "clients", json: listOf(getClients), csv: { rows: getClients } },
 };
