@@ -14,4 +14,8 @@ describe("CSV file names", () => {
     expect(csvDownloadName("participants", filters({ hasRecording: false, uid: "=x y" }), now)).toBe("callboard-participants_not-recorded_uid-x-y_all-time_as-of_2026-11-24.csv");
     expect(csvDownloadName("apps", filters({ apps: ["d", "c", "b", "a"], to: at("2026-03-01T00:00:00Z") }), now)).toBe("callboard-apps_4-apps_up-to_2026-02-28.csv");
   });
+
+  it("leave the range out where the report names its own period", () => {
+    expect(csvDownloadName("statements-2026-10", filters({ apps: ["acme"], tz: "Europe/Berlin" }), now, { range: false })).toBe("callboard-statements-2026-10_acme_as-of_2026-11-24_Europe-Berlin.csv");
+  });
 });

@@ -10,7 +10,7 @@ import { isoFormatter } from "@/lib/export/iso";
  */
 const clean = (s: string, max = 40) => s.replace(/[^A-Za-z0-9.]+/g, "-").replace(/^-+|-+$/g, "").slice(0, max) || "x";
 
-export function csvDownloadName(report: string, f: Partial<Filters>, now = new Date()): string {
+export function csvDownloadName(report: string, f: Partial<Filters>, now = new Date(), { range = true }: { range?: boolean } = {}): string {
   const tz = f.tz ?? "UTC";
   const day = (t: number) => isoFormatter(tz)(t).slice(0, 10);
   const today = day(Math.floor(now.getTime() / 1000));
@@ -21,7 +21,9 @@ export function csvDownloadName(report: string, f: Partial<Filters>, now = new D
   if (f.hasRecording !== undefined) parts.push(f.hasRecording ? "recorded" : "not-recorded");
   if (f.uid !== undefined) parts.push(`uid-${clean(f.uid)}`);
   if (f.participantsCount !== undefined) parts.push(`${f.participantsCount}-participants`);
-  if (f.from !== undefined && f.to !== undefined) parts.push(`${day(f.from)}_to_${day(Math.max(f.from, f.to - 1))}`);
+  // `range: false`: the report names its own period (a statement's month) or has none (the newest deliveries).
+  if (!range) parts.push(`as-of_${today}`);
+  else if (f.from !== undefined && f.to !== undefined) parts.push(`${day(f.from)}_to_${day(Math.max(f.from, f.to - 1))}`);
   else if (f.from !== undefined) parts.push(`${day(f.from)}_to_${today}`);
   else if (f.to !== undefined) parts.push(`up-to_${day(f.to - 1)}`);
   else parts.push(`all-time_as-of_${today}`);

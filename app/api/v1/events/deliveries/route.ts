@@ -21,8 +21,8 @@ export function GET(request: Request): Promise<Response> {
     const appPks = scopeAppPks(warehouse, caller, p.app);
     const rows = getRecentDeliveries(warehouse, appPks, { outcome: p.outcome, limit: p.limit }).map((d) => deliveryRow(d, p.tz));
     if (p.format === "csv") {
-      // No period: the newest deliveries as of today ("all time" would misname them).
-      const filename = csvDownloadName(`deliveries-${p.outcome}-newest-${p.limit}`, { apps: p.app, tz: p.tz }).replace("_all-time_as-of_", "_as-of_");
+      // No period: the newest deliveries as of today.
+      const filename = csvDownloadName(`deliveries-${p.outcome}-newest-${p.limit}`, { apps: p.app, tz: p.tz }, new Date(), { range: false });
       return csvResponse("deliveries", rows, DELIVERY_COLUMNS, request.signal, { filename });
     }
     return Response.json({ data: rows, meta: { outcome: p.outcome, limit: p.limit } });
