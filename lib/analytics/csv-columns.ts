@@ -1,6 +1,6 @@
 import { isoColumn, labelColumn, type CsvColumn, type RawCsvColumn } from "@/lib/export/csv";
 import type {
-  AppUsageRow, AwaitingRecordingRow, ClientRow, BreakdownRow, CallListRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, ParticipantUsageRow,
+  AppUsageRow, AwaitingRecordingRow, ClientRow, CombinedParticipantRow, BreakdownRow, CallListRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, ParticipantUsageRow,
   RecordingRow, RecordingSummary, TotalsCsvRow,
 } from "./report-types";
 
@@ -86,4 +86,11 @@ export const TOTALS_COLUMNS: CsvColumn<TotalsCsvRow>[] = [
 
 export const CLIENT_COLUMNS: CsvColumn<ClientRow>[] = [
   { key: "app" }, { key: "dimension" }, { key: "value" }, { key: "sessions" }, { key: "calls" }, { key: "share", kind: d },
+];
+
+/** `apps` as one cell: the app ids separated by commas (so the cell is quoted). */
+export const COMBINED_PARTICIPANT_COLUMNS: CsvColumn<CombinedParticipantRow>[] = [
+  { key: "uid" }, { key: "apps" }, { key: "calls" }, { key: "joined" }, { key: "unanswered" }, { key: "audioMinutes", kind: d },
+  { key: "videoMinutes", kind: d }, { key: "totalMinutes", kind: d }, { key: "firstCallAt" }, { key: "lastCallAt" },
+  isoColumn("firstCallAt"), isoColumn("lastCallAt"),
 ];

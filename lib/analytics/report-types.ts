@@ -278,3 +278,18 @@ export interface ClientRow {
   /** sessions / the app's sessions, 0..1 (rounded to thousandths). */
   share: number;
 }
+
+/** One uid across every app it is used in (the participants report's rows of that uid, summed). */
+export interface CombinedParticipantRow {
+  uid: string;
+  /** The apps the uid is listed in, sorted. */
+  apps: string[];
+  calls: number;
+  joined: number;
+  unanswered: number;
+  audioMinutes: number;
+  videoMinutes: number;
+  totalMinutes: number;
+  firstCallAt: number | null;
+  lastCallAt: number | null;
+}

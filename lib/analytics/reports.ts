@@ -1,10 +1,10 @@
 import { csvBatchStream, csvRawStream, csvStream, type CsvColumn, type CsvContext, type RawCsvColumn, type RowBatch } from "@/lib/export/csv";
 import {
   APP_COLUMNS, AWAITING_RECORDING_COLUMNS, BREAKDOWN_COLUMNS, CALL_RAW_COLUMNS, DAILY_COLUMNS, DURATION_COLUMNS, ENGAGEMENT_COLUMNS, HEATMAP_COLUMNS,
-  CLIENT_COLUMNS, PARTICIPANT_COLUMNS, RECORDING_COLUMNS, RECORDING_SUMMARY_COLUMNS, TOTALS_COLUMNS,
+  CLIENT_COLUMNS, COMBINED_PARTICIPANT_COLUMNS, PARTICIPANT_COLUMNS, RECORDING_COLUMNS, RECORDING_SUMMARY_COLUMNS, TOTALS_COLUMNS,
 } from "./csv-columns";
 import type {
-  AppUsageRow, AwaitingRecordingRow, ClientRow, BreakdownRow, CallListJsonRow, CallListRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, Page,
+  AppUsageRow, AwaitingRecordingRow, ClientRow, CombinedParticipantRow, BreakdownRow, CallListJsonRow, CallListRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, Page,
   ParticipantUsageRow, RecordingRow, RecordingSummary, TotalsCsvRow, TotalsReport,
 } from "./report-types";
 
@@ -26,6 +26,8 @@ import type {
 export interface ReportTypes {
   calls: { json: Page<CallListJsonRow>; csv: "raw"; row: CallListRow };
   participants: { json: Page<ParticipantUsageRow>; csv: "rows"; row: ParticipantUsageRow };
+  /** Each uid once across the apps it is used in (the participants rows of that uid, summed). */
+  "participants-combined": { json: Page<CombinedParticipantRow>; csv: "rows"; row: CombinedParticipantRow };
   apps: { json: { data: AppUsageRow[] }; csv: "rows"; row: AppUsageRow };
   daily: { json: { data: DailyUsageRow[] }; csv: "rows"; row: DailyUsageRow };
   recordings: { json: Page<RecordingRow>; csv: "rows"; row: RecordingRow };
@@ -93,6 +95,7 @@ function rawCsv(columns: ReadonlyArray<RawCsvColumn>) {
 export const REPORTS: { readonly [N in ReportName]: ReportSpec<N> } = {
   calls: { name: "calls", csv: rawCsv(CALL_RAW_COLUMNS) },
   participants: { name: "participants", csv: rowsCsv(PARTICIPANT_COLUMNS) },
+  "participants-combined": { name: "participants-combined", csv: rowsCsv(COMBINED_PARTICIPANT_COLUMNS) },
   apps: { name: "apps", csv: rowsCsv(APP_COLUMNS) },
   daily: { name: "daily", csv: rowsCsv(DAILY_COLUMNS) },
   recordings: { name: "recordings", csv: rowsCsv(RECORDING_COLUMNS) },

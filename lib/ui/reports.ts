@@ -5,6 +5,7 @@
 export const REPORT_PATHS = {
   calls: "calls",
   participants: "usage/participants",
+  "participants-combined": "usage/participants/combined",
   apps: "usage/apps",
   daily: "usage/daily",
   recordings: "recordings",

@@ -84,6 +84,7 @@ export function createMemoryEngine(opts: MemoryEngineOptions): MemoryEngine {
   const CSV: { readonly [N in ReportName]: (f: Filters, scope: Scope, signal?: AbortSignal) => Promise<CsvSource<N>> } = {
     calls: callsCsv,
     participants: (f, scope, signal) => rowsCsv("participants", f, scope, signal),
+    "participants-combined": (f, scope, signal) => rowsCsv("participants-combined", f, scope, signal),
     apps: (f, scope, signal) => rowsCsv("apps", f, scope, signal),
     daily: (f, scope, signal) => rowsCsv("daily", f, scope, signal),
     recordings: (f, scope, signal) => rowsCsv("recordings", f, scope, signal),
