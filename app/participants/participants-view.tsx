@@ -98,11 +98,8 @@ export function ParticipantsView({ apps }: { apps: AppOption[] }) {
                 rows={page.data}
                 rowKey={(r) => `${r.app}/${r.uid}`}
                 rowProps={(r) => ({ "data-uid": r.uid })}
-                sort={values.sort === "minutes" ? "minutes" : "start"}
-                order={values.order}
-                onSort={(sort, order) => void setValues({ sort: sort === "start" ? null : sort, order: order === "desc" ? null : order, page: null })}
                 pagination={page.meta.pagination}
-                onPage={(p) => void setValues({ page: p === 1 ? null : p })}
+                {...sortProps}
               />
             )
           }

@@ -279,17 +279,5 @@ export interface ClientRow {
   share: number;
 }
 
-/** One uid across every app it is used in (the participants report's rows of that uid, summed). */
-export interface CombinedParticipantRow {
-  uid: string;
-  /** The apps the uid is listed in, sorted. */
-  apps: string[];
-  calls: number;
-  joined: number;
-  unanswered: number;
-  audioMinutes: number;
-  videoMinutes: number;
-  totalMinutes: number;
-  firstCallAt: number | null;
-  lastCallAt: number | null;
-}
+/** One uid across every app it is used in: the participants report's rows of that uid, summed; `apps` sorted. */
+export type CombinedParticipantRow = Omit<ParticipantUsageRow, "app"> & { apps: string[] };

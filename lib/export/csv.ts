@@ -201,10 +201,31 @@ export function rawDerived(columns: ReadonlyArray<RawCsvColumn>, ctx: CsvContext
   if (columns.findIndex((c) => c.derived) !== -1 && columns.slice(columns.findIndex((c) => c.derived)).some((c) => !c.derived)) {
     throw new Error("derived CSV columns must come after the data columns");
   }
+  // The hot loop of the largest export (ten million rows): one writer per column, each as
+  // cheap as its kind allows. An ISO time is digits, T, colons and an offset: never
+  // quoted or neutralised. A label is one of a few codes: its cell is written once per code.
+  const cells = derived.map((d): ((v: unknown) => string) => {
+    if (d.as === "label") {
+      const memo = new Map<unknown, string>();
+      return (v) => {
+        let cell = memo.get(v);
+        if (cell === undefined) {
+          cell = quoteField(neutralise(derive(v, "label", ctx)));
+          if (memo.size < 1024) memo.set(v, cell);
+        }
+        return cell;
+      };
+    }
+    const ms = d.as === "isoMs";
+    return (v) => (v === null || v === undefined || v === "" ? "" : ctx.iso(ms ? Number(v) / 1000 : typeof v === "number" ? v : Number(v)));
+  });
+  const of = derived.map((d) => d.of);
+  // Joined, not concatenated: one flat string per row (a rope of small pieces per row made
+  // the batch's UTF-8 encoding and the GC most of the export's time).
+  const parts: string[] = new Array(cells.length + 1).fill("");
   return (r) => {
-    let out = "";
-    for (const d of derived) out += "," + quoteField(neutralise(derive(r[d.of], d.as, ctx)));
-    return out;
+    for (let i = 0; i < cells.length; i++) parts[i + 1] = cells[i](r[of[i]]);
+    return parts.join(",");
   };
 }
 
