@@ -16,7 +16,7 @@ import { publicOrigin } from "@/lib/http/public-origin";
 const { auth } = NextAuth(authConfig);
 
 const OPEN_PREFIXES = ["/api/auth/", "/api/webhooks/", "/_next/"];
-const OPEN_PATHS = new Set([SIGN_IN_PATH, "/api/health", "/favicon.ico", "/robots.txt"]);
+const OPEN_PATHS = new Set([SIGN_IN_PATH, "/api/health", "/favicon.ico", "/icon.svg", "/robots.txt"]);
 const NO_STORE = { "Cache-Control": "no-store" };
 
 export function isOpenPath(pathname: string): boolean {
@@ -54,5 +54,5 @@ export default auth((request) => {
 
 export const config = {
   // Everything but build assets (those are public and carry no data).
-  matcher: ["/((?!_next/static|_next/image|favicon.ico|robots.txt).*)"],
+  matcher: ["/((?!_next/static|_next/image|favicon.ico|icon.svg|robots.txt).*)"],
 };

@@ -1,7 +1,7 @@
 "use client";
 
 import Link from "next/link";
-import type { AppUsageRow, BreakdownRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, TotalsReport } from "@/lib/analytics";
+import type { AppUsageRow, BreakdownRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, RecordingSummary, TotalsReport } from "@/lib/analytics";
 import { BarSeries } from "@/components/charts/bar-series";
 import { BreakdownBars } from "@/components/charts/breakdown-bars";
 import { DailyCharts } from "@/components/charts/daily-chart";
@@ -10,11 +10,14 @@ import { FilterBar, type AppOption } from "@/components/filter-bar";
 import { KpiTiles } from "@/components/kpi-tiles";
 import { CsvLink, EmptyState, Panel } from "@/components/panel";
 import { QueryState } from "@/components/query-state";
+import { RecordingSummaryLine } from "@/components/recording-facts";
+import { ScrollBox } from "@/components/scroll-box";
 import { useFilters, useReport } from "@/components/use-report";
 import { breakdownGroups, dailySeries, durationSeries, engagementSeries, heatmapGrid, kpiTiles } from "@/lib/ui/charts";
 import { apiQuery } from "@/lib/ui/filter-params";
 import { formatCount, formatMinutes } from "@/lib/ui/format";
 import { csvUrl } from "@/lib/ui/reports";
+import { UNITS_HINT } from "@/lib/ui/units";
 
 type Data<T> = { data: T };
 
@@ -23,6 +26,7 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
   const query = apiQuery(values);
   const qs = query.toString();
   const totals = useReport<TotalsReport>("totals", query);
+  const recordings = useReport<{ data: RecordingSummary }>("recording-summary", query);
   const daily = useReport<Data<DailyUsageRow[]>>("daily", query);
   const breakdowns = useReport<Data<BreakdownRow[]>>("breakdowns", query);
   const durations = useReport<Data<DurationBucketRow[]>>("durations", query);
@@ -39,10 +43,11 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
           {(t) => (
             <>
               <KpiTiles tiles={kpiTiles(t)} comparing={comparing} />
-              {!comparing ? <p className="muted hint">Choose a period (From and To) to compare with the period just before it.</p> : null}
+              <p className="muted hint">{UNITS_HINT}{!comparing ? " Choose a period (From and To) to compare with the period just before it." : ""}</p>
             </>
           )}
         </QueryState>
+        {recordings.data ? <RecordingSummaryLine summary={recordings.data.data} awaitingHref={`/recordings?${new URLSearchParams([...query, ["view", "awaiting"]]).toString()}`} /> : null}
       </Panel>
 
       <Panel id="daily" title="Calls and minutes per day" actions={<CsvLink href={csvUrl("daily", query)} what="calls and minutes per day" />}>
@@ -65,11 +70,11 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
 
       <div className="grid-2">
         <Panel id="durations" title="Call durations" actions={<CsvLink href={csvUrl("durations", query)} what="call durations" />}>
-          <QueryState query={durations}>{(d) => <BarSeries points={durationSeries(d.data)} title="Calls by duration" unit="Calls" />}</QueryState>
+          <QueryState query={durations}>{(d) => <BarSeries points={durationSeries(d.data)} title="Calls by duration" unit="Calls" xTitle="Call duration (minutes)" />}</QueryState>
         </Panel>
         <Panel id="engagement" title="Calls per participant" actions={<CsvLink href={csvUrl("engagement", query)} what="calls per participant" />}>
           <QueryState query={engagement}>
-            {(d) => <BarSeries points={engagementSeries(d.data)} title="Participants by number of calls" unit="Participants" color="var(--chart-3)" />}
+            {(d) => <BarSeries points={engagementSeries(d.data)} title="Participants by number of calls" unit="Participants" xTitle="Calls per participant" color="var(--chart-3)" />}
           </QueryState>
         </Panel>
       </div>
@@ -89,15 +94,15 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
             d.data.length === 0 ? (
               <EmptyState>No tenant app yet. Add one with the apps command (see the README).</EmptyState>
             ) : (
-              <div className="table-scroll" tabIndex={0} role="region" aria-label="Tenant apps">
+              <ScrollBox label="Tenant apps">
                 <table className="data-table">
                   <thead>
                     <tr>
                       <th scope="col">App</th>
                       <th scope="col" className="num">Calls</th>
-                      <th scope="col" className="num">Audio</th>
-                      <th scope="col" className="num">Video</th>
-                      <th scope="col" className="num">With recording</th>
+                      <th scope="col" className="num hide-phone">Audio minutes</th>
+                      <th scope="col" className="num hide-phone">Video minutes</th>
+                      <th scope="col" className="num" title="Calls flagged by the platform or with a link received">Recorded</th>
                       <th scope="col" className="num">Participants</th>
                     </tr>
                   </thead>
@@ -107,11 +112,11 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
                       return (
                         <tr key={a.app} data-app={a.app}>
                           <td>
-                            <Link href={`/calls?${drill.toString()}`}>{a.name}</Link> <span className="muted">({a.app})</span>
+                            <Link href={`/calls?${drill.toString()}`}>{a.name}</Link> <span className="muted hide-phone">({a.app})</span>
                           </td>
                           <td className="num" data-testid="calls">{formatCount(a.calls)}</td>
-                          <td className="num">{formatMinutes(a.audioMinutes)}</td>
-                          <td className="num">{formatMinutes(a.videoMinutes)}</td>
+                          <td className="num hide-phone">{formatMinutes(a.audioMinutes)}</td>
+                          <td className="num hide-phone">{formatMinutes(a.videoMinutes)}</td>
                           <td className="num">{formatCount(a.recordings)}</td>
                           <td className="num">{formatCount(a.participants)}</td>
                         </tr>
@@ -119,7 +124,7 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
                     })}
                   </tbody>
                 </table>
-              </div>
+              </ScrollBox>
             )
           }
         </QueryState>

@@ -4,13 +4,21 @@ import { flexRender, getCoreRowModel, useReactTable, type ColumnDef, type Sortin
 import type { Pagination } from "@/lib/analytics";
 import type { SortKey } from "@/lib/ui/filter-params";
 import { formatCount } from "@/lib/ui/format";
+import { ScrollBox } from "./scroll-box";
 
-export type Column<T> = ColumnDef<T, unknown> & { meta?: { numeric?: boolean; sortKey?: SortKey } };
+/** `hide`: the column is left out below a tablet's or a phone's width (globals.css). */
+export type Column<T> = ColumnDef<T, unknown> & { meta?: { numeric?: boolean; sortKey?: SortKey; hide?: "tablet" | "phone" } };
+
+function cellClass(meta: Column<unknown>["meta"]): string | undefined {
+  const names = [meta?.numeric ? "num" : "", meta?.hide ? `hide-${meta.hide}` : ""].filter(Boolean).join(" ");
+  return names || undefined;
+}
 
 /**
  * A server-paginated, server-sorted table (@tanstack/react-table in manual mode): the
  * rows are one page of the API; sorting and paging change the URL, which refetches.
- * It scrolls sideways on a narrow screen.
+ * Low-priority columns are left out on a narrow screen; what is still too wide scrolls
+ * inside its own box, which says so (ScrollBox).
  */
 export function DataTable<T>({
   caption,
@@ -54,7 +62,7 @@ export function DataTable<T>({
 
   return (
     <>
-      <div className="table-scroll" tabIndex={0} role="region" aria-label={caption}>
+      <ScrollBox label={caption}>
         <table className="data-table">
           <caption className="sr-only">{caption}</caption>
           <thead>
@@ -65,7 +73,7 @@ export function DataTable<T>({
                   const active = meta?.sortKey !== undefined && meta.sortKey === sort;
                   const content = flexRender(h.column.columnDef.header, h.getContext());
                   return (
-                    <th key={h.id} scope="col" className={meta?.numeric ? "num" : undefined} aria-sort={active ? (order === "asc" ? "ascending" : "descending") : undefined}>
+                    <th key={h.id} scope="col" className={cellClass(meta)} aria-sort={active ? (order === "asc" ? "ascending" : "descending") : undefined}>
                       {meta?.sortKey && onSort ? (
                         <button
                           type="button"
@@ -93,7 +101,7 @@ export function DataTable<T>({
                 {row.getVisibleCells().map((cell) => {
                   const meta = (cell.column.columnDef as Column<T>).meta;
                   return (
-                    <td key={cell.id} className={meta?.numeric ? "num" : undefined}>
+                    <td key={cell.id} className={cellClass(meta)}>
                       {flexRender(cell.column.columnDef.cell, cell.getContext())}
                     </td>
                   );
@@ -102,7 +110,7 @@ export function DataTable<T>({
             ))}
           </tbody>
         </table>
-      </div>
+      </ScrollBox>
       {onPage && page !== undefined && pageCount !== undefined ? <Pager page={page} pageCount={pageCount} total={pagination?.total} onPage={onPage} /> : null}
     </>
   );

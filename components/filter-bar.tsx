@@ -1,6 +1,6 @@
 "use client";
 
-import { useId, useState, useSyncExternalStore, type FormEvent } from "react";
+import { useEffect, useId, useRef, useState, useSyncExternalStore, type FormEvent, type ReactNode } from "react";
 import { MODES, RECEIVER_TYPES, STATUSES, TYPES } from "@/lib/analytics/dims";
 import { PRESETS, endDateInput, fromDateInput, matchPreset, presetRange, toDateInput, toEndDateInput, type PresetKey } from "@/lib/ui/date-range";
 import { hasActiveFilters, type FilterValues } from "@/lib/ui/filter-params";
@@ -12,35 +12,30 @@ export interface AppOption {
   name: string;
 }
 
+/** The filters a page offers: every one (analytics pages), or a subset (the ops pages: apps, period, zone). */
+export type FilterField = "app" | "call" | "period" | "tz";
+const ALL_FIELDS: readonly FilterField[] = ["app", "call", "period", "tz"];
+
 /**
  * Every filter of the model, in the URL. Any change goes back to page 1. Text and
  * number fields apply on Enter or when they lose focus (no request per keystroke).
+ * `fields` picks which filters show (same controls, same URL names everywhere);
+ * `serverRendered`: the page renders on the server from the URL (the ops pages), so a
+ * change asks the server again. `children`: the page's own choices, after the filters.
  */
-export function FilterBar({ apps }: { apps: AppOption[] }) {
-  const [v, setValues] = useFilters();
+export function FilterBar({ apps, fields = ALL_FIELDS, serverRendered = false, children }: { apps: AppOption[]; fields?: readonly FilterField[]; serverRendered?: boolean; children?: ReactNode }) {
+  const [v, setValues] = useFilters({ shallow: !serverRendered });
   const set = (patch: Partial<{ [K in keyof FilterValues]: FilterValues[K] | null }>) => void setValues({ ...patch, page: null });
   const id = useId();
+  const show = (f: FilterField) => fields.includes(f);
 
   return (
     <form className="filter-bar" aria-label="Filters" onSubmit={(e: FormEvent) => e.preventDefault()} data-testid="filter-bar">
-      <AppPicker apps={apps} selected={v.app} onChange={(app) => set({ app: app.length ? app : null })} />
-      <Choice id={`${id}-type`} name="type" text="Type" value={v.type} values={TYPES} onChange={(type) => set({ type })} />
-      <Choice id={`${id}-mode`} name="mode" text="Mode" value={v.mode} values={MODES} onChange={(mode) => set({ mode })} />
-      <Choice id={`${id}-status`} name="status" text="Status" value={v.status} values={STATUSES} onChange={(status) => set({ status })} />
-      <Choice id={`${id}-rt`} name="receiverType" text="Receiver" value={v.receiverType} values={RECEIVER_TYPES} onChange={(receiverType) => set({ receiverType })} />
-      <Choice id={`${id}-rec`} name="hasRecording" text="Recording" value={v.hasRecording} values={["true", "false"] as const} labels={{ true: "With", false: "Without" }} onChange={(hasRecording) => set({ hasRecording })} />
-      <TextField id={`${id}-uid`} name="uid" text="Participant uid" value={v.uid ?? ""} onCommit={(uid) => set({ uid: uid.trim() || null })} />
-      <TextField
-        id={`${id}-pc`}
-        name="participantsCount"
-        text="Participants"
-        inputMode="numeric"
-        width={7}
-        value={v.participantsCount === null ? "" : String(v.participantsCount)}
-        onCommit={(s) => set({ participantsCount: /^\d{1,6}$/.test(s.trim()) ? Number(s.trim()) : null })}
-      />
-      <DateRange id={id} values={v} onChange={(r) => set(r)} />
-      <TimeZoneSelect id={`${id}-tz`} value={v.tz} onChange={(tz) => set({ tz: tz === "UTC" ? null : tz })} />
+      {show("app") ? <AppPicker apps={apps} selected={v.app} onChange={(app) => set({ app: app.length ? app : null })} /> : null}
+      {show("call") ? <CallFilters id={id} v={v} set={set} /> : null}
+      {show("period") ? <DateRange id={id} values={v} onChange={(r) => set(r)} /> : null}
+      {show("tz") ? <TimeZoneSelect id={`${id}-tz`} value={v.tz} onChange={(tz) => set({ tz: tz === "UTC" ? null : tz })} /> : null}
+      {children}
       {hasActiveFilters(v) ? (
         <button
           type="button"
@@ -53,6 +48,31 @@ export function FilterBar({ apps }: { apps: AppOption[] }) {
         </button>
       ) : null}
     </form>
+  );
+}
+
+type SetFilters = (patch: Partial<{ [K in keyof FilterValues]: FilterValues[K] | null }>) => void;
+
+/** The filters on a call's own fields (the analytics pages). */
+function CallFilters({ id, v, set }: { id: string; v: FilterValues; set: SetFilters }) {
+  return (
+    <>
+      <Choice id={`${id}-type`} name="type" text="Type" value={v.type} values={TYPES} onChange={(type) => set({ type })} />
+      <Choice id={`${id}-mode`} name="mode" text="Mode" value={v.mode} values={MODES} onChange={(mode) => set({ mode })} />
+      <Choice id={`${id}-status`} name="status" text="Status" value={v.status} values={STATUSES} onChange={(status) => set({ status })} />
+      <Choice id={`${id}-rt`} name="receiverType" text="Receiver" value={v.receiverType} values={RECEIVER_TYPES} onChange={(receiverType) => set({ receiverType })} />
+      <Choice id={`${id}-rec`} name="hasRecording" text="Recording" value={v.hasRecording} values={["true", "false"] as const} labels={{ true: "Recorded (flag or link)", false: "Not recorded" }} onChange={(hasRecording) => set({ hasRecording })} />
+      <TextField id={`${id}-uid`} name="uid" text="Participant uid" value={v.uid ?? ""} onCommit={(uid) => set({ uid: uid.trim() || null })} />
+      <TextField
+        id={`${id}-pc`}
+        name="participantsCount"
+        text="Participants"
+        inputMode="numeric"
+        width={7}
+        value={v.participantsCount === null ? "" : String(v.participantsCount)}
+        onCommit={(s) => set({ participantsCount: /^\d{1,6}$/.test(s.trim()) ? Number(s.trim()) : null })}
+      />
+    </>
   );
 }
 
@@ -107,15 +127,44 @@ function TextField({ id, name, text, value, onCommit, inputMode, width }: { id: 
   );
 }
 
-/** The tenant apps to include (none checked: all). */
+/** The tenant apps to include (none checked: all). Closes on a click outside it and on Escape, like a select. */
 export function AppPicker({ apps, selected, onChange }: { apps: AppOption[]; selected: string[]; onChange: (apps: string[]) => void }) {
+  const ref = useRef<HTMLDetailsElement>(null);
+  useEffect(() => {
+    const close = (focusSummary: boolean) => {
+      const el = ref.current;
+      if (!el?.open) return;
+      el.open = false;
+      if (focusSummary) el.querySelector("summary")?.focus();
+    };
+    const onPointer = (e: PointerEvent) => {
+      if (ref.current && !ref.current.contains(e.target as Node)) close(false);
+    };
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape" && ref.current?.open) {
+        e.preventDefault();
+        close(ref.current.contains(document.activeElement));
+      }
+    };
+    const onFocus = (e: FocusEvent) => {
+      if (ref.current && !ref.current.contains(e.target as Node)) close(false);
+    };
+    document.addEventListener("pointerdown", onPointer);
+    document.addEventListener("keydown", onKey);
+    document.addEventListener("focusin", onFocus);
+    return () => {
+      document.removeEventListener("pointerdown", onPointer);
+      document.removeEventListener("keydown", onKey);
+      document.removeEventListener("focusin", onFocus);
+    };
+  }, []);
   const summary = selected.length === 0 ? "All apps" : selected.length === 1 ? (apps.find((a) => a.appId === selected[0])?.name ?? selected[0]) : `${selected.length} apps`;
   return (
     <div className="field">
       <span className="field-label" id="app-picker-label">
         Apps
       </span>
-      <details className="multi-select" data-testid="app-picker">
+      <details ref={ref} className="multi-select" data-testid="app-picker">
         <summary aria-labelledby="app-picker-label app-picker-value">
           <span id="app-picker-value">{summary}</span>
         </summary>

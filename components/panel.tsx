@@ -14,10 +14,11 @@ export function Panel({ id, title, actions, children, className }: { id: string;
 }
 
 /** "Download CSV": the same API route and filters as what is shown, as a file. */
-export function CsvLink({ href, what }: { href: string; what: string }) {
+/** A CSV download; `children` names it where a panel has several (each link's text must differ). */
+export function CsvLink({ href, what, children = "Download CSV" }: { href: string; what: string; children?: ReactNode }) {
   return (
     <a className="csv-link" href={href} download aria-label={`Download CSV of ${what}`} data-testid="csv-link">
-      Download CSV
+      {children}
     </a>
   );
 }

@@ -16,16 +16,18 @@ export async function fetchReport<T>(url: string, signal?: AbortSignal): Promise
   return body as T;
 }
 
-/** One report for one query; the previous answer stays on screen while the next loads. */
-export function useReport<T>(name: ReportName, query: URLSearchParams) {
+/** One report for one query; the previous answer stays on screen while the next loads. `enabled`: false until it is shown. */
+export function useReport<T>(name: ReportName, query: URLSearchParams, enabled = true) {
   return useQuery({
     queryKey: reportKey(name, query),
     queryFn: ({ signal }) => fetchReport<T>(reportUrl(name, query), signal),
     placeholderData: keepPreviousData,
+    enabled,
   });
 }
 
 /** The page's filters, paging and sorting, in the URL (each change a history entry). */
-export function useFilters() {
-  return useQueryStates(allParsers, { history: "push", scroll: false });
+/** The filters in the URL; `shallow: false` where the page renders on the server from them (the ops pages). */
+export function useFilters({ shallow = true }: { shallow?: boolean } = {}) {
+  return useQueryStates(allParsers, { history: "push", scroll: false, shallow });
 }

@@ -50,6 +50,9 @@ test("no serious or critical violation on any page", async ({ page, request }, t
     ["calls", "/calls"],
     ["call-detail", sessionId ? `/calls/${encodeURIComponent(sessionId)}?app=${app}` : "/calls"],
     ["participants", "/participants"],
+    ["participants-across", "/participants?view=across-apps"],
+    ["alerts", "/alerts"],
+    ["not-found", "/calls/nothing-here?app=nothing"],
     ["apps", "/apps"],
     ["recordings", "/recordings"],
     ["statements", "/statements?detail=true"],
@@ -65,7 +68,7 @@ test("no serious or critical violation on any page", async ({ page, request }, t
   ];
   for (const [name, path] of pages) {
     const res = await page.goto(path);
-    expect.soft(res?.status(), path).toBe(200);
+    expect.soft(res?.status(), path).toBe(name === "not-found" ? 404 : 200);
     for (const scheme of ["light", "dark"] as const) problems.push(...(await scan(page, name, scheme, testInfo)));
     await page.emulateMedia({ colorScheme: "light" });
     await shoot(page, `${name}-1280-light`, testInfo);

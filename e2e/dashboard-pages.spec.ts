@@ -100,8 +100,9 @@ test.describe("as admin", () => {
     await page.getByRole("button", { name: /^Total minutes/ }).click();
     await expect(page).toHaveURL(/sort=minutes/);
     await expect(page.locator("th[aria-sort]")).toContainText("Total minutes");
-    // The table may re-render in the new order between reading a link and clicking it (the
-    // flake seen in CI): the uid is taken from where the click led.
+    // The sorted page, not the previous one still shown while it loads; and the uid is
+    // taken from where the click led, should the table re-render in between anyway.
+    await expect(page.locator(".is-stale")).toHaveCount(0);
     await page.getByTestId("participant-link").first().click();
     await expect(page).toHaveURL(new RegExp(`/calls\\?.*uid=`));
     const uid = new URL(page.url()).searchParams.get("uid")!;

@@ -18,9 +18,11 @@ test("counts per day: the chart, the table and its CSV agree", async ({ page, re
   const total = Number((await page.getByTestId("events-total").innerText()).replace(/[^0-9]/g, ""));
   expect(total).toBeGreaterThan(0);
   await expect(page.locator(".ops-chart svg").first()).toBeVisible();
-  // The days setting lives in the URL and survives a reload.
+  // The older days=365 link becomes the filter bar's period (in the URL), and survives a reload.
+  await expect(page).toHaveURL(/from=\d+&to=\d+/);
   await page.reload();
-  await expect(page.locator("#events-days")).toHaveValue("365");
+  const from = new Date(Date.now() - 364 * 86_400_000).toISOString().slice(0, 10);
+  await expect(page.getByTestId("filter-bar").getByLabel("From")).toHaveValue(from);
 
   const rows = page.locator('[data-testid="events-counts"] tbody tr');
   const shown = await rows.evaluateAll((trs) => trs.map((tr) => Array.from(tr.querySelectorAll("td")).map((td) => td.textContent?.trim() ?? "")));

@@ -139,9 +139,12 @@ async function main(): Promise<void> {
     let replayed = 0;
     for (const a of emulator.apps) {
       const truth = await emulator.admin.truth(a.appId);
-      // Recordings of the newest recorded calls, the lifecycle of the newest calls (the
-      // ongoing ones stay live) and one delivery of every chat trigger.
-      const picked = truth.filter((c) => c.status === "ongoing").concat(truth.filter((c) => c.hasRecording === true).slice(0, 150), truth.slice(0, 40));
+      // Recordings of the newest recorded calls (not all: as for an app whose webhook was
+      // set up after its first recorded calls, many flagged calls keep waiting for their
+      // link), the lifecycle of the newest calls (the ongoing ones stay live) and one
+      // delivery of every chat trigger.
+      const recordedShown = opts.size === "small" ? 40 : 150;
+      const picked = truth.filter((c) => c.status === "ongoing").concat(truth.filter((c) => c.hasRecording === true).slice(0, recordedShown), truth.slice(0, 40));
       const unique = [...new Map(picked.map((c) => [String(c.sessionId), c])).values()];
       const canonical = await Promise.all(unique.map(async (c) => (await emulator.admin.call(a.appId, String(c.sessionId))).canonical));
       const deliveries = webhooks.buildDeliveries(canonical, {

@@ -1,3 +1,7 @@
+import { formatDateTime as formatUiDateTime, formatSeconds, formatTime } from "@/lib/ui/format";
+
+export { formatTime };
+
 /** Numbers and times for people, the same on the server and in the browser (UTC unless a tz is given). */
 
 const intFmt = new Intl.NumberFormat("en");
@@ -6,18 +10,12 @@ const compactFmt = new Intl.NumberFormat("en", { notation: "compact", maximumFra
 export const formatInt = (n: number) => intFmt.format(n);
 export const formatCompact = (n: number) => (Math.abs(n) < 10_000 ? intFmt.format(n) : compactFmt.format(n));
 
-/** "850 ms", "12.3 s", "4 min 05 s", "1 h 02 min". */
+/** "850ms", "12.3s", then as every duration of the dashboard: "4m 05s", "1h 02m 03s" (lib/ui/format.ts). */
 export function formatDuration(ms: number | null | undefined): string {
   if (ms === null || ms === undefined || !Number.isFinite(ms)) return "—";
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  const s = ms / 1000;
-  if (s < 60) return `${s.toFixed(1)} s`;
-  const whole = Math.round(s);
-  const h = Math.floor(whole / 3600);
-  const m = Math.floor((whole % 3600) / 60);
-  const sec = whole % 60;
-  if (h > 0) return `${h} h ${String(m).padStart(2, "0")} min`;
-  return `${m} min ${String(sec).padStart(2, "0")} s`;
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 10_000) return `${(ms / 1000).toFixed(1)}s`;
+  return formatSeconds(ms / 1000);
 }
 
 /** Elapsed time as a clock: "4:05", "1:02:03". */
@@ -29,24 +27,10 @@ export function formatClock(seconds: number): string {
   return h > 0 ? `${h}:${String(m).padStart(2, "0")}:${sec}` : `${m}:${sec}`;
 }
 
-const dateTimeFmts = new Map<string, Intl.DateTimeFormat>();
-function dateTimeFmt(tz: string, seconds: boolean): Intl.DateTimeFormat {
-  const key = `${tz}|${seconds}`;
-  let f = dateTimeFmts.get(key);
-  if (!f) {
-    f = new Intl.DateTimeFormat("en-CA", {
-      timeZone: tz, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit",
-      ...(seconds ? { second: "2-digit" } : {}), hourCycle: "h23",
-    });
-    dateTimeFmts.set(key, f);
-  }
-  return f;
-}
-
-/** "2026-03-01 14:05" in `tz` (default UTC). */
+/** Milliseconds in `tz` (default UTC), written as on the analytics pages (lib/ui/format.ts): "Mar 1, 2026, 14:05". */
 export function formatDateTime(ms: number | null | undefined, options: { tz?: string; seconds?: boolean } = {}): string {
   if (ms === null || ms === undefined || !Number.isFinite(ms)) return "—";
-  return dateTimeFmt(options.tz ?? "UTC", options.seconds ?? false).format(new Date(ms)).replace(",", "");
+  return formatUiDateTime(Math.floor(ms / 1000), options.tz ?? "UTC", { seconds: options.seconds ?? false });
 }
 
 /** "just now", "45 s ago", "5 min ago", "3 h ago", "2 d ago". */

@@ -5,16 +5,19 @@ import { useQueries } from "@tanstack/react-query";
 import { useState } from "react";
 import type { AppUsageRow, DailyUsageRow } from "@/lib/analytics";
 import { TrendChart } from "@/components/charts/trend-chart";
+import { ClientsPanel } from "./clients-panel";
+import { ComparePanel } from "./compare-panel";
 import { FilterBar, type AppOption } from "@/components/filter-bar";
 import { CsvLink, EmptyState, ErrorState, Panel, Skeleton } from "@/components/panel";
 import { QueryState } from "@/components/query-state";
+import { ScrollBox } from "@/components/scroll-box";
 import { fetchReport, useFilters, useReport } from "@/components/use-report";
 import { appTrend } from "@/lib/ui/charts";
 import { apiQuery } from "@/lib/ui/filter-params";
-import { formatCount, formatDecimal, formatMinutes, formatPercent } from "@/lib/ui/format";
+import { formatCount, formatMinutes, formatPercent } from "@/lib/ui/format";
 import { trendApps } from "@/lib/ui/pages";
 import { csvUrl, reportKey, reportUrl } from "@/lib/ui/reports";
-
+import { UNITS_HINT } from "@/lib/ui/units";
 
 export function AppsView({ apps }: { apps: AppOption[] }) {
   const [values] = useFilters();
@@ -22,6 +25,8 @@ export function AppsView({ apps }: { apps: AppOption[] }) {
   const query = apiQuery(values);
   const usage = useReport<{ data: AppUsageRow[] }>("apps", query);
   const shown = trendApps(values.app, apps);
+  const names = new Map(apps.map((a) => [a.appId, a.name || a.appId]));
+  const nameOf = (app: string) => names.get(app) ?? app;
   const perApp = useQueries({
     queries: shown.map((app) => {
       const q = apiQuery({ ...values, app: [app] });
@@ -35,22 +40,23 @@ export function AppsView({ apps }: { apps: AppOption[] }) {
     <>
       <FilterBar apps={apps} />
       <Panel id="compare" title="Side by side" actions={<CsvLink href={csvUrl("apps", query)} what="tenant apps side by side" />}>
+        <p className="muted hint">{UNITS_HINT}</p>
         <QueryState query={usage} height={140}>
           {(d) =>
             d.data.length === 0 ? (
               <EmptyState>No tenant app to compare.</EmptyState>
             ) : (
-              <div className="table-scroll" tabIndex={0} role="region" aria-label="Tenant apps side by side">
+              <ScrollBox label="Tenant apps side by side">
                 <table className="data-table" data-testid="apps-table">
                   <thead>
                     <tr>
                       <th scope="col">App</th>
                       <th scope="col" className="num">Calls</th>
-                      <th scope="col" className="num">Audio</th>
-                      <th scope="col" className="num">Video</th>
-                      <th scope="col" className="num">Total</th>
-                      <th scope="col" className="num">Minutes per call</th>
-                      <th scope="col" className="num">With recording</th>
+                      <th scope="col" className="num">Audio minutes</th>
+                      <th scope="col" className="num">Video minutes</th>
+                      <th scope="col" className="num">Participant minutes</th>
+                      <th scope="col" className="num">Participant minutes per call</th>
+                      <th scope="col" className="num" title="Calls flagged by the platform or with a link received">Recorded</th>
                       <th scope="col" className="num">Participants</th>
                     </tr>
                   </thead>
@@ -64,7 +70,7 @@ export function AppsView({ apps }: { apps: AppOption[] }) {
                         <td className="num">{formatMinutes(a.audioMinutes)}</td>
                         <td className="num">{formatMinutes(a.videoMinutes)}</td>
                         <td className="num">{formatMinutes(a.totalMinutes)}</td>
-                        <td className="num">{a.calls ? formatDecimal(a.totalMinutes / a.calls) : "—"}</td>
+                        <td className="num">{a.calls ? formatMinutes(a.totalMinutes / a.calls) : "—"}</td>
                         <td className="num">
                           {formatCount(a.recordings)} <span className="muted">{a.calls ? formatPercent(a.recordings / a.calls) : ""}</span>
                         </td>
@@ -73,11 +79,13 @@ export function AppsView({ apps }: { apps: AppOption[] }) {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </ScrollBox>
             )
           }
         </QueryState>
       </Panel>
+      <ComparePanel apps={apps} values={values} shown={shown} />
+      <ClientsPanel apps={apps} query={query} />
       <Panel
         id="trend"
         title="Trend per app"
@@ -87,12 +95,17 @@ export function AppsView({ apps }: { apps: AppOption[] }) {
               Show{" "}
               <select value={metric} onChange={(e) => setMetric(e.target.value === "minutes" ? "minutes" : "calls")}>
                 <option value="calls">Calls per day</option>
-                <option value="minutes">Minutes per day</option>
+                <option value="minutes">Participant minutes per day</option>
               </select>
             </label>
-            {shown.map((app) => (
-              <CsvLink key={app} href={csvUrl("daily", apiQuery({ ...values, app: [app] }))} what={`daily usage of ${app}`} />
-            ))}
+            <span className="csv-links" data-testid="trend-csv">
+              CSV per app:{" "}
+              {shown.map((app) => (
+                <CsvLink key={app} href={csvUrl("daily", apiQuery({ ...values, app: [app] }))} what={`daily usage of ${nameOf(app)}`}>
+                  {nameOf(app)}
+                </CsvLink>
+              ))}
+            </span>
           </>
         }
       >
@@ -101,7 +114,11 @@ export function AppsView({ apps }: { apps: AppOption[] }) {
         ) : !ready ? (
           <Skeleton height={260} />
         ) : (
-          <TrendChart points={appTrend(shown.map((app, i) => ({ app, rows: perApp[i].data?.data ?? [] })), metric)} series={shown} unit={metric === "calls" ? "Calls" : "Minutes"} />
+          <TrendChart
+            points={appTrend(shown.map((app, i) => ({ app, rows: perApp[i].data?.data ?? [] })), metric)}
+            series={shown.map((app) => ({ key: app, name: nameOf(app) }))}
+            unit={metric === "calls" ? "Calls" : "Minutes"}
+          />
         )}
       </Panel>
     </>

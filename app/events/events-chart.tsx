@@ -2,6 +2,7 @@
 
 import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { formatInt } from "@/app/_ops/format";
+import { valueAxis } from "@/components/charts/theme";
 import { CATEGORIES, type ChartPoint } from "./rows";
 
 const LABEL: Record<(typeof CATEGORIES)[number], string> = { chat: "Chat", call: "Call", meeting: "Meeting", recording: "Recording", unknown: "Other" };
@@ -16,7 +17,7 @@ export function EventsChart({ points, total }: { points: ChartPoint[]; total: nu
           <BarChart data={points} margin={{ top: 8, right: 8, bottom: 0, left: 0 }} accessibilityLayer={false}>
             <CartesianGrid strokeDasharray="3 3" stroke="var(--border)" vertical={false} />
             <XAxis dataKey="day" tick={{ fill: "var(--muted)", fontSize: 11 }} tickFormatter={(d: string) => d.slice(5)} minTickGap={16} stroke="var(--border)" />
-            <YAxis allowDecimals={false} tick={{ fill: "var(--muted)", fontSize: 11 }} width={44} stroke="var(--border)" tickFormatter={(v: number) => formatInt(v)} />
+            <YAxis tick={{ fill: "var(--muted)", fontSize: 11 }} width={44} stroke="var(--border)" {...valueAxis(Math.max(0, ...points.map((p) => CATEGORIES.reduce((n, c) => n + p[c], 0))), "count")} />
             <Tooltip
               cursor={{ fill: "var(--border)", opacity: 0.4 }}
               contentStyle={{ background: "var(--surface)", border: "1px solid var(--border)", borderRadius: 6, color: "var(--text)" }}

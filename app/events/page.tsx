@@ -1,8 +1,10 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { redirect } from "next/navigation";
 import { db } from "@/db";
 import "@/app/_ops/ops.css";
-import { AppSelect, ChoiceSelect, FilterForm, Kpi } from "@/app/_ops/filter-form";
+import { Kpi } from "@/app/_ops/kpi";
+import { UrlChoice } from "@/app/_ops/url-choice";
 import { formatDateTime, formatInt } from "@/app/_ops/format";
 import { PageError, pageErrorMessage } from "@/app/_ops/page-error";
 import { toQuery } from "@/app/_ops/params";
@@ -11,14 +13,16 @@ import { currentCaller } from "@/lib/auth/session";
 import { eventCounts } from "@/lib/analytics/event-counts";
 import { getRecentDeliveries } from "@/lib/ingest/queries";
 import { EventsChart } from "./events-chart";
-import { DAY_CHOICES, eventsParamsSchema, eventsRange, OUTCOMES } from "./params";
+import { chartDays, daysWindow, eventsParamsSchema, eventsWindow, OUTCOMES } from "./params";
 import { countRow, deliveryRow, sortCountRows, toDailyChart } from "./rows";
+import { ScrollBox } from "@/components/scroll-box";
+import { FilterBar } from "@/components/filter-bar";
+import { formatDay } from "@/lib/ui/format";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Events" };
 
 const PAGE_ROWS = 50;
-const TZ_CHOICES = ["UTC", "America/New_York", "America/Los_Angeles", "Europe/London", "Europe/Berlin", "Asia/Kolkata", "Asia/Tokyo", "Australia/Sydney"];
 const OUTCOME_LABEL: Record<(typeof OUTCOMES)[number], string> = {
   all: "All", accepted: "Accepted", rejected: "Rejected", applied: "Applied", stored: "Stored only", failed: "Failed to apply",
 };
@@ -35,9 +39,17 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
     if (message === null) throw error;
     return <PageError title="Events" message={message} resetHref="/events" />;
   }
-  const { from, to, dayList } = eventsRange(p.days, p.tz);
+  if (p.days !== undefined && p.from === undefined && p.to === undefined) {
+    // The older `days=N` link: the same period in the filter bar's terms, so the bar shows it.
+    const { from: f, to: t } = daysWindow(p.days, p.tz);
+    redirect(`/events${toQuery({ app: p.app, from: f, to: t, tz: p.tz === "UTC" ? undefined : p.tz, outcome: p.outcome === "all" ? undefined : p.outcome, limit: p.limit === 50 ? undefined : p.limit })}`);
+  }
+  const window = eventsWindow(p);
+  const { from, to } = window;
   const counts = sortCountRows((await eventCounts(warehouse, appPks, { from, to, tz: p.tz })).map(countRow));
-  const deliveries = getRecentDeliveries(warehouse, appPks, { outcome: p.outcome, limit: p.limit }).map(deliveryRow);
+  const dayList = chartDays(window, counts.at(-1)?.day, p.tz);
+  const period = `${formatDay(dayList[0], true)} – ${formatDay(dayList[dayList.length - 1], true)}`;
+  const deliveries = getRecentDeliveries(warehouse, appPks, { outcome: p.outcome, limit: p.limit }).map((d) => deliveryRow(d, p.tz));
   const points = toDailyChart(counts, dayList);
   const total = counts.reduce((n, r) => n + r.count, 0);
   const chatTotal = counts.filter((r) => r.category === "chat").reduce((n, r) => n + r.count, 0);
@@ -47,9 +59,9 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
   const shown = counts.slice((page - 1) * PAGE_ROWS, page * PAGE_ROWS);
   const rejectedShown = deliveries.filter((d) => d.kind === "rejected").length;
 
-  const base = { app: p.app, days: p.days === 30 ? undefined : p.days, tz: p.tz === "UTC" ? undefined : p.tz, outcome: p.outcome === "all" ? undefined : p.outcome, limit: p.limit === 50 ? undefined : p.limit };
-  const countsCsv = `/api/v1/events${toQuery({ app: p.app, days: p.days, tz: p.tz, format: "csv" })}`;
-  const deliveriesCsv = `/api/v1/events/deliveries${toQuery({ app: p.app, outcome: p.outcome, limit: p.limit, format: "csv" })}`;
+  const base = { app: p.app, from: p.from, to: p.to, days: p.days, tz: p.tz === "UTC" ? undefined : p.tz, outcome: p.outcome === "all" ? undefined : p.outcome, limit: p.limit === 50 ? undefined : p.limit };
+  const countsCsv = `/api/v1/events${toQuery({ app: p.app, from: p.from, to: p.to, days: p.days, tz: p.tz, format: "csv" })}`;
+  const deliveriesCsv = `/api/v1/events/deliveries${toQuery({ app: p.app, outcome: p.outcome, limit: p.limit, tz: p.tz, format: "csv" })}`;
   const pageHref = (n: number) => `/events${toQuery({ ...base, page: n === 1 ? undefined : n })}`;
 
   return (
@@ -59,21 +71,12 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
         <p className="muted">Webhook deliveries per day: chat-side triggers next to calls, each event counted once.</p>
       </div>
 
-      <FilterForm action="/events" label="Event filters">
-        <AppSelect id="events-app" apps={appOptions(warehouse, caller)} value={p.app} />
-        <ChoiceSelect id="events-days" name="days" label="Period" value={p.days} choices={DAY_CHOICES.map((d) => ({ value: d, label: `Last ${d} days` }))} />
-        <ChoiceSelect
-          id="events-tz"
-          name="tz"
-          label="Time zone"
-          value={p.tz}
-          choices={(TZ_CHOICES.includes(p.tz) ? TZ_CHOICES : [p.tz, ...TZ_CHOICES]).map((t) => ({ value: t, label: t }))}
-        />
-        <ChoiceSelect id="events-outcome" name="outcome" label="Deliveries" value={p.outcome} choices={OUTCOMES.map((o) => ({ value: o, label: OUTCOME_LABEL[o] }))} />
-      </FilterForm>
+      <FilterBar apps={appOptions(warehouse, caller)} fields={["app", "period", "tz"]} serverRendered>
+        <UrlChoice id="events-outcome" name="outcome" label="Deliveries" fallback="all" choices={OUTCOMES.map((o) => ({ value: o, label: OUTCOME_LABEL[o] }))} />
+      </FilterBar>
 
       <div className="ops-kpis section">
-        <Kpi label={`Events, last ${p.days} days`} value={formatInt(total)} testId="events-total" />
+        <Kpi label={window.allTime ? "Events, all time" : "Events in the period"} value={formatInt(total)} testId="events-total" />
         <Kpi label="Chat-side events" value={formatInt(chatTotal)} testId="events-chat" />
         <Kpi label="Distinct triggers" value={formatInt(triggers)} />
         <Kpi label="Rejected (of those listed)" value={formatInt(rejectedShown)} testId="events-rejected" />
@@ -81,12 +84,14 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
 
       <section className="card section" aria-labelledby="events-per-day">
         <div className="ops-toolbar">
-          <h2 id="events-per-day">Events per day ({p.tz})</h2>
+          <h2 id="events-per-day">
+            Events per day, {period} ({p.tz})
+          </h2>
           <a className="ops-link-btn" href={countsCsv} download data-testid="events-csv">Download CSV</a>
         </div>
         {total === 0 ? (
           <p className="muted" data-testid="events-empty">
-            No event in the last {p.days} days. Chat triggers are counted as the platform delivers them to each app&apos;s ingest URL.
+            No event in this period. Chat triggers are counted as the platform delivers them to each app&apos;s ingest URL.
           </p>
         ) : (
           <EventsChart points={points} total={total} />
@@ -101,7 +106,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
         {counts.length === 0 ? (
           <p className="muted">Nothing to list.</p>
         ) : (
-          <div className="ops-table-wrap" tabIndex={0} role="region" aria-labelledby="events-table">
+          <ScrollBox labelledBy="events-table">
             <table className="ops-table" data-testid="events-counts">
               <thead>
                 <tr>
@@ -124,7 +129,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollBox>
         )}
         {pages > 1 ? (
           <nav className="ops-pager" aria-label="Pages of the per-day table">
@@ -148,11 +153,11 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
             {p.outcome === "rejected" ? "No delivery was rejected." : "No delivery received yet."}
           </p>
         ) : (
-          <div className="ops-table-wrap" tabIndex={0} role="region" aria-labelledby="events-deliveries">
+          <ScrollBox labelledBy="events-deliveries">
             <table className="ops-table" data-testid="deliveries">
               <thead>
                 <tr>
-                  <th scope="col">Received (UTC)</th>
+                  <th scope="col">Received ({p.tz})</th>
                   <th scope="col">App</th>
                   <th scope="col">Trigger</th>
                   <th scope="col">Outcome</th>
@@ -163,7 +168,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
               <tbody>
                 {deliveries.map((d) => (
                   <tr key={`${d.kind}-${d.id}`} data-kind={d.kind}>
-                    <td>{formatDateTime(Date.parse(d.receivedAt), { seconds: true })}</td>
+                    <td>{formatDateTime(d.receivedMs, { tz: p.tz, seconds: true })}</td>
                     <td>{d.app}</td>
                     <td>{d.trigger ? <code>{d.trigger}</code> : <span className="muted">—</span>}</td>
                     <td>
@@ -187,7 +192,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollBox>
         )}
         <p className="ops-hint">The newest {formatInt(p.limit)}; bodies are never shown (they can hold message texts).</p>
       </section>

@@ -1,14 +1,20 @@
 import { z } from "zod";
-import { appsParam, enumParam, formatParam, intParam, tzParam } from "@/app/_ops/params";
+import { appsParam, enumParam, formatParam, intParam, optionalIntParam, tzParam } from "@/app/_ops/params";
+import { localDate, localMidnight } from "@/lib/ui/date-range";
 
 /** `/events`, `GET /api/v1/events` (counts) and `GET /api/v1/events/deliveries`. */
 export const OUTCOMES = ["all", "accepted", "rejected", "applied", "stored", "failed"] as const;
-export const DAY_CHOICES = [7, 30, 90, 180, 365] as const;
 
 export const eventsParamsSchema = z.object({
   app: appsParam,
-  /** The last N days (in `tz`), today included. */
-  days: intParam(1, 366, 30),
+  /**
+   * The period, as the analytics filters name it: `from` (inclusive) / `to` (exclusive)
+   * epoch seconds, set by the filter bar. `days` (the last N days in `tz`, today
+   * included) is the older way to say it, still answered where no `from`/`to` is given.
+   */
+  from: optionalIntParam(0, 99_999_999_999),
+  to: optionalIntParam(1, 99_999_999_999),
+  days: optionalIntParam(1, 366),
   tz: tzParam,
   outcome: enumParam(OUTCOMES, "all"),
   limit: intParam(1, 500, 50),
@@ -18,18 +24,54 @@ export const eventsParamsSchema = z.object({
 });
 export type EventsParams = z.infer<typeof eventsParamsSchema>;
 
-/** The time range of the last `days` days in `tz`: from the start of the first day to now. */
-export function eventsRange(days: number, tz: string, nowMs = Date.now()): { from: number; to: number; dayList: string[] } {
-  const fmt = new Intl.DateTimeFormat("en-CA", { timeZone: tz, year: "numeric", month: "2-digit", day: "2-digit" });
-  const dayList: string[] = [];
-  // Walk back by whole days at noon-ish offsets; every tz offset is a multiple of 15 minutes.
-  for (let i = days - 1; i >= 0; i--) {
-    const d = fmt.format(new Date(nowMs - i * 86_400_000));
-    if (dayList.at(-1) !== d) dayList.push(d);
+/** The most days the chart draws (an all-time period over years keeps its table, the chart its last year). */
+export const MAX_CHART_DAYS = 366;
+
+const pad = (n: number) => String(n).padStart(2, "0");
+const dayOf = (t: number, tz: string) => {
+  const { y, m, d } = localDate(t, tz);
+  return `${y}-${pad(m)}-${pad(d)}`;
+};
+
+/** The local days (in `tz`) from the day of `from` through the day of `lastSecond`. */
+export function daysBetween(from: number, lastSecond: number, tz: string): string[] {
+  const out: string[] = [];
+  const start = localDate(from, tz);
+  for (let i = 0; ; i++) {
+    const t = localMidnight(start.y, start.m, start.d + i, tz);
+    if (t > lastSecond) break;
+    out.push(dayOf(t, tz));
   }
-  // First 15-minute bucket whose day (in tz) is the first listed day.
-  let from = Math.floor((nowMs - days * 86_400_000) / 900_000) * 900;
-  while (fmt.format(new Date(from * 1000)) < dayList[0]) from += 900;
-  const to = Math.floor(nowMs / 1000) + 1;
-  return { from, to, dayList };
+  return out;
+}
+
+/** The last `days` days in `tz` as the filter bar's presets write them: local midnight `days - 1` days ago to the next midnight. */
+export function daysWindow(days: number, tz: string, nowMs = Date.now()): { from: number; to: number } {
+  const today = localDate(Math.floor(nowMs / 1000), tz);
+  return { from: localMidnight(today.y, today.m, today.d - (days - 1), tz), to: localMidnight(today.y, today.m, today.d + 1, tz) };
+}
+
+/**
+ * The window the events pages count over, in epoch seconds: `from`/`to` as given; else
+ * the last `days` days (local midnight `days - 1` days ago through today); else all time
+ * (from 0: the chart then starts at the first event's day). `to` never runs past now.
+ */
+export function eventsWindow(p: Pick<EventsParams, "from" | "to" | "days" | "tz">, nowMs = Date.now()): { from: number; to: number; allTime: boolean } {
+  const now = Math.floor(nowMs / 1000) + 1;
+  if (p.from !== undefined || p.to !== undefined) return { from: p.from ?? 0, to: Math.min(p.to ?? now, now), allTime: p.from === undefined };
+  if (p.days !== undefined) return { ...daysWindow(p.days, p.tz, nowMs), to: now, allTime: false };
+  return { from: 0, to: now, allTime: true };
+}
+
+/** The chart's days: the window's, starting at the first counted day for an all-time window, at most the last MAX_CHART_DAYS. */
+export function chartDays(w: { from: number; to: number; allTime: boolean }, firstDay: string | undefined, tz: string): string[] {
+  const last = w.to - 1;
+  if (w.allTime && firstDay === undefined) return [dayOf(last, tz)];
+  const all = w.allTime ? daysBetween(localMidnightOf(firstDay!, tz), last, tz) : daysBetween(w.from, last, tz);
+  return all.slice(-MAX_CHART_DAYS);
+}
+
+function localMidnightOf(day: string, tz: string): number {
+  const [y, m, d] = day.split("-").map(Number);
+  return localMidnight(y, m, d, tz);
 }

@@ -1,4 +1,5 @@
 import type { CsvColumn } from "@/lib/export/csv";
+import { isoFormatter } from "@/lib/export/iso";
 import type { EventCount, RecentDelivery } from "@/lib/ingest/queries";
 
 /** Flat rows of the events tables: the same in the page, the JSON and the CSV. */
@@ -7,7 +8,10 @@ export interface DeliveryRow {
   id: number;
   app: string;
   trigger: string;
+  /** ISO 8601 in the chosen zone, to the second. */
   receivedAt: string;
+  /** Epoch milliseconds (for scripts). */
+  receivedMs: number;
   /** applied / stored / failed, or the HTTP status of a rejection. */
   outcome: string;
   code: string;
@@ -16,17 +20,18 @@ export interface DeliveryRow {
   repeats: number;
 }
 
-export function deliveryRow(d: RecentDelivery): DeliveryRow {
-  const receivedAt = new Date(d.receivedMs).toISOString();
+export function deliveryRow(d: RecentDelivery, tz = "UTC"): DeliveryRow {
+  const receivedAt = isoFormatter(tz)(d.receivedMs / 1000);
+  const receivedMs = d.receivedMs;
   if (d.kind === "accepted") {
-    return { kind: d.kind, id: d.id, app: d.appId, trigger: d.trigger, receivedAt, outcome: d.outcome, code: "", reason: "", sessionId: d.sessionId ?? "", repeats: d.repeatCount };
+    return { kind: d.kind, id: d.id, app: d.appId, trigger: d.trigger, receivedAt, receivedMs, outcome: d.outcome, code: "", reason: "", sessionId: d.sessionId ?? "", repeats: d.repeatCount };
   }
-  return { kind: d.kind, id: d.id, app: d.appId, trigger: d.trigger ?? "", receivedAt, outcome: String(d.status), code: d.code, reason: d.reason, sessionId: "", repeats: 0 };
+  return { kind: d.kind, id: d.id, app: d.appId, trigger: d.trigger ?? "", receivedAt, receivedMs, outcome: String(d.status), code: d.code, reason: d.reason, sessionId: "", repeats: 0 };
 }
 
 export const DELIVERY_COLUMNS: CsvColumn<DeliveryRow>[] = [
   { key: "kind" }, { key: "id" }, { key: "app" }, { key: "trigger" }, { key: "receivedAt" }, { key: "outcome" },
-  { key: "code" }, { key: "reason" }, { key: "sessionId" }, { key: "repeats" },
+  { key: "code" }, { key: "reason" }, { key: "sessionId" }, { key: "repeats" }, { key: "receivedMs" },
 ];
 
 export interface CountRow {

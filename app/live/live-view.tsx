@@ -2,14 +2,18 @@
 
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { formatAgo, formatClock, formatDateTime, formatInt } from "@/app/_ops/format";
-import { AppSelect, ChoiceSelect, FilterForm, Kpi } from "@/app/_ops/filter-form";
+import { formatAgo, formatClock, formatDateTime, formatInt, formatTime } from "@/app/_ops/format";
+import { Kpi } from "@/app/_ops/kpi";
+import { UrlChoice } from "@/app/_ops/url-choice";
+import { FilterBar } from "@/components/filter-bar";
 import { toQuery } from "@/app/_ops/params";
 import { fetchJson } from "@/app/_ops/fetch-json";
 import type { AppOption } from "@/app/_ops/scope";
 import { useNow } from "@/app/_ops/use-now";
 import type { LiveOccupant, LiveSession } from "@/lib/ingest/queries";
 import { LIVE_REFRESH_MS, RECENT_CHOICES, type LiveParams } from "./params";
+import { ScrollBox } from "@/components/scroll-box";
+import { callHref } from "@/lib/ui/pages";
 
 export interface LiveAnswer {
   data: LiveSession[];
@@ -53,16 +57,15 @@ export function LiveView({ params, apps, initial, isAdmin }: { params: LiveParam
         </p>
       </div>
 
-      <FilterForm action="/live" label="Live filters">
-        <AppSelect id="live-app" apps={apps} value={params.app} />
-        <ChoiceSelect
+      <FilterBar apps={apps} fields={["app", "tz"]} serverRendered>
+        <UrlChoice
           id="live-recent"
           name="recent"
           label="Also show ended"
-          value={params.recent}
+          fallback={15}
           choices={RECENT_CHOICES.map((m) => ({ value: m, label: m === 0 ? "No" : m < 60 ? `In the last ${m} min` : `In the last ${m / 60} h` }))}
         />
-      </FilterForm>
+      </FilterBar>
 
       {live.isError ? (
         <p className="alert section" role="alert">
@@ -94,7 +97,7 @@ export function LiveView({ params, apps, initial, isAdmin }: { params: LiveParam
         ) : (
           <ul className="ops-cards" data-testid="live-sessions">
             {going.map((s) => (
-              <SessionCard key={`${s.appId}/${s.sessionId}`} s={s} now={now} appName={appName.get(s.appId) ?? s.appId} />
+              <SessionCard key={`${s.appId}/${s.sessionId}`} s={s} now={now} appName={appName.get(s.appId) ?? s.appId} tz={params.tz} />
             ))}
           </ul>
         )}
@@ -108,7 +111,7 @@ export function LiveView({ params, apps, initial, isAdmin }: { params: LiveParam
           ) : (
             <ul className="ops-cards" data-testid="live-ended">
               {ended.map((s) => (
-                <SessionCard key={`${s.appId}/${s.sessionId}`} s={s} now={now} appName={appName.get(s.appId) ?? s.appId} />
+                <SessionCard key={`${s.appId}/${s.sessionId}`} s={s} now={now} appName={appName.get(s.appId) ?? s.appId} tz={params.tz} />
               ))}
             </ul>
           )}
@@ -118,7 +121,8 @@ export function LiveView({ params, apps, initial, isAdmin }: { params: LiveParam
   );
 }
 
-function SessionCard({ s, now, appName }: { s: LiveSession; now: number; appName: string }) {
+function SessionCard({ s, now, appName, tz }: { s: LiveSession; now: number; appName: string; tz: string }) {
+  const detail = callHref({ app: s.appId, sessionId: s.sessionId }, tz);
   const start = s.startedAt ?? s.initiatedAt;
   const end = s.status === "ended" ? (s.endedAt ?? Math.floor(s.lastEventMs / 1000)) : now / 1000;
   const headingId = `live-${s.appId}-${s.sessionId}`.replace(/[^a-zA-Z0-9_-]/g, "_");
@@ -130,7 +134,9 @@ function SessionCard({ s, now, appName }: { s: LiveSession; now: number; appName
         <span className="muted ops-card-app">{appName}</span>
       </div>
       <h3 id={headingId} className="ops-card-title">
-        {s.initiator ?? "Someone"} {s.receiver ? <>→ {s.receiver}{s.receiverType === "group" ? " (group)" : ""}</> : null}
+        <Link href={detail} data-testid="live-call-link">
+          {s.initiator ?? "Someone"} {s.receiver ? <>→ {s.receiver}{s.receiverType === "group" ? " (group)" : ""}</> : null}
+        </Link>
       </h3>
       <dl className="ops-facts">
         <div>
@@ -139,23 +145,23 @@ function SessionCard({ s, now, appName }: { s: LiveSession; now: number; appName
         </div>
         <div>
           <dt>Started</dt>
-          <dd>{s.startedAt ? `${formatDateTime(secMs(s.startedAt), { seconds: true })} UTC` : "not yet"}</dd>
+          <dd>{s.startedAt ? formatDateTime(secMs(s.startedAt), { tz, seconds: true }) : "not yet"}</dd>
         </div>
         <div>
           <dt>Session</dt>
-          <dd><code className="ops-id" title={s.sessionId}>{s.sessionId}</code></dd>
+          <dd><Link href={detail} className="ops-id" title={`Call detail of ${s.sessionId}`}>{s.sessionId}</Link></dd>
         </div>
       </dl>
       {s.occupants.length === 0 ? (
         <p className="muted">Nobody has joined yet.</p>
       ) : (
-        <div className="ops-table-wrap" tabIndex={0} role="region" aria-label={`Who is in ${s.initiator ?? "this"} ${s.kind === "meet" ? "meeting" : "call"}`}>
+        <ScrollBox label={`Who is in ${s.initiator ?? "this"} ${s.kind === "meet" ? "meeting" : "call"}`}>
           <table className="ops-table">
             <caption className="ops-sr-only">Who is in this {s.kind === "meet" ? "meeting" : "call"}</caption>
             <thead>
               <tr>
                 <th scope="col">Name</th>
-                <th scope="col">Joined (UTC)</th>
+                <th scope="col">Joined ({tz})</th>
                 <th scope="col">Left</th>
                 <th scope="col">Media</th>
               </tr>
@@ -163,15 +169,15 @@ function SessionCard({ s, now, appName }: { s: LiveSession; now: number; appName
             <tbody>
               {s.occupants.map((o, i) => (
                 <tr key={`${o.name}-${o.joinedAt ?? i}`} data-occupant={o.name} className={o.leftAt !== null ? "muted" : undefined}>
-                  <td>{o.name}</td>
-                  <td>{o.joinedAt ? formatDateTime(secMs(o.joinedAt), { seconds: true }).slice(11) : "—"}</td>
-                  <td>{o.leftAt ? formatDateTime(secMs(o.leftAt), { seconds: true }).slice(11) : s.status === "ended" ? "—" : "still in"}</td>
+                  <td><Link href={`${detail}#participants`} title={`${o.name} in the call detail`}>{o.name}</Link></td>
+                  <td>{o.joinedAt ? formatTime(o.joinedAt, tz) : "—"}</td>
+                  <td>{o.leftAt ? formatTime(o.leftAt, tz) : s.status === "ended" ? "—" : "still in"}</td>
                   <td>{media(o)}</td>
                 </tr>
               ))}
             </tbody>
           </table>
-        </div>
+        </ScrollBox>
       )}
     </li>
   );

@@ -1,10 +1,12 @@
 import { z } from "zod";
-import { appsParam, intParam } from "@/app/_ops/params";
+import { appsParam, intParam, tzParam } from "@/app/_ops/params";
 
 /** `/live` and `GET /api/v1/live`: which apps, and how long ended sessions stay listed (minutes). */
 export const liveParamsSchema = z.object({
   app: appsParam,
   recent: intParam(0, 1440, 15),
+  /** The zone times are shown in (the filter bar's, as on the analytics pages). */
+  tz: tzParam,
 });
 export type LiveParams = z.infer<typeof liveParamsSchema>;
 

@@ -1,7 +1,8 @@
 "use client";
 
 import Link from "next/link";
-import type { Page, ParticipantUsageRow } from "@/lib/analytics";
+import { parseAsStringLiteral, useQueryState } from "nuqs";
+import type { CombinedParticipantRow, Page, ParticipantUsageRow } from "@/lib/analytics";
 import { DataTable, type Column } from "@/components/data-table";
 import { FilterBar, type AppOption } from "@/components/filter-bar";
 import { CsvLink, EmptyState, Panel, Refreshing } from "@/components/panel";
@@ -21,21 +22,70 @@ function columns(values: FilterValues): Column<ParticipantUsageRow>[] {
     { id: "calls", header: "Calls", meta: { numeric: true, sortKey: "start" }, cell: ({ row }) => formatCount(row.original.calls) },
     { id: "joined", header: "Joined", meta: { numeric: true }, cell: ({ row }) => formatCount(row.original.joined) },
     { id: "unanswered", header: "Unanswered", meta: { numeric: true }, cell: ({ row }) => formatCount(row.original.unanswered) },
-    { id: "audio", header: "Audio", meta: { numeric: true }, cell: ({ row }) => formatMinutes(row.original.audioMinutes) },
-    { id: "video", header: "Video", meta: { numeric: true }, cell: ({ row }) => formatMinutes(row.original.videoMinutes) },
+    { id: "audio", header: "Audio minutes", meta: { numeric: true }, cell: ({ row }) => formatMinutes(row.original.audioMinutes) },
+    { id: "video", header: "Video minutes", meta: { numeric: true }, cell: ({ row }) => formatMinutes(row.original.videoMinutes) },
     { id: "minutes", header: "Total minutes", meta: { numeric: true, sortKey: "minutes" }, cell: ({ row }) => formatMinutes(row.original.totalMinutes) },
     { id: "last", header: "Last call", cell: ({ row }) => formatDateTime(row.original.lastCallAt, values.tz) },
   ];
 }
 
+/** The same uid across apps: one row, the apps it is used in, its calls in all of them. */
+function combinedColumns(values: FilterValues): Column<CombinedParticipantRow>[] {
+  const callsOf = (r: CombinedParticipantRow) => `/calls?${apiQuery({ ...values, app: r.apps, uid: r.uid }).toString()}`;
+  return [
+    { id: "uid", header: "Participant", cell: ({ row }) => <Link href={callsOf(row.original)} data-testid="participant-link">{row.original.uid}</Link> },
+    { id: "apps", header: "Apps", cell: ({ row }) => <span data-testid="participant-apps">{row.original.apps.join(", ")}</span> },
+    { id: "calls", header: "Calls", meta: { numeric: true, sortKey: "start" }, cell: ({ row }) => formatCount(row.original.calls) },
+    { id: "joined", header: "Joined", meta: { numeric: true }, cell: ({ row }) => formatCount(row.original.joined) },
+    { id: "unanswered", header: "Unanswered", meta: { numeric: true }, cell: ({ row }) => formatCount(row.original.unanswered) },
+    { id: "minutes", header: "Total minutes", meta: { numeric: true, sortKey: "minutes" }, cell: ({ row }) => formatMinutes(row.original.totalMinutes) },
+    { id: "last", header: "Last call", cell: ({ row }) => formatDateTime(row.original.lastCallAt, values.tz) },
+  ];
+}
+
+const VIEWS = ["per-app", "across-apps"] as const;
+
 export function ParticipantsView({ apps }: { apps: AppOption[] }) {
   const [values, setValues] = useFilters();
+  const [view, setView] = useQueryState("view", parseAsStringLiteral(VIEWS).withDefault("per-app").withOptions({ history: "push", scroll: false }));
+  const across = view === "across-apps";
   const query = apiQuery(values, { perPage: PARTICIPANTS_PER_PAGE });
-  const people = useReport<Page<ParticipantUsageRow>>("participants", query);
+  const people = useReport<Page<ParticipantUsageRow>>("participants", query, !across);
+  const combined = useReport<Page<CombinedParticipantRow>>("participants-combined", query, across);
+  const sortProps = {
+    sort: values.sort === "minutes" ? ("minutes" as const) : ("start" as const),
+    order: values.order,
+    onSort: (sort: string, order: "asc" | "desc") => void setValues({ sort: sort === "start" ? null : (sort as "minutes"), order: order === "desc" ? null : order, page: null }),
+    onPage: (p: number) => void setValues({ page: p === 1 ? null : p }),
+  };
+  const toggle = (
+    <label className="inline-field">
+      <input type="checkbox" checked={across} onChange={(e) => void Promise.all([setView(e.target.checked ? "across-apps" : null), setValues({ page: null })])} data-testid="across-apps" /> One row per uid across apps
+    </label>
+  );
+  if (across) {
+    return (
+      <>
+        <FilterBar apps={apps} />
+        <Panel id="participants" title={<>Participants across apps <Refreshing active={combined.isFetching && combined.isPlaceholderData} /></>} actions={<>{toggle}<CsvLink href={csvUrl("participants-combined", query)} what="participants across apps" /></>}>
+          <p className="muted hint">A uid used in several apps is one row here: its calls, joins and minutes in all of them.</p>
+          <QueryState query={combined} height={400}>
+            {(page) =>
+              page.meta.pagination.total === 0 ? (
+                <EmptyState>No participant matches these filters.</EmptyState>
+              ) : (
+                <DataTable caption="Participants across apps" columns={combinedColumns(values)} rows={page.data} rowKey={(r) => r.uid} rowProps={(r) => ({ "data-uid": r.uid })} pagination={page.meta.pagination} {...sortProps} />
+              )
+            }
+          </QueryState>
+        </Panel>
+      </>
+    );
+  }
   return (
     <>
       <FilterBar apps={apps} />
-      <Panel id="participants" title={<>Minutes and calls per participant <Refreshing active={people.isFetching && people.isPlaceholderData} /></>} actions={<CsvLink href={csvUrl("participants", query)} what="participants" />}>
+      <Panel id="participants" title={<>Minutes and calls per participant <Refreshing active={people.isFetching && people.isPlaceholderData} /></>} actions={<>{toggle}<CsvLink href={csvUrl("participants", query)} what="participants" /></>}>
         <p className="muted hint">Search a participant with the uid filter; select a participant to see their calls.</p>
         <QueryState query={people} height={400}>
           {(page) =>
@@ -48,11 +98,8 @@ export function ParticipantsView({ apps }: { apps: AppOption[] }) {
                 rows={page.data}
                 rowKey={(r) => `${r.app}/${r.uid}`}
                 rowProps={(r) => ({ "data-uid": r.uid })}
-                sort={values.sort === "minutes" ? "minutes" : "start"}
-                order={values.order}
-                onSort={(sort, order) => void setValues({ sort: sort === "start" ? null : sort, order: order === "desc" ? null : order, page: null })}
                 pagination={page.meta.pagination}
-                onPage={(p) => void setValues({ page: p === 1 ? null : p })}
+                {...sortProps}
               />
             )
           }

@@ -4,6 +4,7 @@ import { dashboardPage, type PageSearchParams } from "@/components/server/dashbo
 import { prefetchReports } from "@/components/server/prefetch";
 import { apiQuery } from "@/lib/ui/filter-params";
 import { RECORDINGS_PER_PAGE } from "@/lib/ui/pages";
+import { loadView } from "./params";
 import { RecordingsView } from "./recordings-view";
 
 export const dynamic = "force-dynamic";
@@ -11,7 +12,11 @@ export const metadata: Metadata = { title: "Recordings" };
 
 export default async function RecordingsPage({ searchParams }: { searchParams: PageSearchParams }) {
   const { caller, values, apps } = await dashboardPage(searchParams);
-  const state = await prefetchReports(caller, [["recordings", apiQuery(values, { perPage: RECORDINGS_PER_PAGE })]]);
+  const { view } = loadView(await searchParams);
+  const state = await prefetchReports(caller, [
+    ["recording-summary", apiQuery(values)],
+    [view === "awaiting" ? "recordings-awaiting" : "recordings", apiQuery(values, { perPage: RECORDINGS_PER_PAGE })],
+  ]);
   return (
     <main className="container dash">
       <h1>Recordings</h1>

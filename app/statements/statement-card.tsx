@@ -7,7 +7,7 @@ import { formatMoney, isZero } from "@/lib/billing/money";
 import type { PendingAdjustment } from "@/lib/billing/issued";
 import type { Statement } from "@/lib/billing/statements";
 import type { Usage } from "@/lib/billing/pricing";
-import { formatCount, formatDateTime } from "@/lib/ui/format";
+import { formatCount, formatDateTime, formatMinutes } from "@/lib/ui/format";
 import { issueStatementAction } from "./actions";
 
 /** "2026-03" → "March 2026". */
@@ -39,8 +39,9 @@ function UsageFacts({ usage }: { usage: Usage }) {
   return (
     <dl className="facts statement-usage">
       <div><dt>Calls</dt><dd>{formatCount(usage.calls)}</dd></div>
-      <div><dt>Audio participant-minutes</dt><dd>{minutes(usage.audioMinutes)}</dd></div>
-      <div><dt>Video participant-minutes</dt><dd>{minutes(usage.videoMinutes)}</dd></div>
+      {/* Written as everywhere on the dashboard ("70h 13m"); the exact minutes billed are in the lines below and the title. */}
+      <div><dt>Participant minutes, audio</dt><dd title={`${minutes(usage.audioMinutes)} minutes`}>{formatMinutes(Number(usage.audioMinutes))}</dd></div>
+      <div><dt>Participant minutes, video</dt><dd title={`${minutes(usage.videoMinutes)} minutes`}>{formatMinutes(Number(usage.videoMinutes))}</dd></div>
       <div><dt>Recordings</dt><dd>{formatCount(usage.recordings)}</dd></div>
       <div><dt>Participants</dt><dd>{formatCount(usage.participants)}</dd></div>
     </dl>

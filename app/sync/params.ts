@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { appsParam, enumParam, intParam, optionalIntParam } from "@/app/_ops/params";
+import { appsParam, enumParam, intParam, optionalIntParam, tzParam } from "@/app/_ops/params";
 
 /** `/sync` and `GET /api/v1/sync`. */
 export const STATUSES = ["any", "running", "succeeded", "failed"] as const;
@@ -9,6 +9,8 @@ export const syncParamsSchema = z.object({
   status: enumParam(STATUSES, "any"),
   limit: intParam(1, 500, 50),
   before: optionalIntParam(1, Number.MAX_SAFE_INTEGER),
+  /** The zone times are shown in (the filter bar's, as on the analytics pages). */
+  tz: tzParam,
 });
 export type SyncParams = z.infer<typeof syncParamsSchema>;
 

@@ -3,7 +3,8 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState } from "react";
-import { AppSelect, ChoiceSelect, FilterForm } from "@/app/_ops/filter-form";
+import { UrlChoice } from "@/app/_ops/url-choice";
+import { FilterBar } from "@/components/filter-bar";
 import { formatAgo, formatDateTime, formatDuration, formatInt } from "@/app/_ops/format";
 import { toQuery } from "@/app/_ops/params";
 import { fetchJson } from "@/app/_ops/fetch-json";
@@ -13,6 +14,7 @@ import type { ForwardingBacklog } from "@/lib/ingest/forward-backlog";
 import type { AppSyncStatus, ManualSyncResult, SyncRunView } from "@/lib/sync/runs";
 import { ForwardingCard } from "./forwarding-card";
 import { STATUSES, SYNC_REFRESH_MS, type SyncParams } from "./params";
+import { ScrollBox } from "@/components/scroll-box";
 
 export interface SyncAnswer {
   data: SyncRunView[];
@@ -47,6 +49,10 @@ export function SyncView({ params, apps, initial, isAdmin, loadedAtMs }: { param
         <p className="muted">Each app&apos;s calls are pulled from the platform&apos;s Calls API on a schedule and on demand.</p>
       </div>
 
+      <FilterBar apps={apps} fields={["app", "tz"]} serverRendered>
+        <UrlChoice id="sync-status" name="status" label="Run status" fallback="any" choices={STATUSES.map((s) => ({ value: s, label: s === "any" ? "Any" : s[0].toUpperCase() + s.slice(1) }))} />
+      </FilterBar>
+
       {isAdmin ? <SyncNow apps={apps} onDone={() => runs.refetch()} /> : null}
 
       <section className="section" aria-labelledby="sync-apps">
@@ -69,7 +75,7 @@ export function SyncView({ params, apps, initial, isAdmin, loadedAtMs }: { param
                   </div>
                   <div>
                     <dt>Last run</dt>
-                    <dd>{s.lastRun ? `${formatDateTime(s.lastRun.startedMs)} UTC` : "none"}</dd>
+                    <dd>{s.lastRun ? formatDateTime(s.lastRun.startedMs, { tz: params.tz }) : "none"}</dd>
                   </div>
                   <div>
                     <dt>Failures since</dt>
@@ -90,18 +96,14 @@ export function SyncView({ params, apps, initial, isAdmin, loadedAtMs }: { param
           <h2 id="sync-runs">Runs</h2>
           {runs.isError ? <span className="alert" role="alert">Could not refresh: {runs.error.message}</span> : null}
         </div>
-        <FilterForm action="/sync" label="Run filters">
-          <AppSelect id="sync-app" apps={apps} value={params.app} />
-          <ChoiceSelect id="sync-status" name="status" label="Status" value={params.status} choices={STATUSES.map((s) => ({ value: s, label: s === "any" ? "Any" : s[0].toUpperCase() + s.slice(1) }))} />
-        </FilterForm>
         {data.length === 0 ? (
           <p className="muted section" data-testid="runs-empty">No run{params.status !== "any" ? ` with status ${params.status}` : ""} yet.</p>
         ) : (
-          <div className="ops-table-wrap section" tabIndex={0} role="region" aria-labelledby="sync-runs">
+          <ScrollBox labelledBy="sync-runs" className="section">
             <table className="ops-table" data-testid="sync-runs">
               <thead>
                 <tr>
-                  <th scope="col">Started (UTC)</th>
+                  <th scope="col">Started ({params.tz})</th>
                   <th scope="col">App</th>
                   <th scope="col">Kind</th>
                   <th scope="col">By</th>
@@ -118,7 +120,7 @@ export function SyncView({ params, apps, initial, isAdmin, loadedAtMs }: { param
               <tbody>
                 {data.map((r) => (
                   <tr key={r.id} data-run-id={r.id} data-app={r.appId}>
-                    <td>{formatDateTime(r.startedMs, { seconds: true })}</td>
+                    <td>{formatDateTime(r.startedMs, { tz: params.tz, seconds: true })}</td>
                     <td>{r.appId}</td>
                     <td>{r.kind}</td>
                     <td>{TRIGGER_LABEL[r.trigger]}</td>
@@ -134,11 +136,11 @@ export function SyncView({ params, apps, initial, isAdmin, loadedAtMs }: { param
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollBox>
         )}
         {data.length === params.limit && last ? (
           <p className="ops-pager">
-            <Link href={`/sync${toQuery({ app: params.app, status: params.status === "any" ? undefined : params.status, before: last.id })}`}>Older runs</Link>
+            <Link href={`/sync${toQuery({ app: params.app, status: params.status === "any" ? undefined : params.status, tz: params.tz === "UTC" ? undefined : params.tz, before: last.id })}`}>Older runs</Link>
           </p>
         ) : null}
       </section>
@@ -148,7 +150,7 @@ export function SyncView({ params, apps, initial, isAdmin, loadedAtMs }: { param
         {skipped.length === 0 ? (
           <p className="muted" data-testid="skipped-empty">No record was skipped in these runs.</p>
         ) : (
-          <div className="ops-table-wrap" tabIndex={0} role="region" aria-labelledby="sync-skipped">
+          <ScrollBox labelledBy="sync-skipped">
             <table className="ops-table" data-testid="skipped">
               <thead>
                 <tr>
@@ -161,7 +163,7 @@ export function SyncView({ params, apps, initial, isAdmin, loadedAtMs }: { param
               <tbody>
                 {skipped.map((s) => (
                   <tr key={s.key}>
-                    <td>{formatDateTime(s.run.startedMs)}</td>
+                    <td>{formatDateTime(s.run.startedMs, { tz: params.tz })}</td>
                     <td>{s.run.appId}</td>
                     <td>{s.sessionId ? <code className="ops-id" title={s.sessionId}>{s.sessionId}</code> : <span className="muted">unknown</span>}</td>
                     <td className="wrap">{s.reason}</td>
@@ -169,7 +171,7 @@ export function SyncView({ params, apps, initial, isAdmin, loadedAtMs }: { param
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollBox>
         )}
       </section>
     </>

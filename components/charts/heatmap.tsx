@@ -1,10 +1,14 @@
 import type { HeatmapRow } from "@/lib/ui/charts";
 import { formatDecimal } from "@/lib/ui/format";
+import { ScrollBox } from "../scroll-box";
 
-/** Weekday × hour grid: a table (screen readers read the numbers), shaded by load. */
+/**
+ * Weekday × hour grid: a table (screen readers read the numbers), shaded by load. The 24
+ * columns share the width (a phone shows the whole day too, with an hour label every 6 h).
+ */
 export function Heatmap({ rows, tz }: { rows: HeatmapRow[]; tz: string }) {
   return (
-    <div className="table-scroll" tabIndex={0} role="region" aria-label="Concurrent calls by weekday and hour">
+    <ScrollBox label="Concurrent calls by weekday and hour">
       <table className="heatmap">
         <caption className="sr-only">Average concurrent calls by weekday and hour ({tz})</caption>
         <thead>
@@ -14,7 +18,7 @@ export function Heatmap({ rows, tz }: { rows: HeatmapRow[]; tz: string }) {
             </th>
             {Array.from({ length: 24 }, (_, h) => (
               <th key={h} scope="col">
-                {h % 3 === 0 ? String(h).padStart(2, "0") : <span className="sr-only">{h}</span>}
+                {h % 3 === 0 ? <span className={h % 6 === 0 ? undefined : "hour-minor"}>{String(h).padStart(2, "0")}</span> : <span className="sr-only">{h}</span>}
               </th>
             ))}
           </tr>
@@ -36,6 +40,6 @@ export function Heatmap({ rows, tz }: { rows: HeatmapRow[]; tz: string }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollBox>
   );
 }

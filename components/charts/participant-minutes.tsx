@@ -2,9 +2,9 @@
 
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { formatMinutes } from "@/lib/ui/format";
-import { AXIS, GRID, TOOLTIP } from "./theme";
+import { AXIS, GRID, TOOLTIP, valueAxis } from "./theme";
 
-/** Audio and video minutes per participant of one call (horizontal stacked bars). */
+/** Audio and video minutes per person of one call (horizontal bars: audio + video make up the person's minutes). */
 export function ParticipantMinutesChart({ rows }: { rows: Array<{ uid: string; audio: number; video: number; total: number }> }) {
   const height = Math.max(120, rows.length * 28 + 50);
   return (
@@ -12,7 +12,7 @@ export function ParticipantMinutesChart({ rows }: { rows: Array<{ uid: string; a
       <ResponsiveContainer width="100%" height={height} initialDimension={{ width: 400, height }}>
         <BarChart data={rows} layout="vertical" margin={{ top: 4, right: 12, bottom: 0, left: 0 }}>
           <CartesianGrid {...GRID} horizontal={false} vertical />
-          <XAxis type="number" {...AXIS} allowDecimals={false} tickFormatter={(v: number) => formatMinutes(v)} />
+          <XAxis type="number" {...AXIS} {...valueAxis(Math.max(0, ...rows.map((r) => r.total)), "minutes")} />
           <YAxis type="category" dataKey="uid" {...AXIS} width={100} />
           <Tooltip {...TOOLTIP} formatter={(v, name) => [formatMinutes(Number(v)), String(name)]} />
           <Legend wrapperStyle={{ fontSize: 12 }} />

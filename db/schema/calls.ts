@@ -52,6 +52,9 @@ export const calls = sqliteTable(
     // nothing on the writes of ended calls. Reports filter and sort in the in-memory
     // analytics store, not with indexes on calls (docs/decisions/0007).
     index("calls_app_ongoing_idx").on(t.appPk).where(sql`status = 'ongoing'`),
+    // Calls the platform flags as recorded: the recordings summary and the calls still
+    // awaiting their link (lib/analytics/recording-status.ts). Partial, and covering for the counts.
+    index("calls_platform_recording_idx").on(t.appPk, t.startAt, t.sessionId).where(sql`platform_has_recording = 1`),
   ],
 );
 

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { apps } from "./apps";
 
@@ -36,6 +37,8 @@ export const webhookDeliveries = sqliteTable(
     uniqueIndex("webhook_deliveries_app_key_uq").on(t.appPk, t.idemKey),
     // Recent deliveries per app, newest first (dashboard).
     index("webhook_deliveries_app_received_idx").on(t.appPk, t.receivedMs),
+    // One call's deliveries, for its event log (migration 0018; chat deliveries have no session).
+    index("webhook_deliveries_app_session_idx").on(t.appPk, t.sessionId).where(sql`session_id IS NOT NULL`),
   ],
 );
 

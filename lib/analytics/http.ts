@@ -1,5 +1,6 @@
 import { authorize as realAuthorize, type Caller } from "@/lib/auth/authorize";
-import { csvHeaders } from "@/lib/export/csv";
+import { csvContext, csvHeaders } from "@/lib/export/csv";
+import { csvDownloadName } from "./csv-filename";
 import { toErrorResponse } from "@/lib/http/errors";
 import { logger } from "@/lib/log/logger";
 import { analyticsEngine, type AnalyticsEngine } from "./engine";
@@ -47,7 +48,8 @@ export async function handleReport<N extends ReportName>(request: Request, name:
     if (f.format === "csv") {
       // Resolved (and a 404 answered) before the first byte; rows are then pulled as the client reads.
       const batches = await engine.csv(name, f, caller, request.signal);
-      return new Response(REPORTS[name].csv.stream(batches, request.signal), { headers: csvHeaders(name) });
+      // ISO columns in the filters' zone; the file named for what it holds (report, filters, range).
+      return new Response(REPORTS[name].csv.stream(batches, request.signal, csvContext(f.tz)), { headers: csvHeaders(csvDownloadName(name, f)) });
     }
     return Response.json(await engine.report(name, f, caller, request.signal), { headers: privateJson });
   } catch (error) {

@@ -3,7 +3,10 @@
  * same rows the CSV columns name (reports.ts), and the few constants that define what a
  * report counts. Every engine (lib/analytics/engines/*) produces exactly these.
  */
+import type { CallEventRow } from "@/lib/ingest/call-events";
 import type { DimensionName } from "./dims";
+
+export type { CallEventRow };
 
 /** Decimal values are sent rounded to thousandths (minutes, averages, shares). */
 export const round3 = (x: number): number => Math.round(x * 1000) / 1000;
@@ -84,6 +87,8 @@ export interface CallDetail extends CallListRow {
   raw: Record<string, unknown> | null;
   participants: CallParticipantDetail[];
   recordings: RecordingDetail[];
+  /** Every webhook event received for the session, in the order they happened (lib/ingest/call-events.ts). */
+  events: CallEventRow[];
 }
 
 /** Per participant (per app: a uid is an app's user). Minutes are summed from the
@@ -219,3 +224,60 @@ export interface RecordingRow {
   callType: string | null;
   callStartAt: number | null;
 }
+
+/**
+ * Two facts about a call's recording, kept apart because they often disagree: the
+ * platform's `hasRecording` flag (from the Calls API) and a link received by a
+ * `recording_generated` webhook. A flagged call has no link until that webhook arrives
+ * (or never, when the app's webhook is not configured for it).
+ */
+export interface RecordingFacts {
+  /** The platform's hasRecording flag. */
+  flagged: boolean;
+  /** Links received by webhook. */
+  links: number;
+}
+
+/** A row of the calls list's JSON: the call, and its two recording facts (`hasRecording`, what the filter uses, is either). */
+export type CallListJsonRow = CallListRow & { recording: RecordingFacts };
+
+/** What the platform flags and what the webhooks delivered, for the calls matching the filters. */
+export interface RecordingSummary {
+  /** Calls the platform flags as recorded. */
+  flagged: number;
+  /** Calls with at least one link received. */
+  withLink: number;
+  /** Flagged calls with no link yet. */
+  awaiting: number;
+  /** Calls with a link that the platform does not flag (yet). */
+  linkNotFlagged: number;
+  /** Links received for these calls (a call can have several). */
+  links: number;
+  /** Links for calls not synced yet (in the period, by the recording's start; only without call filters). */
+  linksForUnsyncedCalls: number;
+}
+
+/** One flagged call still waiting for its recording's link (newest first): the call's own fields. */
+export type AwaitingRecordingRow = Pick<
+  CallListRow,
+  "app" | "sessionId" | "type" | "mode" | "status" | "initiator" | "receiver" | "receiverType" | "startAt" | "endedAt" | "durationSeconds"
+>;
+
+/** What a participant session joined with (the join webhooks' `initial_config`): the dimensions of the clients report. */
+export const CLIENT_DIMENSIONS = ["platform", "sdk", "media", "videoMuted"] as const;
+export type ClientDimension = (typeof CLIENT_DIMENSIONS)[number];
+
+/** One value of one client dimension in one app: participant sessions that joined with it, the calls they were in, their share of the app's sessions. */
+export interface ClientRow {
+  app: string;
+  dimension: ClientDimension;
+  /** platform (`web`, `android`…), sdk with its call version (`web 4`), `audio only` / `video`, `camera off` / `camera on`; `unknown` when the join did not say. */
+  value: string;
+  sessions: number;
+  calls: number;
+  /** sessions / the app's sessions, 0..1 (rounded to thousandths). */
+  share: number;
+}
+
+/** One uid across every app it is used in: the participants report's rows of that uid, summed; `apps` sorted. */
+export type CombinedParticipantRow = Omit<ParticipantUsageRow, "app"> & { apps: string[] };

@@ -1,11 +1,11 @@
-import { csvBatchStream, csvRawStream, csvStream, type CsvColumn, type RawCsvColumn, type RowBatch } from "@/lib/export/csv";
+import { csvBatchStream, csvRawStream, csvStream, type CsvColumn, type CsvContext, type RawCsvColumn, type RowBatch } from "@/lib/export/csv";
 import {
-  APP_COLUMNS, BREAKDOWN_COLUMNS, CALL_RAW_COLUMNS, DAILY_COLUMNS, DURATION_COLUMNS, ENGAGEMENT_COLUMNS, HEATMAP_COLUMNS, PARTICIPANT_COLUMNS,
-  RECORDING_COLUMNS, TOTALS_COLUMNS,
+  APP_COLUMNS, AWAITING_RECORDING_COLUMNS, BREAKDOWN_COLUMNS, CALL_RAW_COLUMNS, DAILY_COLUMNS, DURATION_COLUMNS, ENGAGEMENT_COLUMNS, HEATMAP_COLUMNS,
+  CLIENT_COLUMNS, COMBINED_PARTICIPANT_COLUMNS, PARTICIPANT_COLUMNS, RECORDING_COLUMNS, RECORDING_SUMMARY_COLUMNS, TOTALS_COLUMNS,
 } from "./csv-columns";
 import type {
-  AppUsageRow, BreakdownRow, CallListRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, Page, ParticipantUsageRow,
-  RecordingRow, TotalsCsvRow, TotalsReport,
+  AppUsageRow, AwaitingRecordingRow, ClientRow, CombinedParticipantRow, BreakdownRow, CallListJsonRow, CallListRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, Page,
+  ParticipantUsageRow, RecordingRow, RecordingSummary, TotalsCsvRow, TotalsReport,
 } from "./report-types";
 
 /**
@@ -19,10 +19,15 @@ import type {
  * - `raw`: rows as arrays in the columns' order, or lines an engine already wrote
  *   (`rawCell` of each field, CRLF after each): the calls list, the one export that can
  *   run to tens of millions of rows, where an object per row would be most of the cost.
+ *   Its derived columns (labels, ISO times: csv-columns.ts) follow the data columns: an
+ *   engine yielding arrays gives only the data columns (the writer derives the rest); an
+ *   engine writing its own lines writes the derived cells too (`rawDerived`).
  */
 export interface ReportTypes {
-  calls: { json: Page<CallListRow>; csv: "raw"; row: CallListRow };
+  calls: { json: Page<CallListJsonRow>; csv: "raw"; row: CallListRow };
   participants: { json: Page<ParticipantUsageRow>; csv: "rows"; row: ParticipantUsageRow };
+  /** Each uid once across the apps it is used in (the participants rows of that uid, summed). */
+  "participants-combined": { json: Page<CombinedParticipantRow>; csv: "rows"; row: CombinedParticipantRow };
   apps: { json: { data: AppUsageRow[] }; csv: "rows"; row: AppUsageRow };
   daily: { json: { data: DailyUsageRow[] }; csv: "rows"; row: DailyUsageRow };
   recordings: { json: Page<RecordingRow>; csv: "rows"; row: RecordingRow };
@@ -31,6 +36,12 @@ export interface ReportTypes {
   heatmap: { json: { data: HeatmapCell[] }; csv: "rows"; row: HeatmapCell };
   engagement: { json: { data: EngagementBucketRow[] }; csv: "rows"; row: EngagementBucketRow };
   totals: { json: TotalsReport; csv: "rows"; row: TotalsCsvRow };
+  /** The platform's recording flag against the links the webhooks delivered (one row). */
+  "recording-summary": { json: { data: RecordingSummary }; csv: "rows"; row: RecordingSummary };
+  /** Flagged calls whose link has not arrived, newest first. */
+  "recordings-awaiting": { json: Page<AwaitingRecordingRow>; csv: "rows"; row: AwaitingRecordingRow };
+  /** Clients and platforms participants joined with, per app (the join webhooks' initial_config). */
+  clients: { json: { data: ClientRow[] }; csv: "rows"; row: ClientRow };
 }
 
 export type ReportName = keyof ReportTypes;
@@ -51,7 +62,8 @@ export type CsvSource<N extends ReportName> = Iterable<CsvBatch<N>> | AsyncItera
 export interface CsvFormat<N extends ReportName> {
   kind: ReportTypes[N]["csv"];
   columns: ReadonlyArray<CsvColumn<ReportRow<N>>> | ReadonlyArray<RawCsvColumn>;
-  stream(batches: CsvSource<N>, signal?: AbortSignal): ReadableStream<Uint8Array>;
+  /** `ctx`: the zone of the derived ISO columns (default UTC). */
+  stream(batches: CsvSource<N>, signal?: AbortSignal, ctx?: CsvContext): ReadableStream<Uint8Array>;
 }
 
 export interface ReportSpec<N extends ReportName> {
@@ -71,18 +83,19 @@ function rowsCsv<Row>(columns: ReadonlyArray<CsvColumn<Row>>) {
   return {
     kind: "rows" as const,
     columns,
-    stream: (batches: Batches<ReadonlyArray<Row>>, signal?: AbortSignal) =>
-      Symbol.asyncIterator in batches ? csvBatchStream(batches, columns, signal) : csvStream(rowsOf(batches), columns, signal),
+    stream: (batches: Batches<ReadonlyArray<Row>>, signal?: AbortSignal, ctx?: CsvContext) =>
+      Symbol.asyncIterator in batches ? csvBatchStream(batches, columns, signal, ctx) : csvStream(rowsOf(batches), columns, signal, ctx),
   };
 }
 
 function rawCsv(columns: ReadonlyArray<RawCsvColumn>) {
-  return { kind: "raw" as const, columns, stream: (batches: Batches<RowBatch>, signal?: AbortSignal) => csvRawStream(batches, columns, signal) };
+  return { kind: "raw" as const, columns, stream: (batches: Batches<RowBatch>, signal?: AbortSignal, ctx?: CsvContext) => csvRawStream(batches, columns, signal, ctx) };
 }
 
 export const REPORTS: { readonly [N in ReportName]: ReportSpec<N> } = {
   calls: { name: "calls", csv: rawCsv(CALL_RAW_COLUMNS) },
   participants: { name: "participants", csv: rowsCsv(PARTICIPANT_COLUMNS) },
+  "participants-combined": { name: "participants-combined", csv: rowsCsv(COMBINED_PARTICIPANT_COLUMNS) },
   apps: { name: "apps", csv: rowsCsv(APP_COLUMNS) },
   daily: { name: "daily", csv: rowsCsv(DAILY_COLUMNS) },
   recordings: { name: "recordings", csv: rowsCsv(RECORDING_COLUMNS) },
@@ -91,5 +104,8 @@ export const REPORTS: { readonly [N in ReportName]: ReportSpec<N> } = {
   heatmap: { name: "heatmap", csv: rowsCsv(HEATMAP_COLUMNS) },
   engagement: { name: "engagement", csv: rowsCsv(ENGAGEMENT_COLUMNS) },
   totals: { name: "totals", csv: rowsCsv(TOTALS_COLUMNS) },
+  "recording-summary": { name: "recording-summary", csv: rowsCsv(RECORDING_SUMMARY_COLUMNS) },
+  "recordings-awaiting": { name: "recordings-awaiting", csv: rowsCsv(AWAITING_RECORDING_COLUMNS) },
+  clients: { name: "clients", csv: rowsCsv(CLIENT_COLUMNS) },
 };
 

@@ -10,6 +10,7 @@ import { resolveApps } from "@/lib/analytics/scope";
 import { isValidTimeZone } from "@/lib/analytics/tz";
 import { authorize as realAuthorize, requireAdmin, type Caller } from "@/lib/auth/authorize";
 import { readJsonObject } from "@/lib/auth/route-support";
+import { csvDownloadName } from "@/lib/analytics/csv-filename";
 import { csvResponse } from "@/lib/export/csv";
 import { toErrorResponse } from "@/lib/http/errors";
 import { logger } from "@/lib/log/logger";
@@ -68,7 +69,11 @@ export async function handleStatementsGet(request: Request, deps: StatementRoute
     if (asked.length > 0 && asked.every((a) => appId.safeParse(a).success)) resolveApps(deps.db(), { apps: asked }, caller);
     const q = querySchema.parse(queryObject(params));
     const body = await statementsJson(deps.db(), { month: q.month, tz: q.tz, apps: q.app, detail: q.detail === "participants" }, caller, (deps.now ?? secondsNow)());
-    if (q.format === "csv") return csvResponse(`statements-${q.month}`, statementCsvRows(body.data), STATEMENT_CSV_COLUMNS, request.signal);
+    if (q.format === "csv") {
+      // Named for the month, apps, detail and zone asked for (two downloads never share a name).
+      const filename = csvDownloadName(`statements-${q.month}${q.detail === "participants" ? "-participants" : ""}`, { apps: q.app, tz: q.tz }, new Date(), { range: false });
+      return csvResponse("statements", statementCsvRows(body.data), STATEMENT_CSV_COLUMNS, request.signal, { filename });
+    }
     return Response.json(body, { headers: { "Cache-Control": "private, no-store" } });
   } catch (error) {
     return toErrorResponse(error, (e) => logger.error({ err: e, route: "statements" }, "statements route failed"));

@@ -333,6 +333,8 @@ describe("the route", () => {
     const json = (await (await get(query)).json()) as { data: Array<{ app: string; lines: Array<Record<string, string>>; total: string; participants: Array<{ uid: string; calls: number; audioMinutes: string; videoMinutes: string }>; pendingAdjustment: { amount: string } | null }> };
     const res = await get(`${query}&format=csv`);
     expect(res.headers.get("content-type")).toContain("text/csv");
+    // Named for the month, the detail and the zone (another month or zone: another name).
+    expect(res.headers.get("content-disposition")).toMatch(/^attachment; filename="callboard-statements-2025-10-participants_as-of_\d{4}-\d{2}-\d{2}_Asia-Kathmandu\.csv"$/);
     const rows = parse(await res.text(), { columns: true }) as Array<Record<string, string>>;
     const unneutralise = (v: string) => (/^'[=+\-@\t\r]/.test(v) ? v.slice(1) : v);
     for (const s of json.data) {

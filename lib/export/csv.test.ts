@@ -1,6 +1,6 @@
 import { parse } from "csv-parse/sync";
 import { describe, expect, it } from "vitest";
-import { csvCell, csvStream, neutralise } from "./csv";
+import { csvCell, csvContext, csvRawStream, csvStream, isoColumn, labelColumn, neutralise, rawDerived } from "./csv";
 
 interface Row { uid: string; minutes: number; n: number | null }
 const columns = [{ key: "uid" as const }, { key: "minutes" as const, kind: "decimal" as const }, { key: "n" as const }];
@@ -90,5 +90,32 @@ describe("raw csv", () => {
     ac.abort();
     await reader.cancel();
     expect(produced).toBeLessThan(10_000);
+  });
+});
+
+describe("columns for people", () => {
+  it("object rows and raw rows get the same label and ISO cells, after the data columns", async () => {
+    interface Call { type: string | null; startAt: number | null; receivedMs: number }
+    const cols = [
+      { key: "type" as const }, { key: "startAt" as const }, { key: "receivedMs" as const },
+      labelColumn<Call>("type"), isoColumn<Call>("startAt"), { header: "receivedAtIso", derived: { of: "receivedMs" as const, as: "isoMs" as const } },
+    ];
+    const rawCols = [{ header: "type" }, { header: "startAt" }, { header: "receivedMs" }, { header: "typeLabel", derived: { of: 0, as: "label" as const } }, { header: "startAtIso", derived: { of: 1, as: "iso" as const } }, { header: "receivedAtIso", derived: { of: 2, as: "isoMs" as const } }];
+    const rows: Call[] = [
+      { type: "meet", startAt: 1_767_225_600, receivedMs: 1_767_225_600_500 },
+      { type: "=HYPERLINK(1)", startAt: null, receivedMs: 0 },
+      { type: 'a,"b"', startAt: 1_774_746_000, receivedMs: 1_774_746_000_000 },
+    ];
+    const ctx = csvContext("Europe/Berlin");
+    const objects = await text(csvStream(rows, cols, undefined, ctx));
+    const raw = await text(csvRawStream([rows.map((r) => [r.type, r.startAt, r.receivedMs])], rawCols, undefined, ctx));
+    expect(raw).toBe(objects);
+    const out = parse(objects, { columns: true }) as Array<Record<string, string>>;
+    expect(out.map((r) => [r.typeLabel, r.startAtIso, r.receivedAtIso])).toEqual([
+      ["Meeting", "2026-01-01T01:00:00+01:00", "2026-01-01T01:00:00+01:00"],
+      ["'=HYPERLINK(1)", "", "1970-01-01T01:00:00+01:00"],
+      ['a,"b"', "2026-03-29T03:00:00+02:00", "2026-03-29T03:00:00+02:00"],
+    ]);
+    expect(() => rawDerived([{ header: "x", derived: { of: 0, as: "iso" } }, { header: "y" }])).toThrow(/after the data columns/);
   });
 });

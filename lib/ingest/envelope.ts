@@ -235,6 +235,15 @@ export function eventTime(trigger: string, data: Obj): number | null {
     case "meeting_ended":
       t = data.destroyed_at;
       break;
+    // A join or leave happened when its occupant says (replayed or late deliveries count on their own day).
+    case "call_participant_joined":
+    case "meeting_participant_joined":
+      t = at(data, "occupant", "joined_at") ?? data.created_at;
+      break;
+    case "call_participant_left":
+    case "meeting_participant_left":
+      t = at(data, "occupant", "left_at") ?? data.created_at;
+      break;
     case "recording_generated":
       t = data.startTime;
       break;

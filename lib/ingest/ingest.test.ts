@@ -185,6 +185,17 @@ describe("event counts", () => {
     expect(() => getEventCounts(h.db, [h.appPk.acme], { ...range, tz: "Mars/Olympus" })).toThrow(/time zone/);
     expect(getEventCounts(h.db, [h.appPk.open], range)).toEqual([]);
   });
+
+  it("counts joins and leaves delivered today on the day they happened (the occupant's joined_at / left_at)", async () => {
+    // Replayed months later: without their own time, they would all land on the day they arrived.
+    const joined = Date.UTC(2024, 1, 3, 23, 50) / 1000;
+    await postJson(h.baseUrl, "acme", participantJoined(A, "replay-1", { name: "Ann", joined_at: joined }));
+    await postJson(h.baseUrl, "acme", participantLeft(A, "replay-1", { name: "Ann", joined_at: joined, left_at: (joined + 1200) * 1000 }, "meet"));
+    const days = getEventCounts(h.db, [h.appPk.acme], { from: Date.UTC(2024, 1, 1) / 1000, to: Date.UTC(2024, 1, 10) / 1000 })
+      .filter((c) => c.trigger.includes("participant"))
+      .map((c) => [c.day, c.trigger, c.count]);
+    expect(days).toEqual([["2024-02-03", "call_participant_joined", 1], ["2024-02-04", "meeting_participant_left", 1]]);
+  });
 });
 
 describe("recent deliveries", () => {

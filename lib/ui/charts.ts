@@ -3,6 +3,7 @@
  * charts.test.ts); components only draw what these return.
  */
 import type { BreakdownRow, CallDetail, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, Totals, TotalsReport } from "@/lib/analytics";
+import { groupByPerson } from "./people";
 import { change, changePoints, formatCount, formatDecimal, formatMinutes, formatPercent, formatSeconds, label, type Change } from "./format";
 
 export interface KpiTile {
@@ -17,11 +18,11 @@ export interface KpiTile {
 
 const TILE_SPECS: Array<{ key: keyof Totals; label: string; format: (n: number) => string; points?: boolean; higherIsBetter?: boolean }> = [
   { key: "calls", label: "Calls", format: formatCount },
-  { key: "audioMinutes", label: "Audio minutes", format: formatMinutes },
-  { key: "videoMinutes", label: "Video minutes", format: formatMinutes },
-  { key: "avgDurationSeconds", label: "Average duration", format: formatSeconds },
+  { key: "audioMinutes", label: "Participant minutes, audio", format: formatMinutes },
+  { key: "videoMinutes", label: "Participant minutes, video", format: formatMinutes },
+  { key: "avgDurationSeconds", label: "Average call duration", format: formatSeconds },
   { key: "avgParticipants", label: "Average participants", format: formatDecimal },
-  { key: "recordingShare", label: "With recording", format: formatPercent, points: true },
+  { key: "recordingShare", label: "Recorded", format: formatPercent, points: true },
   { key: "unansweredRate", label: "Unanswered", format: formatPercent, points: true, higherIsBetter: false },
 ];
 
@@ -101,29 +102,44 @@ export function heatmapGrid(cells: readonly HeatmapCell[]): { rows: HeatmapRow[]
 }
 
 export interface BarPoint {
+  /** The bucket in words (tooltip, table). */
   label: string;
+  /** The bucket on the axis, its unit left to the axis title: "5–15", "101+". */
+  tick: string;
   value: number;
   share: number;
 }
 
+/** Calls per duration bucket; ticks in minutes ("<1", "1–5", "≥60"). */
 export function durationSeries(rows: readonly DurationBucketRow[]): BarPoint[] {
   const total = rows.reduce((s, r) => s + r.calls, 0);
-  return rows.map((r) => ({ label: r.label, value: r.calls, share: total ? r.calls / total : 0 }));
+  return rows.map((r) => ({ label: r.label, tick: r.label.replace(/\s*min$/, ""), value: r.calls, share: total ? r.calls / total : 0 }));
 }
 
+/** Participants per number-of-calls bucket; ticks in calls ("1", "2–5", "101+"). */
 export function engagementSeries(rows: readonly EngagementBucketRow[]): BarPoint[] {
   const total = rows.reduce((s, r) => s + r.participants, 0);
-  return rows.map((r) => ({ label: r.maxCalls === 1 ? "1 call" : `${r.bucket} calls`, value: r.participants, share: total ? r.participants / total : 0 }));
+  return rows.map((r) => {
+    const tick = r.maxCalls === null ? `${r.minCalls}+` : r.minCalls === r.maxCalls ? String(r.minCalls) : `${r.minCalls}–${r.maxCalls}`;
+    return { label: `${tick} ${r.maxCalls === 1 ? "call" : "calls"}`, tick, value: r.participants, share: total ? r.participants / total : 0 };
+  });
 }
 
+export interface TimelineSegment {
+  /** Seconds from the timeline's start. */
+  joinOffset: number;
+  leaveOffset: number;
+  joinedAt: number;
+  /** Null while the session is still open (it runs to the timeline's end). */
+  leftAt: number | null;
+}
+
+/** One person: every session of theirs on one row (a rejoin is a second segment). */
 export interface TimelineRow {
   uid: string;
   joined: boolean;
-  /** Seconds from the timeline's start (null when the participant never joined). */
-  joinOffset: number | null;
-  leaveOffset: number | null;
-  joinedAt: number | null;
-  leftAt: number | null;
+  segments: TimelineSegment[];
+  /** The sessions' states, for a person who never joined. */
   state: string | null;
 }
 
@@ -135,7 +151,7 @@ export interface Timeline {
 
 /**
  * Joins and leaves on one time axis: from the call's start (or the first join) to its
- * end (or the last leave). A participant still in the call (no leftAt) stays to the end.
+ * end (or the last leave), one row per person. A session still open (no leftAt) runs to the end.
  */
 export function callTimeline(
   call: Pick<CallDetail, "startedAt" | "initiatedAt" | "endedAt" | "participants"> & { durationSeconds?: number },
@@ -155,22 +171,47 @@ export function callTimeline(
   return {
     start,
     end,
-    rows: call.participants.map((p) => ({
-      uid: p.uid,
-      joined: p.joinedAt !== null,
-      joinOffset: p.joinedAt === null ? null : p.joinedAt - start,
-      leaveOffset: p.joinedAt === null ? null : (p.leftAt ?? end) - start,
-      joinedAt: p.joinedAt,
-      leftAt: p.leftAt,
-      state: p.state,
+    rows: groupByPerson(call.participants).map((person) => ({
+      uid: person.uid,
+      joined: person.joinedAt !== null,
+      segments: person.sessions
+        .filter((p) => p.joinedAt !== null)
+        .map((p) => ({ joinOffset: p.joinedAt! - start, leaveOffset: (p.leftAt ?? end) - start, joinedAt: p.joinedAt!, leftAt: p.leftAt }))
+        .sort((x, y) => x.joinOffset - y.joinOffset),
+      state: person.states.join(", ") || null,
     })),
   };
 }
 
-/** Minutes per participant of a call, most first. */
+/** Round steps of a call timeline's axis, in seconds. */
+const TICK_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
+
+/**
+ * Ticks of a timeline `span` seconds long: round offsets (every 5 min, 15 min, 1 h…), at
+ * most five, none so close to the end that its label would not fit; of more than three,
+ * every other one is `minor` (left out on a phone).
+ */
+export function timelineTicks(span: number): Array<{ offset: number; label: string; minor: boolean }> {
+  const step = TICK_STEPS.find((s) => span / s <= 5) ?? Math.ceil(span / 5);
+  const offsets: number[] = [];
+  for (let t = step; t <= span * 0.92; t += step) offsets.push(t);
+  // A phone has room for three labels beside the start time.
+  return offsets.map((t, i) => ({ offset: t, label: `+${shortDuration(t)}`, minor: offsets.length > 3 && i % 2 === 0 }));
+}
+
+/** 45 → "45s", 300 → "5m", 5400 → "1h 30m". */
+function shortDuration(seconds: number): string {
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3600) return seconds % 60 ? `${Math.floor(seconds / 60)}m ${seconds % 60}s` : `${seconds / 60}m`;
+  const h = Math.floor(seconds / 3600);
+  const m = Math.round((seconds % 3600) / 60);
+  return m ? `${h}h ${m}m` : `${h}h`;
+}
+
+/** Minutes per person of a call (their sessions summed), most first. */
 export function participantMinutes(call: Pick<CallDetail, "participants">): Array<{ uid: string; audio: number; video: number; total: number }> {
-  return call.participants
-    .map((p) => ({ uid: p.uid, audio: p.totalAudioMinutes, video: p.totalVideoMinutes, total: p.totalDurationMinutes }))
+  return groupByPerson(call.participants)
+    .map((p) => ({ uid: p.uid, audio: p.audioMinutes, video: p.videoMinutes, total: p.totalMinutes }))
     .sort((a, b) => b.total - a.total || a.uid.localeCompare(b.uid));
 }
 

@@ -19,6 +19,19 @@ describe("date ranges", () => {
     expect(presetRange("month", now, "UTC")).toEqual({ from: at("2026-03-01T00:00:00Z"), to: at("2026-04-01T00:00:00Z") });
     expect(presetRange("month", at("2026-12-20T00:00:00Z"), "UTC").to).toBe(at("2027-01-01T00:00:00Z"));
     expect(matchPreset(presetRange("90d", now, "UTC"), now, "UTC")).toBe("90d");
+  });
+
+  it("last month runs a month back to today; previous month is the calendar month before this one (in the zone)", () => {
+    const now = at("2026-03-15T10:00:00Z");
+    expect(presetRange("lastMonth", now, "UTC")).toEqual({ from: at("2026-02-16T00:00:00Z"), to: at("2026-03-16T00:00:00Z") });
+    expect(presetRange("prevMonth", now, "UTC")).toEqual({ from: at("2026-02-01T00:00:00Z"), to: at("2026-03-01T00:00:00Z") });
+    // Month ends: a month back from Mar 31 is Mar 1 (February has 28 days), and January's previous month is December.
+    expect(presetRange("lastMonth", at("2026-03-31T12:00:00Z"), "UTC").from).toBe(at("2026-03-01T00:00:00Z"));
+    expect(presetRange("prevMonth", at("2026-01-10T12:00:00Z"), "UTC")).toEqual({ from: at("2025-12-01T00:00:00Z"), to: at("2026-01-01T00:00:00Z") });
+    // In Tokyo it is already April 1st: the previous month is March, in Tokyo's midnights.
+    expect(presetRange("prevMonth", at("2026-03-31T20:00:00Z"), "Asia/Tokyo")).toEqual({ from: at("2026-02-28T15:00:00Z"), to: at("2026-03-31T15:00:00Z") });
+    expect(matchPreset(presetRange("prevMonth", now, "Europe/Berlin"), now, "Europe/Berlin")).toBe("prevMonth");
+    expect(matchPreset(presetRange("lastMonth", now, "UTC"), now, "UTC")).toBe("lastMonth");
     expect(matchPreset({ from: null, to: null }, now, "UTC")).toBe("all");
     expect(matchPreset({ from: 1, to: 2 }, now, "UTC")).toBe("custom");
   });

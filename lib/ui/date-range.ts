@@ -9,6 +9,9 @@ export const PRESETS = [
   { key: "30d", label: "Last 30 days" },
   { key: "90d", label: "Last 90 days" },
   { key: "month", label: "This month" },
+  // A month back from today (rolling: Oct 25 – Nov 24), then the whole calendar month before this one.
+  { key: "lastMonth", label: "Last month" },
+  { key: "prevMonth", label: "Previous month" },
 ] as const;
 export type PresetKey = (typeof PRESETS)[number]["key"];
 
@@ -45,6 +48,13 @@ export function presetRange(key: PresetKey, now: number, tz: string): Range {
       return { from: localMidnight(today.y, today.m, today.d - 89, tz), to: tomorrow };
     case "month":
       return { from: localMidnight(today.y, today.m, 1, tz), to: localMidnight(today.y, today.m + 1, 1, tz) };
+    case "lastMonth": {
+      // The day after today's date a month ago (clamped to that month's end: Mar 31 → Mar 1), through today.
+      const daysBefore = new Date(Date.UTC(today.y, today.m - 1, 0)).getUTCDate();
+      return { from: localMidnight(today.y, today.m - 1, Math.min(today.d, daysBefore) + 1, tz), to: tomorrow };
+    }
+    case "prevMonth":
+      return { from: localMidnight(today.y, today.m - 1, 1, tz), to: localMidnight(today.y, today.m, 1, tz) };
   }
 }
 

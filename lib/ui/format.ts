@@ -28,7 +28,11 @@ export function formatPercent(share: number | null | undefined): string {
   return share === null || share === undefined || !Number.isFinite(share) ? EMPTY : percent1.format(share);
 }
 
-/** Decimal minutes as hours and minutes: 0 → "0m", 0.4 → "<1m", 75.5 → "1h 16m", 1500 → "25h 0m". */
+/**
+ * Participant minutes (summed time, decimal minutes) as hours and minutes, the one way
+ * minutes are written everywhere: 0 → "0m", 0.4 → "<1m", 75.5 → "1h 16m", 1500 → "25h 0m",
+ * from 1,000 h whole hours. Durations (how long a call lasted) are `formatSeconds`.
+ */
 export function formatMinutes(minutes: number | null | undefined): string {
   if (minutes === null || minutes === undefined || !Number.isFinite(minutes)) return EMPTY;
   if (minutes === 0) return "0m";
@@ -38,6 +42,8 @@ export function formatMinutes(minutes: number | null | undefined): string {
   const whole = Math.round(abs);
   const h = Math.floor(whole / 60);
   const m = whole % 60;
+  // From 1,000 hours on the minutes are noise, and the value must fit a tile.
+  if (h >= 1000) return `${sign}${integer.format(Math.round(whole / 60))}h`;
   return h === 0 ? `${sign}${m}m` : `${sign}${integer.format(h)}h ${m}m`;
 }
 
@@ -55,7 +61,7 @@ export function formatSeconds(seconds: number | null | undefined): string {
 }
 
 const dateTimeFormats = new Map<string, Intl.DateTimeFormat>();
-function dtf(tz: string, kind: "datetime" | "date" | "time"): Intl.DateTimeFormat {
+function dtf(tz: string, kind: "datetime" | "datetimeSeconds" | "date" | "time"): Intl.DateTimeFormat {
   const key = `${tz}|${kind}`;
   let f = dateTimeFormats.get(key);
   if (!f) {
@@ -65,16 +71,16 @@ function dtf(tz: string, kind: "datetime" | "date" | "time"): Intl.DateTimeForma
         ? { ...base, year: "numeric", month: "short", day: "numeric" }
         : kind === "time"
           ? { ...base, hour: "2-digit", minute: "2-digit", second: "2-digit" }
-          : { ...base, year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" };
+          : { ...base, year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", ...(kind === "datetimeSeconds" ? { second: "2-digit" } : {}) };
     f = new Intl.DateTimeFormat(LOCALE, opts);
     dateTimeFormats.set(key, f);
   }
   return f;
 }
 
-/** Epoch seconds in `tz`: "Mar 5, 2026, 14:03". */
-export function formatDateTime(epochSeconds: number | null | undefined, tz = "UTC"): string {
-  return epochSeconds === null || epochSeconds === undefined ? EMPTY : dtf(tz, "datetime").format(new Date(epochSeconds * 1000));
+/** Epoch seconds in `tz`: "Mar 5, 2026, 14:03" (`seconds`: "Mar 5, 2026, 14:03:09"). */
+export function formatDateTime(epochSeconds: number | null | undefined, tz = "UTC", { seconds = false }: { seconds?: boolean } = {}): string {
+  return epochSeconds === null || epochSeconds === undefined ? EMPTY : dtf(tz, seconds ? "datetimeSeconds" : "datetime").format(new Date(epochSeconds * 1000));
 }
 
 export function formatTime(epochSeconds: number | null | undefined, tz = "UTC"): string {
@@ -119,7 +125,7 @@ export function changePoints(current: number, previous: number | null | undefine
 const LABELS: Record<string, string> = {
   audio: "Audio", video: "Video", call: "Call", meet: "Meeting", presenter: "Presenter",
   ended: "Ended", ongoing: "Ongoing", rejected: "Rejected", unanswered: "Unanswered",
-  user: "User", group: "Group", true: "With recording", false: "Without recording", other: "Other",
+  user: "User", group: "Group", true: "Recorded", false: "Not recorded", other: "Other",
   type: "Type", mode: "Mode", status: "Status", receiverType: "Receiver type", hasRecording: "Recording",
 };
 

@@ -8,7 +8,7 @@ export const CALLS_PER_PAGE = 50;
 export const PARTICIPANTS_PER_PAGE = 50;
 export const RECORDINGS_PER_PAGE = 50;
 
-export const OVERVIEW_REPORTS = ["totals", "daily", "breakdowns", "durations", "heatmap", "engagement", "apps"] as const satisfies readonly ReportName[];
+export const OVERVIEW_REPORTS = ["totals", "recording-summary", "daily", "breakdowns", "durations", "heatmap", "engagement", "apps"] as const satisfies readonly ReportName[];
 
 /** Most apps drawn in the per-app trend (one daily series each). */
 export const MAX_TREND_APPS = 12;

@@ -5,6 +5,7 @@
 export const REPORT_PATHS = {
   calls: "calls",
   participants: "usage/participants",
+  "participants-combined": "usage/participants/combined",
   apps: "usage/apps",
   daily: "usage/daily",
   recordings: "recordings",
@@ -13,6 +14,9 @@ export const REPORT_PATHS = {
   heatmap: "insights/heatmap",
   engagement: "insights/engagement",
   totals: "insights/totals",
+  "recording-summary": "recordings/summary",
+  "recordings-awaiting": "recordings/awaiting",
+  clients: "insights/clients",
 } as const;
 
 export type ReportName = keyof typeof REPORT_PATHS;

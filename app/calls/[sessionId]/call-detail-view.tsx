@@ -2,13 +2,16 @@ import Link from "next/link";
 import type { CallDetail } from "@/lib/analytics";
 import { ParticipantMinutesChart } from "@/components/charts/participant-minutes";
 import { CallTimeline } from "@/components/charts/timeline";
+import { CallDuration } from "@/components/call-duration";
 import { EmptyState, Panel } from "@/components/panel";
-import { RecordingLink } from "@/components/recording-link";
 import { callTimeline, participantMinutes } from "@/lib/ui/charts";
-import { formatDateTime, formatMinutes, formatSeconds, formatTime, label } from "@/lib/ui/format";
+import { formatDateTime, formatMinutes, label } from "@/lib/ui/format";
+import { EventsPanel } from "./events-panel";
+import { ParticipantsPanel } from "./participants-panel";
+import { RecordingPanel } from "./recording-panel";
 
-/** One call: facts, who took part (join/leave, minutes, device), the timeline, its recordings, the raw record. */
-export function CallDetailView({ call, tz }: { call: CallDetail; tz: string }) {
+/** One call: facts, who took part (join/leave, minutes, device), the timeline, its recordings, its webhook events, the raw record. */
+export function CallDetailView({ call, tz, isAdmin }: { call: CallDetail; tz: string; isAdmin: boolean }) {
   const timeline = callTimeline(call);
   const back = new URLSearchParams({ app: call.app });
   if (tz !== "UTC") back.set("tz", tz);
@@ -32,74 +35,26 @@ export function CallDetailView({ call, tz }: { call: CallDetail; tz: string }) {
           <div><dt>Initiated</dt><dd>{formatDateTime(call.initiatedAt, tz)}</dd></div>
           <div><dt>Started</dt><dd>{formatDateTime(call.startedAt, tz)}</dd></div>
           <div><dt>Ended</dt><dd>{formatDateTime(call.endedAt, tz)}</dd></div>
-          <div><dt>Duration</dt><dd>{formatSeconds(call.durationSeconds)}</dd></div>
-          <div><dt>Audio</dt><dd>{formatMinutes(call.totalAudioMinutes)}</dd></div>
-          <div><dt>Video</dt><dd>{formatMinutes(call.totalVideoMinutes)}</dd></div>
+          <div><dt>Duration</dt><dd><CallDuration status={call.status} startedAt={call.startedAt} durationSeconds={call.durationSeconds} /></dd></div>
+          <div><dt>Participant minutes, audio</dt><dd>{formatMinutes(call.totalAudioMinutes)}</dd></div>
+          <div><dt>Participant minutes, video</dt><dd>{formatMinutes(call.totalVideoMinutes)}</dd></div>
         </dl>
       </section>
 
-      <Panel id="participants" title={`Participants (${call.participants.length})`}>
-        {call.participants.length === 0 ? (
-          <EmptyState>No participant recorded.</EmptyState>
-        ) : (
-          <div className="table-scroll" tabIndex={0} role="region" aria-label="Participants">
-            <table className="data-table" data-testid="participants-table">
-              <thead>
-                <tr>
-                  <th scope="col">Participant</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Joined</th>
-                  <th scope="col">Left</th>
-                  <th scope="col" className="num">Audio</th>
-                  <th scope="col" className="num">Video</th>
-                  <th scope="col" className="num">Total</th>
-                  <th scope="col">Device</th>
-                </tr>
-              </thead>
-              <tbody>
-                {call.participants.map((p) => (
-                  <tr key={p.seq} data-uid={p.uid}>
-                    <td>
-                      <Link href={`/calls?${new URLSearchParams({ app: call.app, uid: p.uid }).toString()}`}>{p.uid}</Link>
-                    </td>
-                    <td>{label(p.state)}</td>
-                    <td>{formatTime(p.joinedAt, tz)}</td>
-                    <td>{formatTime(p.leftAt, tz)}</td>
-                    <td className="num">{formatMinutes(p.totalAudioMinutes)}</td>
-                    <td className="num">{formatMinutes(p.totalVideoMinutes)}</td>
-                    <td className="num">{formatMinutes(p.totalDurationMinutes)}</td>
-                    <td className="mono">{p.deviceId ?? "—"}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </Panel>
+      <ParticipantsPanel call={call} tz={tz} />
 
       <div className="grid-2">
         <Panel id="timeline" title="Joins and leaves">
           {timeline ? <CallTimeline timeline={timeline} tz={tz} /> : <EmptyState>Nobody joined this call.</EmptyState>}
         </Panel>
-        <Panel id="minutes" title="Minutes per participant">
+        <Panel id="minutes" title="Minutes per person">
           <ParticipantMinutesChart rows={participantMinutes(call)} />
         </Panel>
       </div>
 
-      <Panel id="recordings" title={`Recordings (${call.recordings.length})`}>
-        {call.recordings.length === 0 ? (
-          <EmptyState>No recording for this call.</EmptyState>
-        ) : (
-          <ul className="recording-list">
-            {call.recordings.map((r) => (
-              <li key={r.recordingUrl}>
-                <RecordingLink url={r.recordingUrl}>Recording of {formatDateTime(r.startTime, tz)}</RecordingLink>{" "}
-                <span className="muted">{r.duration !== null ? formatSeconds(r.duration) : ""}</span>
-              </li>
-            ))}
-          </ul>
-        )}
-      </Panel>
+      <RecordingPanel call={call} tz={tz} isAdmin={isAdmin} />
+
+      <EventsPanel call={call} tz={tz} isAdmin={isAdmin} />
 
       <details className="card panel raw-record">
         <summary>Raw record (for support)</summary>

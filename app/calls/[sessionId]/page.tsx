@@ -28,7 +28,7 @@ export default async function CallPage({ params, searchParams }: { params: Param
   }
   return (
     <main className="container dash">
-      <CallDetailView call={call} tz={tz} />
+      <CallDetailView call={call} tz={tz} isAdmin={caller.role === "admin"} />
     </main>
   );
 }

@@ -179,10 +179,14 @@ export function CreateTenantForm({ configured }: { configured: boolean }) {
   return (
     <form ref={ref} onSubmit={onSubmit} className="stack" aria-label="Create an app on the platform">
       {configured ? null : (
-        <p className="alert" role="note">
-          Multi-tenancy is not configured: set PLATFORM_MANAGEMENT_URL, PLATFORM_MANAGEMENT_KEY and PLATFORM_MANAGEMENT_SECRET on the server to create apps from here.
+        <p className="hint" data-testid="tenant-setup">
+          Creating apps from here needs the platform&apos;s multi-tenancy keys. To turn it on, set <code>PLATFORM_MANAGEMENT_URL</code>,{" "}
+          <code>PLATFORM_MANAGEMENT_KEY</code> and <code>PLATFORM_MANAGEMENT_SECRET</code> on the server and restart it (README, &ldquo;Connecting real apps&rdquo;).
+          Until then, add apps you already have with the form above.
         </p>
       )}
+      {/* Disabled, not hidden, until configured: the form shows what it will ask for. */}
+      <fieldset className="plain-fieldset" disabled={!configured}>
       <div className="ops-form-grid">
         <div className="field">
           <label htmlFor="tenant-name">Name</label>
@@ -200,8 +204,9 @@ export function CreateTenantForm({ configured }: { configured: boolean }) {
       </div>
       <Message state={state} />
       <div>
-        <button type="submit" className="btn" disabled={pending}>{pending ? "Creating…" : "Create on the platform"}</button>
+        <button type="submit" className="btn" disabled={pending || !configured}>{pending ? "Creating…" : "Create on the platform"}</button>
       </div>
+      </fieldset>
     </form>
   );
 }

@@ -3,6 +3,7 @@ import Link from "next/link";
 import { db } from "@/db";
 import { listAudit } from "@/lib/auth/audit";
 import { currentAdmin } from "@/lib/auth/session";
+import { ScrollBox } from "@/components/scroll-box";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Audit log" };
@@ -23,28 +24,30 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
         {entries.length === 0 ? (
           <p className="muted">Nothing recorded yet.</p>
         ) : (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">When (UTC)</th>
-                <th scope="col">Who</th>
-                <th scope="col">Action</th>
-                <th scope="col">Target</th>
-                <th scope="col">Details</th>
-              </tr>
-            </thead>
-            <tbody>
-              {entries.map((e) => (
-                <tr key={e.id}>
-                  <td>{new Date(e.atMs).toISOString().replace("T", " ").slice(0, 19)}</td>
-                  <td>{e.actor}</td>
-                  <td><code>{e.action}</code></td>
-                  <td>{e.target ?? ""}</td>
-                  <td><code className="muted">{e.details ? JSON.stringify(e.details) : ""}</code></td>
+          <ScrollBox labelledBy="audit-heading">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">When (UTC)</th>
+                  <th scope="col">Who</th>
+                  <th scope="col">Action</th>
+                  <th scope="col">Target</th>
+                  <th scope="col">Details</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {entries.map((e) => (
+                  <tr key={e.id}>
+                    <td>{new Date(e.atMs).toISOString().replace("T", " ").slice(0, 19)}</td>
+                    <td>{e.actor}</td>
+                    <td><code>{e.action}</code></td>
+                    <td>{e.target ?? ""}</td>
+                    <td><code className="muted">{e.details ? JSON.stringify(e.details) : ""}</code></td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </ScrollBox>
         )}
         {entries.length === PAGE && last ? (
           <p><Link href={`/settings/audit?before=${last.id}`}>Older entries</Link></p>

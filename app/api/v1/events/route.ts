@@ -1,7 +1,8 @@
 import { db } from "@/db";
 import { rawFromUrl } from "@/app/_ops/params";
 import { scopeAppPks } from "@/app/_ops/scope";
-import { eventsParamsSchema, eventsRange } from "@/app/events/params";
+import { eventsParamsSchema, eventsWindow } from "@/app/events/params";
+import { csvDownloadName } from "@/lib/analytics/csv-filename";
 import { COUNT_COLUMNS, countRow, sortCountRows } from "@/app/events/rows";
 import { authorize } from "@/lib/auth/authorize";
 import { respond } from "@/lib/auth/route-support";
@@ -10,7 +11,7 @@ import { eventCounts } from "@/lib/analytics/event-counts";
 
 export const dynamic = "force-dynamic";
 
-/** GET /api/v1/events[?app=…&days=30&tz=UTC&format=csv]: deliveries per app, trigger and day. */
+/** GET /api/v1/events[?app=…&from=…&to=…|days=30&tz=UTC&format=csv]: deliveries per app, trigger and day (no period: all time). */
 export function GET(request: Request): Promise<Response> {
   return respond(async () => {
     // Who asks comes first: an unsigned request is a 401 whatever its parameters.
@@ -18,9 +19,12 @@ export function GET(request: Request): Promise<Response> {
     const p = eventsParamsSchema.parse(rawFromUrl(new URL(request.url).searchParams));
     const warehouse = db();
     const appPks = scopeAppPks(warehouse, caller, p.app);
-    const { from, to } = eventsRange(p.days, p.tz);
+    const { from, to } = eventsWindow(p);
     const rows = sortCountRows((await eventCounts(warehouse, appPks, { from, to, tz: p.tz }, request.signal)).map(countRow));
-    if (p.format === "csv") return csvResponse("events", rows, COUNT_COLUMNS, request.signal);
+    if (p.format === "csv") {
+      const filename = csvDownloadName("events", { apps: p.app, from: from > 0 ? from : undefined, to, tz: p.tz });
+      return csvResponse("events", rows, COUNT_COLUMNS, request.signal, { filename, tz: p.tz });
+    }
     return Response.json({ data: rows, meta: { from, to, tz: p.tz, days: p.days } });
   });
 }

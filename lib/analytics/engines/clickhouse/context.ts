@@ -20,6 +20,8 @@ export interface Tables {
   calls: Sql;
   recordings: Sql;
   eventCounts: Sql;
+  /** The webhook deliveries the forwarder copied (sharded by their idempotency key, not by call). */
+  deliveries: Sql;
   /** A shard's own rows: for IN subqueries over a co-sharded table, evaluated shard by shard. */
   callsLocal: Sql;
   recordingsLocal: Sql;
@@ -32,6 +34,7 @@ export function tablesOf(ch: ClickHouse): Tables {
     calls: t("calls"),
     recordings: t("recordings"),
     eventCounts: t("event_counts"),
+    deliveries: t("webhook_deliveries"),
     callsLocal: t(localName(p, "calls")),
     recordingsLocal: t(localName(p, "recordings")),
   };

@@ -11,6 +11,9 @@ import { callsCsvBatches, getCall, getCalls } from "./reports/calls";
 import { getConcurrencyHeatmap } from "./reports/heatmap";
 import { getBreakdowns, getDurationDistribution, getEngagement, getTotals } from "./reports/insights";
 import { getRecordings, recordingBatches } from "./reports/recordings";
+import { getClients } from "./reports/clients";
+import { combinedParticipantRows, getCombinedParticipantsPage } from "./reports/participants-combined";
+import { awaitingRecordingRows, getAwaitingRecordings, getRecordingSummary } from "./reports/recording-status";
 import { getAppUsage, getDailyUsage, getParticipantsPage, participantRows } from "./reports/usage";
 
 /**
@@ -33,6 +36,10 @@ const JSON_REPORTS: { readonly [N in ReportName]: Run<ReportJson<N>> } = {
   heatmap: list(getConcurrencyHeatmap),
   engagement: list(getEngagement),
   totals: getTotals,
+  "participants-combined": getCombinedParticipantsPage,
+  "recording-summary": async (ctx, f, scope, signal) => ({ data: await getRecordingSummary(ctx, f, scope, signal) }),
+  "recordings-awaiting": getAwaitingRecordings,
+  clients: list(getClients),
 };
 
 /** The one batch of a bounded report (a few hundred rows at most), computed before the answer starts. */
@@ -55,7 +62,7 @@ type CsvRun<N extends ReportName> = (ctx: ChContext, f: Filters, scope: Scope, s
 
 /**
  * A report's CSV batches (reports.ts says each one's kind): bounded reports as one batch,
- * the long ones (calls, participants, recordings) streamed from ClickHouse as the client
+ * the long ones (calls, participants, recordings, awaiting) streamed from ClickHouse as the client
  * reads. Apps are resolved, and a 404 thrown, before a source is returned.
  */
 const CSV_REPORTS: { readonly [N in ReportName]: CsvRun<N> } = {
@@ -70,6 +77,10 @@ const CSV_REPORTS: { readonly [N in ReportName]: CsvRun<N> } = {
   engagement: (ctx, f, scope, signal) => once(getEngagement(ctx, f, scope, signal)),
   totals: (ctx, f, scope, signal) =>
     once(getTotals(ctx, f, scope, signal).then((t) => [{ period: "current" as const, ...t.current }, ...(t.previous ? [{ period: "previous" as const, ...t.previous }] : [])])),
+  "participants-combined": (ctx, f, scope, signal) => batched(combinedParticipantRows(ctx, f, scope, signal)),
+  "recording-summary": (ctx, f, scope, signal) => once(getRecordingSummary(ctx, f, scope, signal).then((s) => [s])),
+  "recordings-awaiting": (ctx, f, scope, signal) => batched(awaitingRecordingRows(ctx, f, scope, signal)),
+  clients: (ctx, f, scope, signal) => once(getClients(ctx, f, scope, signal)),
 };
 
 /**

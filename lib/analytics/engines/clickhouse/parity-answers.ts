@@ -7,12 +7,13 @@ import type { AnalyticsEngine } from "@/lib/analytics/engine-interface";
 import { MAX_PER_PAGE, type Filters } from "@/lib/analytics/filters";
 import type { CallListRow } from "@/lib/analytics/report-types";
 import { REPORTS, type ReportName } from "@/lib/analytics/reports";
+import { csvContext } from "@/lib/export/csv";
 import type { Scope } from "@/lib/analytics/scope";
 import { textOf } from "./parity-compare";
 
-/** A report's CSV as its route writes it. */
+/** A report's CSV as its route writes it (derived ISO columns in the filters' zone). */
 export async function csvText<N extends ReportName>(engine: AnalyticsEngine, name: N, f: Filters, scope: Scope): Promise<string> {
-  return textOf(REPORTS[name].csv.stream(await engine.csv(name, f, scope)));
+  return textOf(REPORTS[name].csv.stream(await engine.csv(name, f, scope), undefined, csvContext(f.tz)));
 }
 
 /** Every call of the list in its order, as list rows (page by page: the JSON the routes send). */

@@ -12,6 +12,7 @@ import { copyToClickHouse } from "@/lib/clickhouse/copy";
 import { spawnEmulator } from "@/lib/emulator/testing";
 import { syncApp } from "@/lib/sync";
 import { tempDbFile } from "@/lib/analytics/test-fixtures";
+import { sendCallDeliveries } from "./parity-deliveries";
 
 /** 2026-04-15T00:00Z: eight months of history cover the autumn DST ends and the March 2026 starts. */
 export const NOW = 1_776_211_200;
@@ -27,6 +28,8 @@ export interface Warehouse {
   deleted: Array<{ app: string; sessionId: string }>;
   /** The app removed after the copy (its facts stay in ClickHouse, invisible). */
   removedApp: string;
+  /** Webhook deliveries stored before the first copy, and between the two. */
+  deliveries: { first: number; later: number };
   /** Rows the second copy wrote per table (the re-synced and changed ones, and the new). */
   secondCopy: Record<string, number>;
   stop(): Promise<void>;
@@ -54,10 +57,13 @@ export async function buildWarehouse(targets: ClickHouse[]): Promise<Warehouse> 
     { appId: "gamma", count: 150, region: "us" as const },
   ];
   const emu = await spawnEmulator({ seed: 13, now: NOW, months: 8, apps });
-  const db = openDatabase(tempDbFile("ch-parity"));
+  const file = tempDbFile("ch-parity");
+  const db = openDatabase(file);
   for (const a of emu.apps) addApp(db, { appId: a.appId, name: `${a.appId} app`, region: a.region, apiKey: a.apiKey, callsUrl: a.callsUrl });
   const ids = emu.apps.map((a) => a.appId);
   await syncAll(db, ids);
+  // Webhooks of a quarter of the calls (joins, leaves, starts and ends), stored by the real ingest.
+  const deliveries = await sendCallDeliveries(file, db, "c.pk % 4 = 0", 21);
   await copyAll(db, targets);
 
   // The platform moves on: ongoing calls end, new calls, recordings; a re-sync changes rows.
@@ -94,6 +100,8 @@ export async function buildWarehouse(targets: ClickHouse[]): Promise<Warehouse> 
     });
     for (let i = 0; i < 5; i++) rec.run(1, `not-synced-${i}`, `https://rec.example/orphan-${i}`, null, null, NOW - 3600 * i, now + 100 + i);
   })();
+  // More deliveries after the first copy (the second carries them), some for calls that already had some.
+  const laterDeliveries = await sendCallDeliveries(file, db, "c.pk % 8 IN (1, 4)", 22);
   const secondCopy = await copyAll(db, targets); // the second copy: only new and changed rows
 
   // Deletes: an app removed (cascade in SQLite; ClickHouse keeps its rows, never read), calls deleted (tombstones).
@@ -109,6 +117,7 @@ export async function buildWarehouse(targets: ClickHouse[]): Promise<Warehouse> 
     changed: changed.map(({ app, sessionId }) => ({ app, sessionId })),
     deleted: deleted.map(({ app, sessionId }) => ({ app, sessionId })),
     removedApp: "gamma",
+    deliveries: { first: deliveries, later: laterDeliveries },
     secondCopy,
     stop: async () => {
       await emu.stop();

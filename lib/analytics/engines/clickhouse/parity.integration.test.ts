@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { filters, type AnalyticsEngine, type CallListRow, type Filters, type ParticipantUsageRow, type RecordingRow, type ReportName, type Scope } from "@/lib/analytics";
+import type { AwaitingRecordingRow, CombinedParticipantRow } from "@/lib/analytics/report-types";
 import { createMemoryEngine } from "@/lib/analytics/engines/memory";
 import { measure } from "@/lib/alerts/metrics";
 import { METRIC_NAMES } from "@/lib/alerts/schema";
 import { REPORTS } from "@/lib/analytics/reports";
+import { csvContext, type CsvContext } from "@/lib/export/csv";
 import { applyMigrations, migrateClickHouse, openClickHouse, type ClickHouse } from "@/lib/clickhouse";
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/lib/clickhouse/testing";
 import { openChdb } from "@/lib/clickhouse/testing-chdb";
@@ -77,7 +79,31 @@ const RECORDINGS: RowIdentity<RecordingRow> = {
   id: (r) => `${r.app}\u0000${r.sessionId}\u0000${r.startTime}\u0000${r.recordingUrl}`,
 };
 
-const BOUNDED: ReportName[] = ["apps", "daily", "breakdowns", "durations", "heatmap", "engagement", "totals"];
+const COMBINED = (sort: Filters["sort"]): RowIdentity<CombinedParticipantRow> => ({
+  key: (r) => (sort === "minutes" ? `${r.totalMinutes}|${r.calls}` : String(r.calls)),
+  id: (r) => r.uid,
+});
+const AWAITING: RowIdentity<AwaitingRecordingRow> = { key: (r) => String(r.startAt), id: (r) => `${r.app}\u0000${r.sessionId}` };
+
+const BOUNDED: ReportName[] = ["apps", "daily", "breakdowns", "durations", "heatmap", "engagement", "totals", "recording-summary", "clients"];
+
+/** A paged report with rows CSV: two pages (and one past the end), every row of the CSV, the CSV's bytes. */
+async function expectSamePaged<T>(
+  mem: AnalyticsEngine, engine: AnalyticsEngine, name: "participants-combined" | "recordings-awaiting", f: Filters, scope: Scope, ident: RowIdentity<T>, where: string,
+): Promise<void> {
+  const rowsOf = async (e: AnalyticsEngine) => (await collect((await e.csv(name, f, scope)) as AsyncIterable<readonly T[]>)) as T[];
+  const all = await rowsOf(mem);
+  const perPage = 20;
+  for (const page of [1, 2, Math.ceil(all.length / perPage) + 1]) {
+    const fp = { ...f, page, perPage };
+    const answer = async (e: AnalyticsEngine) => (await e.report(name, fp, scope)) as unknown as { data: T[]; meta: unknown };
+    expectSamePage(await answer(mem), await answer(engine), all, ident, `${where} page ${page}`);
+  }
+  const chAll = await rowsOf(engine);
+  expectSameModuloTies(all, chAll, ident, `${where} CSV rows`);
+  const csv = REPORTS[name].csv as unknown as { stream: (b: T[][], signal: undefined, ctx: CsvContext) => ReadableStream<Uint8Array> };
+  expect(await textOf(csv.stream([inOrderOf(all, ident.id, chAll, ident.id)], undefined, csvContext(f.tz))), `${where} CSV bytes`).toBe(await csvText(mem, name, f, scope));
+}
 
 describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine's answers", () => {
   let cluster: TestClickHouse;
@@ -140,7 +166,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
           expectSameModuloTies(all, await allCalls(engine, f, scope), ident, at(`calls ${s.sort} ${s.order} (all)`));
           const ordered = inOrderOf(all, ident.id, chArrays, (a) => `${a[0]}\u0000${a[1]}`);
           expect(chArrays.map((a) => `${a[0]}\u0000${a[1]}`).sort(), at("calls CSV rows")).toEqual(all.map(ident.id).sort());
-          expect(await textOf(REPORTS.calls.csv.stream([ordered])), at(`calls ${s.sort} ${s.order} CSV bytes`)).toBe(await csvText(mem, "calls", f, scope));
+          expect(await textOf(REPORTS.calls.csv.stream([ordered], undefined, csvContext(f.tz))), at(`calls ${s.sort} ${s.order} CSV bytes`)).toBe(await csvText(mem, "calls", f, scope));
         }
         // Participants: by calls and by minutes, both orders, two pages; the CSV.
         for (const sort of ["start", "minutes"] as const) {
@@ -154,9 +180,16 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
             const chAll = await collect(await engine.csv("participants", f, scope));
             expectSameModuloTies(all, chAll, PEOPLE(sort), at(`participants ${sort} ${order} CSV rows`));
             const memCsv = await csvText(mem, "participants", f, scope);
-            expect(await textOf(REPORTS.participants.csv.stream([inOrderOf(all, PEOPLE(sort).id, chAll, PEOPLE(sort).id)])), at("participants CSV bytes")).toBe(memCsv);
+            expect(await textOf(REPORTS.participants.csv.stream([inOrderOf(all, PEOPLE(sort).id, chAll, PEOPLE(sort).id)], undefined, csvContext(f.tz))), at("participants CSV bytes")).toBe(memCsv);
           }
         }
+        // Participants across apps (both sorts and orders) and the flagged calls awaiting their link.
+        for (const sort of ["start", "minutes"] as const) {
+          for (const order of ["desc", "asc"] as const) {
+            await expectSamePaged(mem, engine, "participants-combined", { ...base, sort, order }, scope, COMBINED(sort), at(`participants-combined ${sort} ${order}`));
+          }
+        }
+        await expectSamePaged(mem, engine, "recordings-awaiting", base, scope, AWAITING, at("recordings-awaiting"));
         // Recordings: two pages and the CSV.
         const recAll = await collect(await mem.csv("recordings", base, scope));
         for (const page of [1, 2]) {
@@ -165,20 +198,39 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
         }
         const recCh = await collect(await engine.csv("recordings", base, scope));
         expectSameModuloTies(recAll, recCh, RECORDINGS, at("recordings CSV rows"));
-        expect(await textOf(REPORTS.recordings.csv.stream([inOrderOf(recAll, RECORDINGS.id, recCh, RECORDINGS.id)])), at("recordings CSV bytes")).toBe(
+        expect(await textOf(REPORTS.recordings.csv.stream([inOrderOf(recAll, RECORDINGS.id, recCh, RECORDINGS.id)], undefined, csvContext(base.tz))), at("recordings CSV bytes")).toBe(
           await csvText(mem, "recordings", base, scope),
         );
       }
     });
   }
 
+  it("has something to compare in the dashboard's reports: joins with every kind of client, links awaited, uids in several apps", async () => {
+    expect(wh.deliveries.first).toBeGreaterThan(500);
+    expect(wh.deliveries.later).toBeGreaterThan(100);
+    const all = filters({});
+    const clients = (await mem.report("clients", all, ADMIN)).data;
+    for (const dim of ["platform", "sdk", "media", "videoMuted"]) expect(clients.filter((r) => r.dimension === dim && r.value !== "unknown").length, dim).toBeGreaterThan(1);
+    expect(clients.some((r) => r.value === "unknown")).toBe(true);
+    const summary = (await mem.report("recording-summary", all, ADMIN)).data;
+    for (const k of ["flagged", "withLink", "awaiting", "linkNotFlagged", "links", "linksForUnsyncedCalls"] as const) expect(summary[k], k).toBeGreaterThan(0);
+    const combined = await collect(await mem.csv("participants-combined", all, ADMIN));
+    expect(combined.some((r) => r.apps.length > 1), "a uid used in several apps").toBe(true);
+  });
+
   it("answers one call the same: changed calls, calls that lost participants, deleted calls (404) and a sample", { timeout: 120_000 }, async () => {
     const sample = wh.db.$client.prepare("SELECT a.app_id AS app, c.session_id AS sessionId FROM calls c JOIN apps a ON a.pk = c.app_pk WHERE c.pk % 50 = 0").all() as Array<{ app: string; sessionId: string }>;
+    let withEvents = 0;
     for (const { name: target, engine } of targets) {
-      for (const ref of [...wh.changed, ...sample]) expect(await engine.call(ref, ADMIN), `${target} ${ref.app}/${ref.sessionId}`).toEqual(await mem.call(ref, ADMIN));
+      for (const ref of [...wh.changed, ...sample]) {
+        const want = await mem.call(ref, ADMIN);
+        if (want.events.length > 0) withEvents++;
+        expect(await engine.call(ref, ADMIN), `${target} ${ref.app}/${ref.sessionId}`).toEqual(want);
+      }
       for (const ref of wh.deleted) await expect(engine.call(ref, ADMIN), `${target} deleted ${ref.sessionId}`).rejects.toMatchObject({ status: 404 });
       await expect(engine.call({ app: "alpha", sessionId: wh.changed[0].sessionId }, viewer)).rejects.toMatchObject({ status: 404 });
     }
+    expect(withEvents, "calls compared with an event log").toBeGreaterThan(5);
   });
 
   it("gives alerts the same value of every metric, over days and hours, with and without filters", { timeout: 120_000 }, async () => {

@@ -84,6 +84,7 @@ export function createMemoryEngine(opts: MemoryEngineOptions): MemoryEngine {
   const CSV: { readonly [N in ReportName]: (f: Filters, scope: Scope, signal?: AbortSignal) => Promise<CsvSource<N>> } = {
     calls: callsCsv,
     participants: (f, scope, signal) => rowsCsv("participants", f, scope, signal),
+    "participants-combined": (f, scope, signal) => rowsCsv("participants-combined", f, scope, signal),
     apps: (f, scope, signal) => rowsCsv("apps", f, scope, signal),
     daily: (f, scope, signal) => rowsCsv("daily", f, scope, signal),
     recordings: (f, scope, signal) => rowsCsv("recordings", f, scope, signal),
@@ -92,6 +93,9 @@ export function createMemoryEngine(opts: MemoryEngineOptions): MemoryEngine {
     heatmap: (f, scope, signal) => rowsCsv("heatmap", f, scope, signal),
     engagement: (f, scope, signal) => rowsCsv("engagement", f, scope, signal),
     totals: (f, scope, signal) => rowsCsv("totals", f, scope, signal),
+    "recording-summary": (f, scope, signal) => rowsCsv("recording-summary", f, scope, signal),
+    "recordings-awaiting": (f, scope, signal) => rowsCsv("recordings-awaiting", f, scope, signal),
+    clients: (f, scope, signal) => rowsCsv("clients", f, scope, signal),
   };
   const csv: CsvOf = (name, f, scope, signal) => CSV[name](f, scope, signal);
 

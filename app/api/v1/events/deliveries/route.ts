@@ -5,12 +5,13 @@ import { eventsParamsSchema } from "@/app/events/params";
 import { DELIVERY_COLUMNS, deliveryRow } from "@/app/events/rows";
 import { authorize } from "@/lib/auth/authorize";
 import { respond } from "@/lib/auth/route-support";
+import { csvDownloadName } from "@/lib/analytics/csv-filename";
 import { csvResponse } from "@/lib/export/csv";
 import { getRecentDeliveries } from "@/lib/ingest/queries";
 
 export const dynamic = "force-dynamic";
 
-/** GET /api/v1/events/deliveries[?app=…&outcome=rejected&limit=100&format=csv]: newest deliveries, bodies never included. */
+/** GET /api/v1/events/deliveries[?app=…&outcome=rejected&limit=100&tz=UTC&format=csv]: newest deliveries (times in `tz`), bodies never included. */
 export function GET(request: Request): Promise<Response> {
   return respond(async () => {
     // Who asks comes first: an unsigned request is a 401 whatever its parameters.
@@ -18,8 +19,12 @@ export function GET(request: Request): Promise<Response> {
     const p = eventsParamsSchema.parse(rawFromUrl(new URL(request.url).searchParams));
     const warehouse = db();
     const appPks = scopeAppPks(warehouse, caller, p.app);
-    const rows = getRecentDeliveries(warehouse, appPks, { outcome: p.outcome, limit: p.limit }).map(deliveryRow);
-    if (p.format === "csv") return csvResponse("deliveries", rows, DELIVERY_COLUMNS, request.signal);
+    const rows = getRecentDeliveries(warehouse, appPks, { outcome: p.outcome, limit: p.limit }).map((d) => deliveryRow(d, p.tz));
+    if (p.format === "csv") {
+      // No period: the newest deliveries as of today.
+      const filename = csvDownloadName(`deliveries-${p.outcome}-newest-${p.limit}`, { apps: p.app, tz: p.tz }, new Date(), { range: false });
+      return csvResponse("deliveries", rows, DELIVERY_COLUMNS, request.signal, { filename });
+    }
     return Response.json({ data: rows, meta: { outcome: p.outcome, limit: p.limit } });
   });
 }

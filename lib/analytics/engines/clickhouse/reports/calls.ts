@@ -1,11 +1,13 @@
 import { notFound } from "@/lib/http/errors";
 import { raw, sql, type Sql } from "@/lib/clickhouse";
 import type { Filters } from "@/lib/analytics/filters";
-import { pageOf, type CallDetail, type CallListRow, type Page } from "@/lib/analytics/report-types";
+import { pageOf, type CallDetail, type CallListJsonRow, type CallListRow, type Page } from "@/lib/analytics/report-types";
 import { parseRawRecord } from "@/lib/analytics/raw-record";
 import type { Scope } from "@/lib/analytics/scope";
+import { getCallEvents } from "@/lib/ingest/call-events";
 import { appScope, tablesOf, type AppScope, type ChContext, type Tables } from "../context";
 import { fromCalls, hasRecordingSql } from "../conditions";
+import { callKey, linksPerCall } from "./recording-status";
 import { minutes } from "./shared";
 
 /**
@@ -21,7 +23,7 @@ import { minutes } from "./shared";
 function listColumns(t: Tables, pks: readonly number[]): Sql {
   return sql`app_pk AS appPk, session_id AS sessionId, type, mode, status, initiator, receiver, receiver_type AS receiverType,
     initiated_at AS initiatedAt, started_at AS startedAt, ended_at AS endedAt, start_at AS startAt,
-    ${hasRecordingSql(t, pks)} AS hasRecording, total_audio_minutes_x1000 AS audioX1000, total_video_minutes_x1000 AS videoX1000,
+    ${hasRecordingSql(t, pks)} AS hasRecording, platform_has_recording AS flagged, total_audio_minutes_x1000 AS audioX1000, total_video_minutes_x1000 AS videoX1000,
     total_duration_minutes_x1000 AS durationX1000, duration_seconds AS durationSeconds, total_participants AS totalParticipants`;
 }
 
@@ -29,6 +31,8 @@ function listColumns(t: Tables, pks: readonly number[]): Sql {
 type ListRowRaw = Omit<CallListRow, "app" | "hasRecording" | "totalAudioMinutes" | "totalVideoMinutes" | "totalDurationMinutes"> & {
   appPk: number;
   hasRecording: number;
+  /** The platform's own flag (hasRecording: the flag or a link received). */
+  flagged: number;
   audioX1000: number;
   videoX1000: number;
   durationX1000: number;
@@ -70,8 +74,11 @@ function toRow(r: ListRowRaw, apps: AppScope): CallListRow {
   };
 }
 
-/** The matching calls, one page, sorted by `sort`/`order`, with the total. */
-export async function getCalls(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<Page<CallListRow>> {
+/**
+ * The matching calls, one page, sorted by `sort`/`order`, with the total; each row with
+ * its recording facts (the platform's flag, the links received: recording-status.ts).
+ */
+export async function getCalls(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<Page<CallListJsonRow>> {
   const apps = appScope(ctx, f, scope);
   const t = tablesOf(ctx.ch);
   const from = fromCalls(t, f, apps.pks);
@@ -80,7 +87,9 @@ export async function getCalls(ctx: ChContext, f: Filters, scope: Scope, signal?
     ctx.ch.rows<{ n: number }>(sql`SELECT count() AS n ${from}`.text, signal),
     ctx.ch.rows<ListRowRaw>(sql`SELECT ${listColumns(t, apps.pks)} ${from} ${orderBy(f)} LIMIT ${offset}, ${f.perPage}`.text, signal),
   ]);
-  return pageOf(rows.map((r) => toRow(r, apps)), count[0]?.n ?? 0, f);
+  const links = await linksPerCall(ctx, rows, signal);
+  const data = rows.map((r) => ({ ...toRow(r, apps), recording: { flagged: r.flagged !== 0, links: links.get(callKey(r.appPk, r.sessionId)) ?? 0 } }));
+  return pageOf(data, count[0]?.n ?? 0, f);
 }
 
 /** Rows per CSV batch. */
@@ -129,7 +138,11 @@ type DetailRaw = ListRowRaw & {
   p_mid: Array<string | null>;
 };
 
-/** One call with its participants (platform order) and recordings; 404 when it does not exist or its app is not visible. */
+/**
+ * One call with its participants (platform order), recordings and event log; 404 when it
+ * does not exist or its app is not visible. The event log is the ingest's: read from the
+ * local SQLite's stored deliveries, as the in-memory engine reads it (decision 0014 §12).
+ */
 export async function getCall(ctx: ChContext, ref: { app: string; sessionId: string }, scope: Scope, signal?: AbortSignal): Promise<CallDetail> {
   const apps = appScope(ctx, { apps: [] }, scope);
   const app = apps.visible.find((a) => a.appId === ref.app);
@@ -166,5 +179,6 @@ export async function getCall(ctx: ChContext, ref: { app: string; sessionId: str
       mid: c.p_mid[i],
     }))
     .sort((a, b) => a.seq - b.seq);
-  return { ...toRow(c, apps), mid: c.mid, source: c.source, raw: parseRawRecord(c.raw), participants, recordings };
+  const events = getCallEvents(ctx.db(), app.pk, ref.sessionId);
+  return { ...toRow(c, apps), mid: c.mid, source: c.source, raw: parseRawRecord(c.raw), participants, recordings, events };
 }

@@ -12,20 +12,21 @@ import { callConditions } from "../conditions";
  * URL (the in-memory engine's SQLite pk is not in ClickHouse).
  */
 
-function hasCallFilters(f: Filters): boolean {
+export function hasCallFilters(f: Filters): boolean {
   return f.type !== undefined || f.mode !== undefined || f.status !== undefined || f.receiverType !== undefined ||
     f.hasRecording !== undefined || f.participantsCount !== undefined || f.uid !== undefined;
 }
 
-const TIME = "coalesce(start_time, intDiv(received_ms, 1000))";
+/** A recording's time: its start, else the second it was received. */
+export const RECORDING_TIME = "coalesce(start_time, intDiv(received_ms, 1000))";
 
 /** `FROM recordings FINAL WHERE …`: the matching recordings (calls looked up shard by shard: co-sharded). */
 function fromRecordings(ctx: ChContext, f: Filters, apps: AppScope): Sql {
   const t = tablesOf(ctx.ch);
   if (apps.pks.length === 0) return sql`FROM ${t.recordings} FINAL WHERE 0`;
   const conds: Array<Sql | undefined> = [sql`app_pk IN ${apps.pks}`, sql`deleted = 0`];
-  if (f.from !== undefined) conds.push(sql`${raw(TIME)} >= ${f.from}`);
-  if (f.to !== undefined) conds.push(sql`${raw(TIME)} < ${f.to}`);
+  if (f.from !== undefined) conds.push(sql`${raw(RECORDING_TIME)} >= ${f.from}`);
+  if (f.to !== undefined) conds.push(sql`${raw(RECORDING_TIME)} < ${f.to}`);
   if (hasCallFilters(f)) {
     const callConds = callConditions(t, { ...f, from: undefined, to: undefined }, apps.pks);
     conds.push(sql`(app_pk, session_id) IN (SELECT app_pk, session_id FROM ${t.callsLocal} FINAL WHERE ${and(callConds)})`);
@@ -33,7 +34,7 @@ function fromRecordings(ctx: ChContext, f: Filters, apps: AppScope): Sql {
   return sql`FROM ${t.recordings} FINAL WHERE ${and(conds)}`;
 }
 
-const ORDER = `ORDER BY ${TIME} DESC, received_ms DESC, session_id DESC, recording_url DESC`;
+const ORDER = `ORDER BY ${RECORDING_TIME} DESC, received_ms DESC, session_id DESC, recording_url DESC`;
 
 /** A recording as ClickHouse returns it (its call looked up afterwards). */
 type RecordingRaw = Omit<RecordingRow, "app" | "callKnown" | "callType" | "callStartAt"> & { appPk: number };

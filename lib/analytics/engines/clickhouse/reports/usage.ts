@@ -16,7 +16,7 @@ import { minutes } from "./shared";
  * lambdas would spare the inner GROUP BY, but 18.16's analyser drops the columns such
  * lambdas capture from a subquery.)
  */
-function participantsQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
+export function participantsQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
   const t = tablesOf(ctx.ch);
   return sql`SELECT app_pk AS appPk, uid, count() AS calls, sum(j) AS joined, sum(u) AS unanswered, sum(a) AS audioX1000, sum(v) AS videoX1000,
       sum(tt) AS totalX1000, min(start_at) AS firstCallAt, max(start_at) AS lastCallAt
@@ -40,16 +40,16 @@ function participantsCountQuery(ctx: ChContext, f: Filters, pks: readonly number
 
 /**
  * Participants in the requested order: by calls (most first), or `sort=minutes` by
- * total minutes then calls; then app and uid (bytes) — `order=asc` the exact reverse.
+ * total minutes then calls; then app and uid (bytes), or `ties` — `order=asc` the exact reverse.
  */
-function participantsOrder(f: Filters): Sql {
+export function participantsOrder(f: Filters, ties: readonly string[] = ["appPk", "uid"]): Sql {
   const d = f.order === "asc" ? "ASC" : "DESC";
   const a = f.order === "asc" ? "DESC" : "ASC";
   const keys = f.sort === "minutes" ? `totalX1000 ${d}, calls ${d}` : `calls ${d}`;
-  return raw(`ORDER BY ${keys}, appPk ${a}, uid ${a}`);
+  return raw(`ORDER BY ${keys}, ${ties.map((t) => `${t} ${a}`).join(", ")}`);
 }
 
-interface ParticipantRaw {
+export interface ParticipantRaw {
   appPk: number;
   uid: string;
   calls: number;

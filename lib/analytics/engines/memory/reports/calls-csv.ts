@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import type { Db } from "@/db/client";
 import { CALL_RAW_COLUMNS } from "../../../csv-columns";
-import { rawCell, rawKind, type RowBatches } from "@/lib/export/csv";
+import { csvContext, dataColumns, rawCell, rawDerived, rawKind, type CsvContext, type RowBatches } from "@/lib/export/csv";
 import { MODES, RECEIVER_TYPES, STATUSES, TYPES } from "../../../dims";
 import { DIMS, dimCode, dimsOfCell, recordingOf } from "../scan/cell-codec";
 import type { Filters } from "../../../filters";
@@ -59,8 +59,8 @@ export function storeRows(db: Db, pks: ArrayLike<number>): StoreRows {
   return { seq: s.seq, v };
 }
 
-/** Field kinds of the CSV's columns (csvRawStream's formatting of each). */
-const K = CALL_RAW_COLUMNS.map(rawKind);
+/** Field kinds of the CSV's data columns (csvRawStream's formatting of each); its derived columns follow them. */
+const K = dataColumns(CALL_RAW_COLUMNS).map(rawKind);
 
 /** A whole row (CALL_RAW_COLUMNS order) as one CSV line, without its CRLF. */
 function wholeLine(r: unknown[]): string {
@@ -141,11 +141,18 @@ class ChangedSince {
 class CallsCsvReader {
   private changed: ChangedSince | undefined;
   private readonly appTexts = new Map<number, string>();
+  /** The derived cells (labels, ISO times in the download's zone) of a row's values. */
+  private readonly derived: (r: ArrayLike<unknown>) => string;
+  /** The values the derived cells read, of a row written from the store (reused: no array per row). */
+  private readonly scratch: unknown[] = new Array(K.length).fill(null);
 
   constructor(
     private readonly db: Db,
     private readonly appIds: Map<number, string>,
-  ) {}
+    ctx: CsvContext = csvContext(),
+  ) {
+    this.derived = rawDerived(CALL_RAW_COLUMNS, ctx);
+  }
 
   /**
    * The rows of `pks` that still exist, in that order; `values`: the store's, if any.
@@ -183,10 +190,13 @@ class CallsCsvReader {
           continue;
         }
         if (asText) {
+          const x = this.scratch;
+          [x[2], x[3], x[4], x[7], x[8], x[9], x[10], x[11]] = [dims.values[0], dims.values[1], dims.values[2], dims.values[3], t[3], t[4], t[5], v[o + 2]];
           rows.push(
             `${this.appText(appPk)},${rawCell(t[0], K[1])},${dims.typeModeStatus},${rawCell(t[1], K[5])},${rawCell(t[2], K[6])},${dims.receiverType},` +
               `${rawCell(t[3], K[8])},${rawCell(t[4], K[9])},${rawCell(t[5], K[10])},${rawCell(v[o + 2], K[11])},${dims.hasRecording},` +
-              `${rawCell(v[o + 5], K[13])},${rawCell(v[o + 6], K[14])},${rawCell(t[6], K[15])},${rawCell(v[o + 3], K[16])},${rawCell(v[o + 4], K[17])}`,
+              `${rawCell(v[o + 5], K[13])},${rawCell(v[o + 6], K[14])},${rawCell(t[6], K[15])},${rawCell(v[o + 3], K[16])},${rawCell(v[o + 4], K[17])}` +
+              this.derived(x),
           );
         } else {
           rows.push([
@@ -205,7 +215,7 @@ class CallsCsvReader {
     })();
     if (!asText) return out as unknown[][];
     let lines = "";
-    for (const r of out) lines += (typeof r === "string" ? r : wholeLine(r)) + "\r\n";
+    for (const r of out) lines += (typeof r === "string" ? r : wholeLine(r) + this.derived(r)) + "\r\n";
     return lines;
   }
 
@@ -268,7 +278,7 @@ export function callsCsvOrder(db: Db, f: Filters, scope: Scope): OrderHead {
 export function callsCsvBatches(db: Db, f: Filters, scope: Scope, order?: CsvOrder, values?: StoreValuesOf): RowBatches {
   const appIds = new Map(visibleApps(db, scope).map((a) => [a.pk, a.appId]));
   if (order) resolveApps(db, f, scope); // 404 before the first byte, as in-process
-  const reader = new CallsCsvReader(db, appIds);
+  const reader = new CallsCsvReader(db, appIds, csvContext(f.tz));
   if (!order) {
     // The first batch from the order's head; the full sort (~1 s at 10M matches) only
     // once the client has it. Same snapshot, same order, same bytes.
@@ -289,7 +299,8 @@ export function callsCsvBatches(db: Db, f: Filters, scope: Scope, order?: CsvOrd
   const all = whole ? Promise.resolve(order) : order.all;
   // A copy, not a view: posting a view would clone its whole buffer (the full order).
   const ask = (pks: RowOrder, [a, b]: [number, number]) => (values ? values(pks.slice(a, b)).catch(() => undefined) : Promise.resolve(undefined));
-  const lines = values?.lines;
+  // The worker writes its lines with UTC times (its jobs carry no zone): in another zone this thread writes every batch.
+  const lines = f.tz === "UTC" ? values?.lines : undefined;
   const apps = [...appIds];
   return (async function* () {
     if (head.length > 0) yield reader.batch(head, headValues ?? (await ask(head, [0, head.length])), true);

@@ -10,6 +10,7 @@ import { pageOf, round3, type CallDetail, type CallListRow, type CallParticipant
 import { countMatching } from "../scan/cube";
 import { matchKeys, startHead, type KeyedSelection } from "../scan/selection";
 import { parseRawRecord } from "../../../raw-record";
+import { getCallEvents } from "@/lib/ingest/call-events";
 
 
 
@@ -232,5 +233,6 @@ export function getCall(db: Db, ref: CallRef, scope: Scope): CallDetail {
       start_time AS startTime, received_ms AS receivedMs
     FROM recordings WHERE app_pk = ${app.pk} AND session_id = ${ref.sessionId} ORDER BY start_time, pk`);
   const { pk: _pk, mid, source, raw, ...rest } = row;
-  return { ...toRow(rest, new Map([[app.pk, app.appId]])), mid, source, raw: parseRawRecord(raw), participants, recordings };
+  const events = getCallEvents(db, app.pk, ref.sessionId);
+  return { ...toRow(rest, new Map([[app.pk, app.appId]])), mid, source, raw: parseRawRecord(raw), participants, recordings, events };
 }

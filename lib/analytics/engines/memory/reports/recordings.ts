@@ -6,7 +6,7 @@ import { resolveApps, visibleApps, type Scope } from "../../../scope";
 import { pageOf, type Page, type RecordingRow } from "../../../report-types";
 
 
-function hasCallFilters(f: Filters): boolean {
+export function hasCallFilters(f: Filters): boolean {
   return f.type !== undefined || f.mode !== undefined || f.status !== undefined || f.receiverType !== undefined ||
     f.hasRecording !== undefined || f.participantsCount !== undefined || f.uid !== undefined;
 }

@@ -221,7 +221,7 @@ describe("reports against an oracle over the emulator's truth", () => {
     const deps = { db: () => db, authorize: async () => caller };
     const q = "?from=" + (NOW - 60 * DAY);
     const csvRes = await handleReport(new Request(`http://x/api/v1/usage/participants${q}&format=csv`), REPORTS.participants, deps);
-    expect(csvRes.headers.get("content-disposition")).toMatch(/^attachment; filename="callboard-participants-\d{4}-\d{2}-\d{2}\.csv"$/);
+    expect(csvRes.headers.get("content-disposition")).toMatch(/^attachment; filename="callboard-participants_\d{4}-\d{2}-\d{2}_to_\d{4}-\d{2}-\d{2}\.csv"$/);
     const rows = parse(await csvRes.text(), { columns: true }) as Array<Record<string, string>>;
     const json = A.getParticipantUsage(db, A.filters({ from: NOW - 60 * DAY }), ALL);
     expect(rows.length).toBe(json.length);

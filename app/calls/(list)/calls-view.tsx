@@ -1,30 +1,47 @@
 "use client";
 
 import Link from "next/link";
-import type { CallListRow, Page, TotalsReport } from "@/lib/analytics";
+import type { CallListRow, Page, RecordingFacts, RecordingSummary, TotalsReport } from "@/lib/analytics";
 import { DataTable, type Column } from "@/components/data-table";
 import { FilterBar, type AppOption } from "@/components/filter-bar";
+import { CallDuration } from "@/components/call-duration";
 import { CsvLink, EmptyState, Panel, Refreshing } from "@/components/panel";
 import { QueryState } from "@/components/query-state";
+import { RecordingBadge, RecordingSummaryLine } from "@/components/recording-facts";
 import { useFilters, useReport } from "@/components/use-report";
 import { apiQuery } from "@/lib/ui/filter-params";
 import { formatCount, formatDateTime, formatMinutes, formatPercent, formatSeconds, label } from "@/lib/ui/format";
 import { CALLS_PER_PAGE, callHref } from "@/lib/ui/pages";
 import { csvUrl } from "@/lib/ui/reports";
 
+/** The list's columns; on a tablet or phone the least telling ones are left out (the call's page has them all). */
+type CallRow = CallListRow & { recording: RecordingFacts };
 
-function columns(tz: string): Column<CallListRow>[] {
+function columns(tz: string): Column<CallRow>[] {
   return [
     { id: "start", header: "Started", meta: { sortKey: "start" }, cell: ({ row }) => <Link href={callHref(row.original, tz)}>{formatDateTime(row.original.startAt, tz)}</Link> },
-    { id: "app", header: "App", cell: ({ row }) => row.original.app },
-    { id: "type", header: "Type", cell: ({ row }) => label(row.original.type) },
-    { id: "mode", header: "Mode", cell: ({ row }) => label(row.original.mode) },
+    { id: "app", header: "App", meta: { hide: "tablet" }, cell: ({ row }) => row.original.app },
+    { id: "type", header: "Type", meta: { hide: "phone" }, cell: ({ row }) => label(row.original.type) },
+    { id: "mode", header: "Mode", meta: { hide: "tablet" }, cell: ({ row }) => label(row.original.mode) },
     { id: "status", header: "Status", cell: ({ row }) => <span className={`status status-${row.original.status ?? "other"}`}>{label(row.original.status)}</span> },
-    { id: "who", header: "Initiator → receiver", cell: ({ row }) => <span className="who">{row.original.initiator ?? "—"} → {row.original.receiver ?? "—"} <span className="muted">({label(row.original.receiverType)})</span></span> },
-    { id: "participants", header: "People", meta: { numeric: true, sortKey: "participants" }, cell: ({ row }) => formatCount(row.original.totalParticipants) },
-    { id: "duration", header: "Duration", meta: { numeric: true, sortKey: "duration" }, cell: ({ row }) => formatSeconds(row.original.durationSeconds) },
-    { id: "minutes", header: "Minutes", meta: { numeric: true, sortKey: "minutes" }, cell: ({ row }) => formatMinutes(row.original.totalAudioMinutes + row.original.totalVideoMinutes) },
-    { id: "rec", header: "Rec.", cell: ({ row }) => (row.original.hasRecording ? <span title="Has a recording">●<span className="sr-only">yes</span></span> : <span className="muted">–<span className="sr-only">no</span></span>) },
+    {
+      id: "who",
+      header: "Initiator → receiver",
+      meta: { hide: "phone" },
+      cell: ({ row }) => {
+        const r = row.original;
+        const who = `${r.initiator ?? "—"} → ${r.receiver ?? "—"}`;
+        return (
+          <span className="cell-clip who" title={`${who} (${label(r.receiverType)})`}>
+            {who} <span className="muted">({label(r.receiverType)})</span>
+          </span>
+        );
+      },
+    },
+    { id: "participants", header: "People", meta: { numeric: true, sortKey: "participants", hide: "phone" }, cell: ({ row }) => formatCount(row.original.totalParticipants) },
+    { id: "duration", header: "Duration", meta: { numeric: true, sortKey: "duration" }, cell: ({ row }) => <CallDuration status={row.original.status} startedAt={row.original.startedAt} durationSeconds={row.original.durationSeconds} /> },
+    { id: "minutes", header: () => <span title="Every participant's audio and video minutes, summed">Part. minutes</span>, meta: { numeric: true, sortKey: "minutes", hide: "phone" }, cell: ({ row }) => formatMinutes(row.original.totalAudioMinutes + row.original.totalVideoMinutes) },
+    { id: "rec", header: "Recording", cell: ({ row }) => <RecordingBadge facts={row.original.recording} /> },
   ];
 }
 
@@ -32,8 +49,9 @@ export function CallsView({ apps }: { apps: AppOption[] }) {
   const [values, setValues] = useFilters();
   const listQuery = apiQuery(values, { perPage: CALLS_PER_PAGE });
   const totalsQuery = apiQuery(values);
-  const calls = useReport<Page<CallListRow>>("calls", listQuery);
+  const calls = useReport<Page<CallRow>>("calls", listQuery);
   const totals = useReport<TotalsReport>("totals", totalsQuery);
+  const recordings = useReport<{ data: RecordingSummary }>("recording-summary", totalsQuery);
 
   return (
     <>
@@ -43,14 +61,15 @@ export function CallsView({ apps }: { apps: AppOption[] }) {
           {({ current: t }) => (
             <dl className="totals" data-testid="call-totals">
               <div><dt>Calls</dt><dd data-testid="total-calls">{formatCount(t.calls)}</dd></div>
-              <div><dt>Audio</dt><dd>{formatMinutes(t.audioMinutes)}</dd></div>
-              <div><dt>Video</dt><dd>{formatMinutes(t.videoMinutes)}</dd></div>
-              <div><dt>Average duration</dt><dd>{formatSeconds(t.avgDurationSeconds)}</dd></div>
-              <div><dt>With recording</dt><dd>{formatPercent(t.recordingShare)}</dd></div>
+              <div><dt>Participant minutes, audio</dt><dd>{formatMinutes(t.audioMinutes)}</dd></div>
+              <div><dt>Participant minutes, video</dt><dd>{formatMinutes(t.videoMinutes)}</dd></div>
+              <div><dt>Average call duration</dt><dd>{formatSeconds(t.avgDurationSeconds)}</dd></div>
+              <div><dt title="Flagged by the platform or with a link received">Recorded</dt><dd>{formatPercent(t.recordingShare)}</dd></div>
               <div><dt>Unanswered</dt><dd>{formatPercent(t.unansweredRate)}</dd></div>
             </dl>
           )}
         </QueryState>
+        {recordings.data ? <RecordingSummaryLine summary={recordings.data.data} awaitingHref={`/recordings?${new URLSearchParams([...totalsQuery, ["view", "awaiting"]]).toString()}`} /> : null}
       </Panel>
       <Panel id="calls" title={<>Calls <Refreshing active={calls.isFetching && calls.isPlaceholderData} /></>} actions={<CsvLink href={csvUrl("calls", listQuery)} what="these calls" />}>
         <QueryState query={calls} height={400}>

@@ -14,6 +14,7 @@ export default async function CallsPage({ searchParams }: { searchParams: PageSe
   const state = await prefetchReports(caller, [
     ["calls", apiQuery(values, { perPage: CALLS_PER_PAGE })],
     ["totals", apiQuery(values)],
+    ["recording-summary", apiQuery(values)],
   ]);
   return (
     <main className="container dash">

@@ -1,5 +1,0 @@
-import { PageSkeleton } from "@/components/panel";
-
-export default function Loading() {
-  return <PageSkeleton title="Call" blocks={3} />;
-}

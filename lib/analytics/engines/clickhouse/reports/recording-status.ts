@@ -1,0 +1,119 @@
+import { and, join, raw, sql, type Sql } from "@/lib/clickhouse";
+import type { Filters } from "@/lib/analytics/filters";
+import { pageOf, type AwaitingRecordingRow, type Page, type RecordingSummary } from "@/lib/analytics/report-types";
+import type { Scope } from "@/lib/analytics/scope";
+import { appScope, tablesOf, type AppScope, type ChContext, type Tables } from "../context";
+import { fromCalls } from "../conditions";
+import { hasCallFilters, RECORDING_TIME } from "./recordings";
+
+/**
+ * The platform's recording flag against the links `recording_generated` webhooks
+ * delivered, as the in-memory engine answers them (its reports/recording-status.ts):
+ * the summary over the matching calls, the flagged calls still awaiting their link, and
+ * the calls list's per-row facts. `recordings` is co-sharded with `calls`, so "has a
+ * link" is an IN over the shard's own recordings, evaluated shard by shard.
+ */
+
+/** 1 when a link was received for the call (a recording row for its session). */
+function hasLinkSql(t: Tables, pks: readonly number[]): Sql {
+  return sql`((app_pk, session_id) IN (SELECT app_pk, session_id FROM ${t.recordingsLocal} FINAL WHERE deleted = 0 AND app_pk IN ${pks}))`;
+}
+
+export async function getRecordingSummary(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<RecordingSummary> {
+  const apps = appScope(ctx, f, scope);
+  const t = tablesOf(ctx.ch);
+  const none: RecordingSummary = { flagged: 0, withLink: 0, awaiting: 0, linkNotFlagged: 0, links: 0, linksForUnsyncedCalls: 0 };
+  if (apps.pks.length === 0) return none;
+  const link = hasLinkSql(t, apps.pks);
+  const matching = sql`SELECT app_pk, session_id ${fromCalls(t, f, apps.pks, {}, t.callsLocal)}`;
+  const [calls, links, unsynced] = await Promise.all([
+    ctx.ch.rows<{ flagged: number; awaiting: number; withLink: number; notFlagged: number }>(
+      sql`SELECT countIf(platform_has_recording = 1) AS flagged, countIf(platform_has_recording = 1 AND NOT ${link}) AS awaiting,
+          countIf(${link}) AS withLink, countIf(platform_has_recording = 0 AND ${link}) AS notFlagged
+        ${fromCalls(t, f, apps.pks)}`.text,
+      signal,
+    ),
+    // Every link of a matching call (its recordings: co-sharded, the call looked up on the recording's shard).
+    ctx.ch.rows<{ n: number }>(
+      sql`SELECT count() AS n FROM ${t.recordings} FINAL WHERE app_pk IN ${apps.pks} AND deleted = 0 AND (app_pk, session_id) IN (${matching})`.text,
+      signal,
+    ),
+    // Links whose call is not synced (or was deleted), in the period of the recording's own time; none under call filters.
+    hasCallFilters(f)
+      ? Promise.resolve([{ n: 0 }])
+      : ctx.ch.rows<{ n: number }>(
+          sql`SELECT count() AS n FROM ${t.recordings} FINAL WHERE ${and([
+            sql`app_pk IN ${apps.pks}`, raw("deleted = 0"),
+            f.from !== undefined ? sql`${raw(RECORDING_TIME)} >= ${f.from}` : undefined,
+            f.to !== undefined ? sql`${raw(RECORDING_TIME)} < ${f.to}` : undefined,
+            sql`(app_pk, session_id) NOT IN (SELECT app_pk, session_id FROM ${t.callsLocal} FINAL WHERE app_pk IN ${apps.pks} AND deleted = 0)`,
+          ])}`.text,
+          signal,
+        ),
+  ]);
+  const c = calls[0];
+  return {
+    flagged: c?.flagged ?? 0,
+    withLink: c?.withLink ?? 0,
+    awaiting: c?.awaiting ?? 0,
+    linkNotFlagged: c?.notFlagged ?? 0,
+    links: links[0]?.n ?? 0,
+    linksForUnsyncedCalls: unsynced[0]?.n ?? 0,
+  };
+}
+
+const AWAITING_COLUMNS = `app_pk AS appPk, session_id AS sessionId, type, mode, status, initiator, receiver, receiver_type AS receiverType,
+  start_at AS startAt, ended_at AS endedAt, duration_seconds AS durationSeconds`;
+
+/** Flagged calls without a link, newest first (ties: app and session, newest first: the in-memory engine's pk is not here). */
+function awaitingQuery(t: Tables, f: Filters, pks: readonly number[]): Sql {
+  if (pks.length === 0) return sql`SELECT ${raw(AWAITING_COLUMNS)} FROM ${t.calls} WHERE 0`;
+  return sql`SELECT ${raw(AWAITING_COLUMNS)} ${fromCalls(t, f, pks)} AND platform_has_recording = 1 AND NOT ${hasLinkSql(t, pks)}`;
+}
+
+const AWAITING_ORDER = raw("ORDER BY startAt DESC, appPk DESC, sessionId DESC");
+
+type AwaitingRaw = Omit<AwaitingRecordingRow, "app"> & { appPk: number };
+
+function toAwaitingRow(r: AwaitingRaw, apps: AppScope): AwaitingRecordingRow {
+  const { appPk, ...rest } = r;
+  return { app: apps.appId(appPk), ...rest };
+}
+
+export async function getAwaitingRecordings(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<Page<AwaitingRecordingRow>> {
+  const apps = appScope(ctx, f, scope);
+  const q = awaitingQuery(tablesOf(ctx.ch), f, apps.pks);
+  const offset = (f.page - 1) * f.perPage;
+  const [count, rows] = await Promise.all([
+    ctx.ch.rows<{ n: number }>(sql`SELECT count() AS n FROM (${q})`.text, signal),
+    ctx.ch.rows<AwaitingRaw>(sql`${q} ${AWAITING_ORDER} LIMIT ${offset}, ${f.perPage}`.text, signal),
+  ]);
+  return pageOf(rows.map((r) => toAwaitingRow(r, apps)), count[0]?.n ?? 0, f);
+}
+
+/** Every flagged call awaiting its link, newest first, streamed (the CSV). */
+export function awaitingRecordingRows(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): AsyncIterable<AwaitingRecordingRow> {
+  const apps = appScope(ctx, f, scope);
+  const query = sql`${awaitingQuery(tablesOf(ctx.ch), f, apps.pks)} ${AWAITING_ORDER}`.text;
+  return (async function* () {
+    for await (const r of ctx.ch.stream<AwaitingRaw>(query, signal)) yield toAwaitingRow(r, apps);
+  })();
+}
+
+/** Links received per call of `keys` (the calls list's page): by app pk and session id. */
+export async function linksPerCall(ctx: ChContext, keys: ReadonlyArray<{ appPk: number; sessionId: string }>, signal?: AbortSignal): Promise<Map<string, number>> {
+  const links = new Map<string, number>();
+  if (keys.length === 0) return links;
+  const t = tablesOf(ctx.ch);
+  const pks = [...new Set(keys.map((k) => k.appPk))];
+  const found = await ctx.ch.rows<{ appPk: number; sessionId: string; n: number }>(
+    sql`SELECT app_pk AS appPk, session_id AS sessionId, count() AS n FROM ${t.recordings} FINAL
+      WHERE app_pk IN ${pks} AND deleted = 0 AND (app_pk, session_id) IN (${join(keys.map((k) => sql`(${k.appPk}, ${k.sessionId})`), ", ")})
+      GROUP BY app_pk, session_id`.text,
+    signal,
+  );
+  for (const r of found) links.set(callKey(r.appPk, r.sessionId), r.n);
+  return links;
+}
+
+export const callKey = (appPk: number, sessionId: string): string => `${appPk}\u0000${sessionId}`;

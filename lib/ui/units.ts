@@ -1,0 +1,6 @@
+/**
+ * The dashboard's two kinds of time, said the same way on every page: participant
+ * minutes (every participant's time in the calls, summed; written "70h 13m") and a
+ * call's duration (how long it lasted; written "17m 21s").
+ */
+export const UNITS_HINT = "Participant minutes add up every participant's time in the calls; a duration is how long a call lasted.";
