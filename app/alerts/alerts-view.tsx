@@ -3,6 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Fragment, useState } from "react";
 import { fetchJson } from "@/app/_ops/fetch-json";
+import { ScrollBox } from "@/components/scroll-box";
 import { formatDateTime, formatInt } from "@/app/_ops/format";
 import type { AppOption } from "@/app/_ops/scope";
 import type { AlertEventView } from "@/lib/alerts/history";
@@ -69,7 +70,7 @@ export function AlertsView({ initial, apps, isAdmin, loadedAtMs }: { initial: Al
         {rules.length === 0 ? (
           <p className="muted" data-testid="rules-empty">{isAdmin ? "No rule yet: create one below." : "No rule watches your apps yet."}</p>
         ) : (
-          <div className="ops-table-wrap" tabIndex={0} role="region" aria-labelledby="alert-rules">
+          <ScrollBox labelledBy="alert-rules">
             <table className="ops-table" data-testid="alert-rules">
               <thead>
                 <tr>
@@ -126,7 +127,7 @@ export function AlertsView({ initial, apps, isAdmin, loadedAtMs }: { initial: Al
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollBox>
         )}
       </section>
 
@@ -142,7 +143,7 @@ export function AlertsView({ initial, apps, isAdmin, loadedAtMs }: { initial: Al
         {history.length === 0 ? (
           <p className="muted" data-testid="history-empty">No rule has changed state yet.</p>
         ) : (
-          <div className="ops-table-wrap" tabIndex={0} role="region" aria-labelledby="alert-history">
+          <ScrollBox labelledBy="alert-history">
             <table className="ops-table" data-testid="alert-history">
               <thead>
                 <tr>
@@ -175,7 +176,7 @@ export function AlertsView({ initial, apps, isAdmin, loadedAtMs }: { initial: Al
                 })}
               </tbody>
             </table>
-          </div>
+          </ScrollBox>
         )}
       </section>
     </>

@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import { db } from "@/db";
+import { ScrollBox } from "@/components/scroll-box";
 import { currentAdmin } from "@/lib/auth/session";
 import { listApiTokens } from "@/lib/auth/tokens";
 import { listUsers } from "@/lib/auth/users";
@@ -30,6 +31,7 @@ export default async function TokensPage() {
         {tokens.length === 0 ? (
           <p className="muted">No token yet.</p>
         ) : (
+          <ScrollBox labelledBy="all-tokens">
           <table>
             <thead>
               <tr>
@@ -56,6 +58,7 @@ export default async function TokensPage() {
               ))}
             </tbody>
           </table>
+          </ScrollBox>
         )}
       </section>
     </main>
