@@ -73,8 +73,9 @@ describe("the write lock during a backfill (issue 18)", () => {
     let renewals = 0;
     db.$client.function("count_renewal", () => ++renewals);
     db.$client.exec("CREATE TEMP TRIGGER count_renewal AFTER UPDATE ON main.sync_locks BEGIN SELECT count_renewal(); END");
-    // A 1 s lease is renewed every 250 ms: renewals all through the backfill.
-    const r = await syncApp(db, getAppById(db, "long")!, { trigger: "test", perPage: 500, batchSize: 500, leaseMs: 1000, writer: "worker", client: fastClient });
+    // A 400 ms lease is renewed every 100 ms: renewals all through the backfill, which
+    // takes about a second on a quiet machine (a 1 s lease gave only three renewals).
+    const r = await syncApp(db, getAppById(db, "long")!, { trigger: "test", perPage: 500, batchSize: 500, leaseMs: 400, writer: "worker", client: fastClient });
     expect(r.error).toBeNull();
     expect(r.status).toBe("succeeded");
     expect(renewals).toBeGreaterThan(3);
