@@ -9,13 +9,13 @@ export function pageErrorMessage(error: unknown): string | null {
   return null;
 }
 
-export function PageError({ title, message, resetHref }: { title: string; message: string; resetHref: string }) {
+export function PageError({ title, message, resetHref, resetLabel = "Show everything instead" }: { title: string; message: string; resetHref: string; resetLabel?: string }) {
   return (
     <main className="container">
       <h1>{title}</h1>
       <div className="card stack">
         <p className="alert" role="alert">{message}</p>
-        <p><a href={resetHref}>Show everything instead</a></p>
+        <p><a href={resetHref}>{resetLabel}</a></p>
       </div>
     </main>
   );

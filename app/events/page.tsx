@@ -7,6 +7,7 @@ import { Kpi } from "@/app/_ops/kpi";
 import { UrlChoice } from "@/app/_ops/url-choice";
 import { formatDateTime, formatInt } from "@/app/_ops/format";
 import { PageError, pageErrorMessage } from "@/app/_ops/page-error";
+import { HttpError } from "@/lib/http/errors";
 import { toQuery } from "@/app/_ops/params";
 import { appOptions, scopeAppPks } from "@/app/_ops/scope";
 import { currentCaller } from "@/lib/auth/session";
@@ -46,7 +47,14 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
   }
   const window = eventsWindow(p);
   const { from, to } = window;
-  const counts = sortCountRows((await eventCounts(warehouse, appPks, { from, to, tz: p.tz })).map(countRow));
+  let counts;
+  try {
+    counts = sortCountRows((await eventCounts(warehouse, appPks, { from, to, tz: p.tz })).map(countRow));
+  } catch (error) {
+    // ClickHouse not reachable (a 503 HttpError): its message, not the generic error page.
+    if (!(error instanceof HttpError)) throw error;
+    return <PageError title="Events" message={error.message} resetHref="/events" resetLabel="Try again" />;
+  }
   const dayList = chartDays(window, counts.at(-1)?.day, p.tz);
   const period = `${formatDay(dayList[0], true)} – ${formatDay(dayList[dayList.length - 1], true)}`;
   const deliveries = getRecentDeliveries(warehouse, appPks, { outcome: p.outcome, limit: p.limit }).map((d) => deliveryRow(d, p.tz));

@@ -7,10 +7,11 @@
  *   npx tsx e2e/clickhouse/launch.ts --port 3308 --dir .tmp/e2e-clickhouse
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Command } from "commander";
 import { startClickHouse } from "@/lib/clickhouse/testing";
+import { restartable } from "@/lib/clickhouse/testing-restart";
 
 const opts = new Command("e2e-clickhouse")
   .requiredOption("--port <port>")
@@ -23,6 +24,12 @@ const serversDir = `${path.resolve(opts.dir)}-clickhouse`;
 rmSync(serversDir, { recursive: true, force: true });
 mkdirSync(serversDir, { recursive: true });
 const ch = await startClickHouse({ parentDir: serversDir });
+// The outage spec (e2e/clickhouse/outage.spec.ts) takes ClickHouse down with SIGUSR2 and
+// brings it back with SIGUSR1, on the same data; it finds this process by this file.
+const server = restartable(ch, 0);
+writeFileSync(path.join(serversDir, "launch.pid"), String(process.pid));
+process.on("SIGUSR2", () => void server.down());
+process.on("SIGUSR1", () => void server.up());
 const demo = spawn(
   process.execPath,
   ["--import", "tsx", "scripts/demo.ts", "--port", opts.port, "--dir", opts.dir, "--fresh", "--no-build", "--size", "small"],
@@ -42,6 +49,7 @@ async function stop(code: number): Promise<never> {
       demo.kill("SIGTERM");
       await new Promise((r) => demo.once("exit", r));
     }
+    await server.stop();
     await ch.stop();
     rmSync(serversDir, { recursive: true, force: true });
   }

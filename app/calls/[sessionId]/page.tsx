@@ -4,6 +4,7 @@ import { analyticsEngine, type CallDetail } from "@/lib/analytics";
 import { isValidTimeZone } from "@/lib/analytics/tz";
 import { currentCaller } from "@/lib/auth/session";
 import { HttpError } from "@/lib/http/errors";
+import { PageError } from "@/app/_ops/page-error";
 import { CallDetailView } from "./call-detail-view";
 
 export const dynamic = "force-dynamic";
@@ -24,6 +25,9 @@ export default async function CallPage({ params, searchParams }: { params: Param
     call = await analyticsEngine().call({ app, sessionId: decodeURIComponent(sessionId) }, caller);
   } catch (error) {
     if (error instanceof HttpError && error.status === 404) notFound();
+    // The warehouse cannot be reached (503 from the ClickHouse engine): say so, as the
+    // report panels do, instead of the generic error page that hides the message.
+    if (error instanceof HttpError) return <PageError title="Call" message={error.message} resetHref={`/calls/${encodeURIComponent(decodeURIComponent(sessionId))}?app=${encodeURIComponent(app)}`} resetLabel="Try again" />;
     throw error;
   }
   return (
