@@ -41,7 +41,9 @@ export function AppHeader({ caller }: { caller: Caller }) {
           {caller.role === "admin" ? <Link href="/settings">Settings</Link> : null}
         </nav>
         <div className="app-user">
-          <span data-testid="signed-in-email">{caller.email}</span>
+          <span className="app-user-email" data-testid="signed-in-email" title={caller.email}>
+            {caller.email}
+          </span>
           <span className="badge" data-testid="signed-in-role">
             {caller.role}
           </span>

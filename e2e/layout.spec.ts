@@ -90,3 +90,16 @@ test("on a phone the charts stay legible", async ({ page }) => {
   expect(sizes.length).toBeGreaterThan(2);
   expect(Math.min(...sizes)).toBeGreaterThanOrEqual(11);
 });
+
+test("at 1280 px the header keeps the navigation and who is signed in on one line", async ({ page }) => {
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.goto("/");
+  const nav = (await page.getByRole("navigation", { name: "Main" }).boundingBox())!;
+  const signOut = (await page.getByRole("button", { name: "Sign out" }).boundingBox())!;
+  const email = page.getByTestId("signed-in-email");
+  // One line: the Sign out button sits beside the navigation, not under it.
+  expect(signOut.y).toBeLessThan(nav.y + nav.height);
+  // The email is whole in the page (a long one is cut with an ellipsis and titled).
+  await expect(email).toHaveAttribute("title", /@/);
+  expect(await email.evaluate((el) => el.getBoundingClientRect().right <= window.innerWidth)).toBe(true);
+});
