@@ -138,3 +138,46 @@ export function deliveryRow(d: DeliveryFact, version = d.lastReceivedMs): Record
     repeat_count: d.repeatCount, last_received_ms: d.lastReceivedMs,
   };
 }
+
+export interface ClientSessionFact {
+  appPk: number;
+  sessionId: string;
+  occupant: string;
+  joinedAt: number | null;
+  countedAt: number;
+  leftAt: number | null;
+  trigger: string;
+  platform: string | null;
+  sdk: string | null;
+  callVersion: string | null;
+  isAudioOnly: number | null;
+  audioCall: number | null;
+  isVideoMuted: number | null;
+  startRecordingOnCallStart: number | null;
+  receivedMs: number;
+}
+
+/** A `client_sessions` row; version = SQLite's change stamp (seq), 0 for rows filled from ClickHouse's own deliveries. */
+export function clientSessionRow(c: ClientSessionFact, version: number): Record<string, unknown> {
+  return {
+    app_pk: c.appPk, session_id: c.sessionId, occupant: c.occupant, joined_key: c.joinedAt ?? -1, version,
+    joined_at: c.joinedAt, counted_at: c.countedAt, left_at: c.leftAt, trigger: c.trigger,
+    platform: c.platform, sdk: c.sdk, call_version: c.callVersion, is_audio_only: c.isAudioOnly, audio_call: c.audioCall,
+    is_video_muted: c.isVideoMuted, start_recording_on_call_start: c.startRecordingOnCallStart, received_ms: c.receivedMs,
+  };
+}
+
+/** A SQLite `client_sessions` row (snake_case, as better-sqlite3 reads it) as the ClickHouse row, its seq the version. */
+export interface ClientSessionSqliteRow {
+  app_pk: number; session_id: string; occupant: string; joined_at: number | null; counted_at: number; left_at: number | null; trigger: string;
+  platform: string | null; sdk: string | null; call_version: string | null; is_audio_only: number | null; audio_call: number | null;
+  is_video_muted: number | null; start_recording_on_call_start: number | null; received_ms: number; seq: number;
+}
+
+export function clientSessionRowOfSqlite(r: ClientSessionSqliteRow): Record<string, unknown> {
+  return clientSessionRow({
+    appPk: r.app_pk, sessionId: r.session_id, occupant: r.occupant, joinedAt: r.joined_at, countedAt: r.counted_at, leftAt: r.left_at,
+    trigger: r.trigger, platform: r.platform, sdk: r.sdk, callVersion: r.call_version, isAudioOnly: r.is_audio_only, audioCall: r.audio_call,
+    isVideoMuted: r.is_video_muted, startRecordingOnCallStart: r.start_recording_on_call_start, receivedMs: r.received_ms,
+  }, r.seq);
+}
