@@ -1,4 +1,6 @@
-import type { ClientDimension, ClientRow } from "./report-types";
+import { sql } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import type { CallClientRow, ClientDimension, ClientRow } from "./report-types";
 import { CLIENT_DIMENSIONS } from "./report-types";
 
 /**
@@ -43,4 +45,20 @@ export function clientRows(counts: Iterable<ClientCount>, appId: (pk: number) =>
   }));
   const order = (d: string) => CLIENT_DIMENSIONS.indexOf(d as ClientDimension);
   return rows.sort((a, b) => a.app.localeCompare(b.app) || order(a.dimension) - order(b.dimension) || b.sessions - a.sessions || a.value.localeCompare(b.value));
+}
+
+/** At most this many participant sessions on a call's page (as its event log). */
+export const MAX_CALL_CLIENTS = 500;
+
+/**
+ * What each participant session of one call joined with, in the order they joined: read
+ * from SQLite's `client_sessions` by either engine (SQLite keeps the table in both modes),
+ * with the report's values.
+ */
+export function getCallClients(db: Db, appPk: number, sessionId: string): CallClientRow[] {
+  const v = (d: ClientDimension) => sql.raw(CLIENT_VALUE_SQL[d]);
+  return db.all<CallClientRow>(sql`SELECT occupant, joined_at AS joinedAt, left_at AS leftAt, ${v("platform")} AS platform, ${v("sdk")} AS sdk,
+      ${v("media")} AS media, ${v("videoMuted")} AS videoMuted
+    FROM client_sessions WHERE app_pk = ${appPk} AND session_id = ${sessionId}
+    ORDER BY counted_at, occupant LIMIT ${MAX_CALL_CLIENTS}`);
 }

@@ -98,7 +98,7 @@ describe("client_sessions at ingest", () => {
     expect(outcomes).toEqual(["applied"]);
   });
 
-  it("counts a session in the clients report long after its delivery was pruned", async () => {
+  it("counts a session in the clients report, and on its call's page, long after its delivery was pruned", async () => {
     const h = await harness(90);
     const now = Math.floor(Date.now() / 1000);
     const old = now - 200 * DAY;
@@ -116,6 +116,15 @@ describe("client_sessions at ingest", () => {
     expect(report.data.filter((r) => r.dimension === "platform")).toEqual([
       { app: "acme", dimension: "platform", value: "android", sessions: 3, calls: 3, share: 0.5 },
       { app: "acme", dimension: "platform", value: "web", sessions: 3, calls: 3, share: 0.5 },
+    ]);
+    // The call's page still says what each joined with; its raw events are gone.
+    h.db.$client.prepare(`INSERT INTO calls (app_pk, session_id, type, status, start_at, platform_has_recording, has_recording, source, first_seen_ms, updated_ms)
+      VALUES (?, 'old-1', 'video', 'ended', ?, 0, 0, 'sync', 0, 0)`).run(h.appPk.acme, old);
+    const call = await createMemoryEngine({ db: () => h.db }).call({ app: "acme", sessionId: "old-1" }, { appPks: "all" });
+    expect(call.events).toEqual([]);
+    expect(call.clients).toEqual([
+      { occupant: "p1", joinedAt: old + 1, leftAt: null, platform: "android", sdk: "web 4", media: "unknown", videoMuted: "unknown" },
+      { occupant: "p4", joinedAt: old + 4, leftAt: null, platform: "web", sdk: "web 4", media: "unknown", videoMuted: "unknown" },
     ]);
   });
 });
