@@ -1,3 +1,5 @@
+import type { ClientSessionFacts } from "@/lib/ingest/client-sessions";
+
 /**
  * The shape of every row written to the ClickHouse fact tables (schema.ts), built in one
  * place for every writer: the copy from SQLite (copy.ts), the sync and the webhook
@@ -139,23 +141,8 @@ export function deliveryRow(d: DeliveryFact, version = d.lastReceivedMs): Record
   };
 }
 
-export interface ClientSessionFact {
-  appPk: number;
-  sessionId: string;
-  occupant: string;
-  joinedAt: number | null;
-  countedAt: number;
-  leftAt: number | null;
-  trigger: string;
-  platform: string | null;
-  sdk: string | null;
-  callVersion: string | null;
-  isAudioOnly: number | null;
-  audioCall: number | null;
-  isVideoMuted: number | null;
-  startRecordingOnCallStart: number | null;
-  receivedMs: number;
-}
+/** A participant session as the ingest keeps it (lib/ingest/client-sessions.ts). */
+export type ClientSessionFact = ClientSessionFacts;
 
 /** A `client_sessions` row; version = SQLite's change stamp (seq), 0 for rows filled from ClickHouse's own deliveries. */
 export function clientSessionRow(c: ClientSessionFact, version: number): Record<string, unknown> {
