@@ -3,6 +3,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { drizzle, type BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
+import { runBackfills } from "./backfills";
 import * as schema from "./schema";
 
 export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
@@ -31,7 +32,10 @@ export function openDatabase(file: string, options: OpenOptions = {}): Db {
   sqlite.pragma("cache_size = -65536");
   sqlite.pragma("temp_store = MEMORY");
   const db = drizzle(sqlite, { schema }) as Db;
-  if (options.migrate !== false && !options.readonly) migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
+  if (options.migrate !== false && !options.readonly) {
+    migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
+    runBackfills(sqlite);
+  }
   return db;
 }
 

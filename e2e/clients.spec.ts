@@ -43,4 +43,12 @@ test("the call page says what each person joined with", async ({ page }) => {
   await page.waitForURL(/\/calls\/[^/?]+\?app=/);
   const join = page.getByTestId("panel-events").locator('tr[data-trigger$="_participant_joined"]').first();
   await expect(join).toContainText(/sdk \w+/);
+  // Kept per session (beyond the raw events' retention): each participant session's client.
+  const ref = new URL(page.url());
+  const { data: call } = (await (await page.request.get(`/api/v1/calls/${ref.pathname.split("/").at(-1)}?app=${ref.searchParams.get("app")}`)).json()) as { data: { clients: Array<{ occupant: string; platform: string; sdk: string }> } };
+  expect(call.clients.length).toBeGreaterThan(0);
+  const clients = page.getByTestId("call-clients");
+  await expect(clients.locator("tbody tr")).toHaveCount(call.clients.length);
+  await expect(clients.locator("tbody tr").first()).toContainText(call.clients[0].platform);
+  await expect(clients.locator("tbody tr").first()).toContainText(call.clients[0].sdk);
 });

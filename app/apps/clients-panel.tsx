@@ -20,7 +20,7 @@ export function ClientsPanel({ apps, query }: { apps: AppOption[]; query: URLSea
   return (
     <Panel id="clients" title="Clients and platforms" actions={<CsvLink href={csvUrl("clients", query)} what="clients and platforms" />}>
       <p className="muted hint">
-        Participant sessions by what they joined with, from the join webhooks (kept 90 days); each app&apos;s share of its sessions.
+        Participant sessions by what they joined with, from the join webhooks (every join ever received); each app&apos;s share of its sessions.
       </p>
       <QueryState query={clients} height={160}>
         {(d) =>

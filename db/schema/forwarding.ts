@@ -8,8 +8,8 @@ import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
  * order (one writer at a time, AUTOINCREMENT), so "everything up to last_pk" is exact.
  */
 export const clickhouseForwarding = sqliteTable("clickhouse_forwarding", {
-  /** `deliveries` (webhook_deliveries.pk) or `recordings` (recordings.pk). */
-  stream: text("stream", { enum: ["deliveries", "recordings"] }).primaryKey(),
+  /** `deliveries` (webhook_deliveries.pk), `recordings` (recordings.pk) or `client_sessions` (client_sessions.seq: a change stamp). */
+  stream: text("stream", { enum: ["deliveries", "recordings", "client_sessions"] }).primaryKey(),
   /** Every row with pk ≤ last_pk is in ClickHouse. */
   lastPk: integer("last_pk").notNull().default(0),
   /** Rows forwarded so far (diagnostics). */

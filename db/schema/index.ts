@@ -7,3 +7,4 @@ export * from "./analytics";
 export * from "./alerts";
 export * from "./billing";
 export * from "./forwarding";
+export * from "./client-sessions";

@@ -9,7 +9,7 @@ export {
   ENGAGEMENT_BUCKETS, MAX_CROSSINGS, round3,
   type AppUsageRow, type BreakdownRow, type CallDetail, type CallListRow, type CallParticipantDetail, type CallRef, type DailyUsageRow, type DurationBucketRow,
   type EngagementBucketRow, type HeatmapCell, type Page, type Pagination, type ParticipantUsageRow, type RecordingDetail, type RecordingRow, type Totals,
-  type TotalsCsvRow, type TotalsReport, type CallEventRow, type ClientRow, type CombinedParticipantRow, type RecordingFacts, type CallListJsonRow, type RecordingSummary, type AwaitingRecordingRow,
+  type TotalsCsvRow, type TotalsReport, type CallEventRow, type CallClientRow, type ClientRow, type CombinedParticipantRow, type RecordingFacts, type CallListJsonRow, type RecordingSummary, type AwaitingRecordingRow,
 } from "./report-types";
 export { REPORTS, type ReportName, type ReportJson, type ReportRow, type CsvBatch, type CsvSource } from "./reports";
 export { analyticsEngine, type AnalyticsEngine, type EngineHealth, type EngineKind } from "./engine";

@@ -89,6 +89,20 @@ export interface CallDetail extends CallListRow {
   recordings: RecordingDetail[];
   /** Every webhook event received for the session, in the order they happened (lib/ingest/call-events.ts). */
   events: CallEventRow[];
+  /** What each participant session joined with, from the join webhooks (lib/analytics/clients.ts). */
+  clients: CallClientRow[];
+}
+
+/** One participant session of a call and what it joined with (the clients report's values; `unknown`: not said). */
+export interface CallClientRow {
+  /** The occupant's name as the webhooks give it ('' when they did not). */
+  occupant: string;
+  joinedAt: number | null;
+  leftAt: number | null;
+  platform: string;
+  sdk: string;
+  media: string;
+  videoMuted: string;
 }
 
 /** Per participant (per app: a uid is an app's user). Minutes are summed from the

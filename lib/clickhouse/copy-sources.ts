@@ -1,6 +1,6 @@
 import type { Db } from "@/db/client";
 import { eventTime, triggerCategory } from "@/lib/ingest/envelope";
-import { callRow, deliveryRow, eventCountRow, recordingRow, type ParticipantFact } from "./rows";
+import { callRow, clientSessionRowOfSqlite, deliveryRow, eventCountRow, recordingRow, type ClientSessionSqliteRow, type ParticipantFact } from "./rows";
 
 /**
  * What `npm run warehouse -- copy --to clickhouse` reads from each SQLite table: batches in
@@ -8,7 +8,7 @@ import { callRow, deliveryRow, eventCountRow, recordingRow, type ParticipantFact
  * inserts), shaped as the ClickHouse rows (rows.ts) every writer uses.
  */
 
-export type CopyTable = "calls" | "recordings" | "event_counts" | "webhook_deliveries";
+export type CopyTable = "calls" | "recordings" | "event_counts" | "webhook_deliveries" | "client_sessions";
 
 export interface Batch {
   /** The largest pk of the batch (the checkpoint after it is written). */
@@ -164,4 +164,20 @@ const eventCounts: CopySource = {
   },
 };
 
-export const COPY_SOURCES: readonly CopySource[] = [calls, recordings, deliveries, eventCounts];
+/**
+ * Participant sessions, in the order of their change stamp (`seq`, which a leave bumps) in
+ * place of a pk: the checkpoint after a batch is its last seq, so a later run copies what
+ * was added or changed since, and nothing needs a second pass.
+ */
+const clientSessions: CopySource = {
+  table: "client_sessions",
+  checkpointed: true,
+  total: (db, after, changed) => (changed ? 0 : (db.$client.prepare("SELECT count(*) FROM client_sessions WHERE seq > ?").pluck().get(after) as number)),
+  batch(db, after, limit, changed) {
+    if (changed) return { lastPk: after, rows: [] };
+    const rows = db.$client.prepare("SELECT * FROM client_sessions WHERE seq > ? ORDER BY seq LIMIT ?").all(after, limit) as ClientSessionSqliteRow[];
+    return { lastPk: rows.at(-1)?.seq ?? after, rows: rows.map(clientSessionRowOfSqlite) };
+  },
+};
+
+export const COPY_SOURCES: readonly CopySource[] = [calls, recordings, deliveries, eventCounts, clientSessions];

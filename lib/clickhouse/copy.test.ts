@@ -25,10 +25,13 @@ function fillWarehouse(db: Db, calls: number, seed: number): void {
   const del = s.prepare(`INSERT INTO webhook_deliveries (app_pk, idem_key, trigger, webhook, session_id, outcome, body, received_ms, last_received_ms)
     VALUES (?, ?, ?, 'wh', ?, 'applied', ?, ?, ?)`);
   const cnt = s.prepare("INSERT INTO event_counts (app_pk, trigger, bucket_start, count) VALUES (?, ?, ?, ?)");
+  const cs = s.prepare(`INSERT INTO client_sessions (app_pk, session_id, occupant, joined_at, counted_at, trigger, platform, is_audio_only, received_ms, seq)
+    VALUES (?, ?, ?, ?, ?, 'call_participant_joined', ?, ?, ?, ?)`);
   s.transaction(() => {
     for (let i = 0; i < 300; i++) rec.run(1 + (i % 3), `rec-${i}`, `https://r.example/${i}`, i % 17 === 0 ? null : BASE + i, 1_700_000_000_000 + i);
     for (let i = 0; i < 400; i++) del.run(1 + (i % 3), `key-${i}`, i % 2 ? "message_sent" : "call_ended", `s-${i}`, JSON.stringify({ trigger: "message_sent", data: { sentAt: BASE + i } }), 1_700_000_000_000 + i, 1_700_000_000_000 + i);
     for (let i = 0; i < 200; i++) cnt.run(1 + (i % 3), i % 2 ? "message_sent" : "group_created", BASE + 900 * i, 1 + i);
+    for (let i = 0; i < 250; i++) cs.run(1 + (i % 3), `s-${i % 90}`, `p${i}`, i % 9 ? BASE + i : null, BASE + i, i % 4 ? "web" : null, i % 5 ? 0 : null, 1_700_000_000_000 + i, i + 1);
   })();
 }
 
@@ -75,6 +78,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("copy --to clickhouse", () => {
     expect(counts.find((c) => c.table === "calls")).toMatchObject({ copied: 2000, sqlite: 3000, clickhouse: 3000 });
     expect(progress.filter((p) => p.table === "calls").at(-1)).toMatchObject({ done: 2000, total: 2000 });
     for (const c of counts) expect(c.clickhouse, c.table).toBe(c.sqlite);
+    expect(counts.find((c) => c.table === "client_sessions")).toMatchObject({ copied: 250, sqlite: 250 });
     const expected = db.$client.prepare("SELECT count(*) AS calls, CAST(round(sum(total_audio_minutes) * 1000) AS INTEGER) AS audio, (SELECT count(*) FROM call_participants) AS participants FROM calls").get();
     expect(await sums(ch)).toEqual(expected);
     // Run again, and again from scratch: the same facts, counted once.
@@ -93,8 +97,13 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("copy --to clickhouse", () => {
     s.prepare("UPDATE calls SET total_audio_minutes = 123.456, updated_ms = ? WHERE pk = ?").run(Date.now(), pk);
     s.prepare("DELETE FROM call_participants WHERE call_pk = ?").run(pk);
     s.prepare("UPDATE webhook_deliveries SET repeat_count = 7, last_received_ms = ? WHERE pk = 1").run(Date.now());
+    // A leave after the copy: the session takes the next change stamp.
+    s.prepare("UPDATE client_sessions SET left_at = ?, seq = (SELECT max(seq) + 1 FROM client_sessions) WHERE occupant = 'p7'").run(BASE + 600);
     const counts = await copyToClickHouse(db, ch);
     expect(counts.find((c) => c.table === "calls")?.copied).toBe(1);
+    expect(counts.find((c) => c.table === "client_sessions")).toMatchObject({ copied: 1, sqlite: 250, clickhouse: 250 });
+    const left = await ch.rows<{ left_at: number }>("SELECT left_at FROM copy_changed.client_sessions FINAL WHERE occupant = 'p7'");
+    expect(left.map((r) => Number(r.left_at))).toEqual([BASE + 600]);
     const session = s.prepare("SELECT session_id FROM calls WHERE pk = ?").pluck().get(pk) as string;
     const [row] = await ch.rows<{ audio: number; n: number }>(`SELECT total_audio_minutes_x1000 AS audio, length(p_uid) AS n FROM copy_changed.calls FINAL WHERE session_id = '${session}'`);
     expect(row).toEqual({ audio: 123_456, n: 0 });

@@ -120,6 +120,8 @@ export async function countBoth(db: Db, ch: ClickHouse): Promise<Array<Omit<Tabl
       clickhouse: await count(sql`SELECT count() AS n FROM ${t("webhook_deliveries")} FINAL WHERE ${inApps} AND received_ms >= ${oldest}`.text),
     },
     { table: "event_counts", sqlite: q("SELECT count(*) FROM event_counts"), clickhouse: await count(sql`SELECT count() AS n FROM ${t("event_counts")} FINAL WHERE ${inApps}`.text) },
+    // Version 0: filled in ClickHouse from deliveries SQLite no longer holds (lib/clickhouse/client-sessions-backfill.ts).
+    { table: "client_sessions", sqlite: q("SELECT count(*) FROM client_sessions"), clickhouse: await count(sql`SELECT count() AS n FROM ${t("client_sessions")} FINAL WHERE ${inApps} AND version > 0`.text) },
   ];
 }
 

@@ -1,5 +1,6 @@
 import { logger } from "@/lib/log/logger";
-import { clickHouseConfig } from "./client";
+import { clickhouse, clickHouseConfig } from "./client";
+import { backfillClientSessionsFromDeliveries } from "./client-sessions-backfill";
 import { migrateClickHouse, type MigrationReport } from "./migrate";
 
 const globalForSchema = globalThis as unknown as { callboardClickHouseSchema?: Promise<MigrationReport> };
@@ -18,6 +19,7 @@ export function ensureClickHouseSchema(): Promise<MigrationReport | undefined> {
     pending = migrateClickHouse(c).then(
       (report) => {
         if (report.applied.length > 0) logger.info({ clickhouse: c.redacted, applied: report.applied }, "ClickHouse schema migrated");
+        fillClientSessions();
         return report;
       },
       (err: unknown) => {
@@ -28,4 +30,18 @@ export function ensureClickHouseSchema(): Promise<MigrationReport | undefined> {
     globalForSchema.callboardClickHouseSchema = pending;
   }
   return pending;
+}
+
+/**
+ * client_sessions from the joins only ClickHouse still holds (client-sessions-backfill.ts),
+ * in the background: reports do not wait for it; a failure is logged and tried again by
+ * the next process.
+ */
+function fillClientSessions(): void {
+  backfillClientSessionsFromDeliveries(clickhouse()).then(
+    (n) => {
+      if (n > 0) logger.info({ joins: n }, "ClickHouse client_sessions filled from stored joins");
+    },
+    (err: unknown) => logger.warn({ err: err instanceof Error ? err.message : String(err) }, "ClickHouse client_sessions fill failed; the next start tries again"),
+  );
 }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openClickHouse, type ClickHouse } from "./client";
 import { MIGRATIONS_TABLE, migrateClickHouse } from "./migrate";
 import { applyMigrations } from "./migrate";
-import { FACT_TABLES } from "./schema";
+import { CLIENT_SESSIONS, FACT_TABLES } from "./schema";
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./testing";
 import { openChdb } from "./testing-chdb";
 import { forHost } from "./config";
@@ -30,12 +30,12 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse schema on a two-shard cluste
     const first = await migrateClickHouse(ch.config(DB));
     expect(first.onCluster).toBe(false);
     expect(first.hosts).toHaveLength(2);
-    expect(first.applied.map((a) => a.id)).toEqual([1, 2, 1, 2]);
+    expect(first.applied.map((a) => a.id)).toEqual([1, 2, 3, 1, 2, 3]);
     expect(first.hosts.join(" ")).not.toContain(ch.password);
     for (const i of [0, 1]) {
       const tables = (await shard(i).rows<{ name: string; engine: string }>(`SELECT name, engine FROM system.tables WHERE database = '${DB}' ORDER BY name`));
       const byName = new Map(tables.map((t) => [t.name, t.engine]));
-      for (const t of FACT_TABLES) {
+      for (const t of [...FACT_TABLES, CLIENT_SESSIONS]) {
         expect(byName.get(`${t.name}_local`)).toBe("ReplacingMergeTree");
         expect(byName.get(t.name)).toBe("Distributed");
       }
@@ -71,10 +71,10 @@ describe("ClickHouse schema on chdb (a current ClickHouse)", () => {
     const c = openChdb(DB);
     try {
       const applied = await applyMigrations(c, c.placement);
-      expect(applied.map((m) => m.id)).toEqual([1, 2]);
+      expect(applied.map((m) => m.id)).toEqual([1, 2, 3]);
       expect(await applyMigrations(c, c.placement)).toEqual([]);
       const tables = await c.rows<{ name: string }>(`SELECT name FROM system.tables WHERE database = '${DB}' ORDER BY name`);
-      expect(tables.map((t) => t.name)).toEqual([MIGRATIONS_TABLE, "copy_checkpoints", ...FACT_TABLES.map((t) => t.name)].sort());
+      expect(tables.map((t) => t.name)).toEqual([MIGRATIONS_TABLE, "copy_checkpoints", ...[...FACT_TABLES, CLIENT_SESSIONS].map((t) => t.name)].sort());
     } finally {
       await c.close();
     }

@@ -1,3 +1,5 @@
+import type { ClientSessionFacts } from "@/lib/ingest/client-sessions";
+
 /**
  * The shape of every row written to the ClickHouse fact tables (schema.ts), built in one
  * place for every writer: the copy from SQLite (copy.ts), the sync and the webhook
@@ -137,4 +139,32 @@ export function deliveryRow(d: DeliveryFact, version = d.lastReceivedMs): Record
     session_id: d.sessionId, outcome: d.outcome, body: d.body, received_ms: d.receivedMs, bucket_start: d.bucketStart,
     repeat_count: d.repeatCount, last_received_ms: d.lastReceivedMs,
   };
+}
+
+/** A participant session as the ingest keeps it (lib/ingest/client-sessions.ts). */
+export type ClientSessionFact = ClientSessionFacts;
+
+/** A `client_sessions` row; version = SQLite's change stamp (seq), 0 for rows filled from ClickHouse's own deliveries. */
+export function clientSessionRow(c: ClientSessionFact, version: number): Record<string, unknown> {
+  return {
+    app_pk: c.appPk, session_id: c.sessionId, occupant: c.occupant, joined_key: c.joinedAt ?? -1, version,
+    joined_at: c.joinedAt, counted_at: c.countedAt, left_at: c.leftAt, trigger: c.trigger,
+    platform: c.platform, sdk: c.sdk, call_version: c.callVersion, is_audio_only: c.isAudioOnly, audio_call: c.audioCall,
+    is_video_muted: c.isVideoMuted, start_recording_on_call_start: c.startRecordingOnCallStart, received_ms: c.receivedMs,
+  };
+}
+
+/** A SQLite `client_sessions` row (snake_case, as better-sqlite3 reads it) as the ClickHouse row, its seq the version. */
+export interface ClientSessionSqliteRow {
+  app_pk: number; session_id: string; occupant: string; joined_at: number | null; counted_at: number; left_at: number | null; trigger: string;
+  platform: string | null; sdk: string | null; call_version: string | null; is_audio_only: number | null; audio_call: number | null;
+  is_video_muted: number | null; start_recording_on_call_start: number | null; received_ms: number; seq: number;
+}
+
+export function clientSessionRowOfSqlite(r: ClientSessionSqliteRow): Record<string, unknown> {
+  return clientSessionRow({
+    appPk: r.app_pk, sessionId: r.session_id, occupant: r.occupant, joinedAt: r.joined_at, countedAt: r.counted_at, leftAt: r.left_at,
+    trigger: r.trigger, platform: r.platform, sdk: r.sdk, callVersion: r.call_version, isAudioOnly: r.is_audio_only, audioCall: r.audio_call,
+    isVideoMuted: r.is_video_muted, startRecordingOnCallStart: r.start_recording_on_call_start, receivedMs: r.received_ms,
+  }, r.seq);
 }

@@ -144,6 +144,41 @@ export const WEBHOOK_DELIVERIES: TableSpec = {
   shardBy: "cityHash64(app_pk, idem_key)",
 };
 
+/**
+ * What each participant session joined with (SQLite `client_sessions`, kept at ingest:
+ * lib/ingest/client-sessions.ts). One row per (app, session, occupant, joined_at); the
+ * version is SQLite's change stamp (`seq`: a leave bumps it), 0 for rows filled here from
+ * old deliveries only ClickHouse still holds, so anything SQLite sends wins. With its
+ * call on one shard: call filters are answered shard by shard.
+ */
+export const CLIENT_SESSIONS: TableSpec = {
+  name: "client_sessions",
+  columns: [
+    ["app_pk", "UInt32"],
+    ["session_id", "String"],
+    ["occupant", "String"],
+    /** joined_at, or −1 when the join did not say (the key cannot be Nullable). */
+    ["joined_key", "Int64"],
+    ["version", "UInt64"],
+    ["joined_at", "Nullable(Int64)"],
+    /** joined_at, else the second the join was received: what the period filters. */
+    ["counted_at", "Int64"],
+    ["left_at", "Nullable(Int64)"],
+    ["trigger", "String"],
+    ["platform", "Nullable(String)"],
+    ["sdk", "Nullable(String)"],
+    ["call_version", "Nullable(String)"],
+    ["is_audio_only", "Nullable(UInt8)"],
+    ["audio_call", "Nullable(UInt8)"],
+    ["is_video_muted", "Nullable(UInt8)"],
+    ["start_recording_on_call_start", "Nullable(UInt8)"],
+    ["received_ms", "Int64"],
+  ],
+  engine: "ReplacingMergeTree(version)",
+  orderBy: "(app_pk, session_id, occupant, joined_key)",
+  shardBy: "cityHash64(app_pk, session_id)",
+};
+
 export const FACT_TABLES = [CALLS, RECORDINGS, EVENT_COUNTS, WEBHOOK_DELIVERIES] as const;
 
 /**

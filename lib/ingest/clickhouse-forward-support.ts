@@ -41,6 +41,8 @@ export interface FactCounts {
   counted: number;
   buckets: number;
   recordings: number;
+  /** Participant sessions (client_sessions). */
+  clientSessions: number;
 }
 
 export function sqliteFacts(db: Db): FactCounts {
@@ -50,6 +52,7 @@ export function sqliteFacts(db: Db): FactCounts {
     counted: one("SELECT coalesce(sum(count), 0) FROM event_counts"),
     buckets: one("SELECT count(*) FROM event_counts"),
     recordings: one("SELECT count(*) FROM recordings"),
+    clientSessions: one("SELECT count(*) FROM client_sessions"),
   };
 }
 
@@ -61,6 +64,7 @@ export async function clickHouseFacts(ch: ClickHouse): Promise<FactCounts> {
     counted: await one("SELECT sum(c) AS n FROM (SELECT max(count) AS c FROM event_counts GROUP BY app_pk, bucket_start, trigger)"),
     buckets: await one("SELECT count() AS n FROM (SELECT 1 FROM event_counts GROUP BY app_pk, bucket_start, trigger)"),
     recordings: await one("SELECT count() AS n FROM (SELECT 1 FROM recordings GROUP BY app_pk, session_id, start_key)"),
+    clientSessions: await one("SELECT count() AS n FROM (SELECT 1 FROM client_sessions GROUP BY app_pk, session_id, occupant, joined_key)"),
   };
 }
 

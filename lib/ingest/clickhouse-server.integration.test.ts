@@ -141,7 +141,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON || SKIP_WITHOUT_BUILD)("the production se
       await until("health to report the outage", async () => (await health()).body.forwarding?.failing === true);
       const h = await health();
       expect(h.status).toBe(503);
-      expect(h.body).toMatchObject({ status: "unavailable", clickhouse: "unreadable", forwarding: { pending: 240 + 40, failing: true } });
+      expect(h.body).toMatchObject({ status: "unavailable", clickhouse: "unreadable", forwarding: { pending: 240 + 40 + 20, failing: true } });
       expect(h.body.forwarding?.oldestAgeSeconds).not.toBeNull();
       expect(h.text).not.toContain(ch.password);
       expect(h.text).not.toContain(encodeURIComponent(ch.password));

@@ -3,7 +3,7 @@ import { clickhouse, clickHouseConfigured, type ClickHouse } from "@/lib/clickho
 import { ensureClickHouseSchema } from "@/lib/clickhouse/ensure";
 import { insertRowBinary } from "@/lib/clickhouse/row-binary";
 import { deliveryRow, eventCountRow, recordingRow } from "@/lib/clickhouse/rows";
-import { EVENT_COUNTS, RECORDINGS, WEBHOOK_DELIVERIES, type TableSpec } from "@/lib/clickhouse/schema";
+import { CLIENT_SESSIONS, EVENT_COUNTS, RECORDINGS, WEBHOOK_DELIVERIES, type TableSpec } from "@/lib/clickhouse/schema";
 import { Forwarder, type DeliveryFact, type EventCountFact, type ForwardTarget, type ForwarderOptions, type RecordingFact } from "./forwarder";
 
 /**
@@ -11,7 +11,8 @@ import { Forwarder, type DeliveryFact, type EventCountFact, type ForwardTarget, 
  * Each table is a ReplacingMergeTree keyed by the fact's identity, so a batch written
  * twice leaves one row per fact: deliveries by (app, idempotency key), recordings by
  * (app, session, start), event counts by (app, bucket, trigger) with the count itself as
- * the version (counts only grow).
+ * the version (counts only grow), participant sessions by (app, session, occupant, joined)
+ * with SQLite's change stamp as the version.
  */
 export function clickHouseForwardTarget(ch: ClickHouse): ForwardTarget {
   // The schema is migrated at server start; if ClickHouse was down then, the first write
@@ -25,6 +26,7 @@ export function clickHouseForwardTarget(ch: ClickHouse): ForwardTarget {
     writeDeliveries: (rows: DeliveryFact[]) => insert(WEBHOOK_DELIVERIES, rows.map((d) => deliveryRow(d))),
     writeEventCounts: (rows: EventCountFact[]) => insert(EVENT_COUNTS, rows.map(eventCountRow)),
     writeRecordings: (rows: RecordingFact[]) => insert(RECORDINGS, rows.map((r) => recordingRow(r))),
+    writeClientSessions: (rows: Array<Record<string, unknown>>) => insert(CLIENT_SESSIONS, rows),
   };
 }
 

@@ -6,7 +6,7 @@ import { clickHouseConfigured } from "@/lib/clickhouse/client";
  * so that any process can tell (the Sync page, /api/health), whichever process forwards.
  */
 export interface ForwardingBacklog {
-  /** Deliveries and recordings stored locally and not yet in ClickHouse. */
+  /** Deliveries, recordings and participant sessions (new or changed) stored locally and not yet in ClickHouse. */
   pending: number;
   /** False when `pending` is the cheap upper bound (see EXACT_BACKLOG_ROWS). */
   exact: boolean;
@@ -40,7 +40,12 @@ interface StreamRow {
   next_attempt_ms: number | null;
 }
 
-const STREAM_TABLES = { deliveries: "webhook_deliveries", recordings: "recordings" } as const;
+/** Each stream's table and the column its cursor follows (client_sessions: the change stamp). */
+const STREAM_TABLES = {
+  deliveries: { table: "webhook_deliveries", key: "pk" },
+  recordings: { table: "recordings", key: "pk" },
+  client_sessions: { table: "client_sessions", key: "seq" },
+} as const;
 
 /**
  * The backlog of every app together (the forwarder is one for all apps; /api/health
@@ -53,17 +58,17 @@ export function getForwardingBacklog(db: Db, nowMs = Date.now()): ForwardingBack
   let pending = 0;
   let exact = true;
   let oldest: number | null = null;
-  for (const [stream, table] of Object.entries(STREAM_TABLES)) {
+  for (const [stream, { table, key }] of Object.entries(STREAM_TABLES)) {
     const from = byStream.get(stream)?.last_pk ?? 0;
-    const max = sqlite.prepare<[], number | null>(`SELECT max(pk) FROM ${table}`).pluck().get() ?? 0;
+    const max = sqlite.prepare<[], number | null>(`SELECT max(${key}) FROM ${table}`).pluck().get() ?? 0;
     if (max <= from) continue;
     if (max - from <= EXACT_BACKLOG_ROWS) {
-      pending += sqlite.prepare<[number], number>(`SELECT count(*) FROM ${table} WHERE pk > ?`).pluck().get(from) ?? 0;
+      pending += sqlite.prepare<[number], number>(`SELECT count(*) FROM ${table} WHERE ${key} > ?`).pluck().get(from) ?? 0;
     } else {
       pending += max - from;
       exact = false;
     }
-    const first = sqlite.prepare<[number], number>(`SELECT received_ms FROM ${table} WHERE pk > ? ORDER BY pk LIMIT 1`).pluck().get(from);
+    const first = sqlite.prepare<[number], number>(`SELECT received_ms FROM ${table} WHERE ${key} > ? ORDER BY ${key} LIMIT 1`).pluck().get(from);
     if (first !== undefined && (oldest === null || first < oldest)) oldest = first;
   }
   let lastSuccessMs: number | null = null;

@@ -22,6 +22,7 @@ const target: ForwardTarget = {
   writeDeliveries: async (rows) => (await inner.writeDeliveries(rows), written()),
   writeEventCounts: async (rows) => (await inner.writeEventCounts(rows), written()),
   writeRecordings: async (rows) => (await inner.writeRecordings(rows), written()),
+  writeClientSessions: async (rows) => (await inner.writeClientSessions(rows), written()),
 };
 await new Forwarder(db, target, { batchRows: Number(process.env.BATCH_ROWS ?? 20) }).drain();
 process.stdout.write("done\n");

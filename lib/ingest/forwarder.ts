@@ -1,14 +1,16 @@
 import type { Statement } from "better-sqlite3";
 import type { Db } from "@/db/client";
 import { logger, type Logger } from "@/lib/log/logger";
-import type { DeliveryFact as WarehouseDelivery, RecordingFact as WarehouseRecording } from "@/lib/clickhouse/rows";
+import { clientSessionRowOfSqlite, type ClientSessionSqliteRow, type DeliveryFact as WarehouseDelivery, type RecordingFact as WarehouseRecording } from "@/lib/clickhouse/rows";
 import { countBucket, isObject, triggerCategory } from "./envelope";
 
 /**
  * ClickHouse mode: the ingest keeps answering from SQLite (a delivery is durable in the
  * local file before its 200, whatever ClickHouse is doing), and this forwarder copies
  * what it stored on to ClickHouse in batches, oldest first: the raw deliveries, the
- * recordings, and the event counts each delivery touched.
+ * recordings, the event counts each delivery touched, and the participant sessions'
+ * clients (`client_sessions`, followed by their change stamp `seq` instead of a pk: a
+ * leave moves a session's seq on, so it is sent again with its left time).
  *
  * - **Exactly where it stopped.** `clickhouse_forwarding.last_pk` moves only after
  *   ClickHouse accepted a batch. pks grow in commit order (one SQLite writer at a time,
@@ -22,7 +24,8 @@ import { countBucket, isObject, triggerCategory } from "./envelope";
  *   Sync page and /api/health.
  */
 
-export type ForwardStream = "deliveries" | "recordings";
+export type ForwardStream = "deliveries" | "recordings" | "client_sessions";
+const STREAMS: readonly ForwardStream[] = ["deliveries", "recordings", "client_sessions"];
 
 /** A stored delivery as ClickHouse's `webhook_deliveries` takes it, with its SQLite pk. */
 export interface DeliveryFact extends WarehouseDelivery {
@@ -47,6 +50,8 @@ export interface ForwardTarget {
   writeDeliveries(rows: DeliveryFact[]): Promise<void>;
   writeEventCounts(rows: EventCountFact[]): Promise<void>;
   writeRecordings(rows: RecordingFact[]): Promise<void>;
+  /** `client_sessions` rows as ClickHouse takes them (rows.ts clientSessionRow), their seq the version. */
+  writeClientSessions(rows: Array<Record<string, unknown>>): Promise<void>;
 }
 
 export interface ForwarderOptions {
@@ -108,6 +113,7 @@ export class Forwarder {
     cursor: Statement<[string], { last_pk: number; failures: number; next_attempt_ms: number | null }>;
     deliveries: Statement<[number], DeliveryRow>;
     recordings: Statement<[number, number], RecordingRow>;
+    clientSessions: Statement<[number, number], ClientSessionSqliteRow>;
     count: Statement<[number, number, string], number>;
     success: Statement<[string, number, number, number, number]>;
     failure: Statement<[string, string, number, number]>;
@@ -144,6 +150,7 @@ export class Forwarder {
         `SELECT pk, app_pk, session_id, recording_url, recording_date, duration, start_time, received_ms
          FROM recordings WHERE pk > ? ORDER BY pk LIMIT ?`,
       ),
+      clientSessions: sqlite.prepare("SELECT * FROM client_sessions WHERE seq > ? ORDER BY seq LIMIT ?"),
       count: sqlite.prepare<[number, number, string], number>(
         "SELECT count FROM event_counts WHERE app_pk = ? AND bucket_start = ? AND trigger = ?",
       ).pluck(),
@@ -167,7 +174,7 @@ export class Forwarder {
    * throws, after recording the failure and its retry time, when ClickHouse refused.
    */
   async forwardOnce(): Promise<number> {
-    return (await this.forwardDeliveries()) + (await this.forwardRecordings());
+    return (await this.forwardDeliveries()) + (await this.forwardRecordings()) + (await this.forwardClientSessions());
   }
 
   /** Forwards until nothing is pending (shutdown, tests). Throws on the first failure. */
@@ -223,7 +230,7 @@ export class Forwarder {
   private retryDueInMs(): number {
     const now = Date.now();
     let wait = 0;
-    for (const stream of ["deliveries", "recordings"] as const) {
+    for (const stream of STREAMS) {
       const next = this.st.cursor.get(stream)?.next_attempt_ms ?? null;
       if (next !== null && next > now) wait = Math.max(wait, next - now);
     }
@@ -285,6 +292,13 @@ export class Forwarder {
     }));
     if (rows.length === 0) return 0;
     await this.attempt("recordings", rows.at(-1)!.pk, rows.length, () => this.target.writeRecordings(rows));
+    return rows.length;
+  }
+
+  private async forwardClientSessions(): Promise<number> {
+    const rows = this.st.clientSessions.all(this.lastPk("client_sessions"), this.batchRows);
+    if (rows.length === 0) return 0;
+    await this.attempt("client_sessions", rows.at(-1)!.seq, rows.length, () => this.target.writeClientSessions(rows.map(clientSessionRowOfSqlite)));
     return rows.length;
   }
 

@@ -8,6 +8,7 @@ import {
   RECORDING_TRIGGER, triggerCategory, type Envelope,
 } from "./envelope";
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "./json-depth";
+import { clientSessionChange, type ClientSessionChange } from "./client-sessions";
 import { bodyKey, liveKey, recordingKey } from "./keys";
 import { GroupCommitter, StoreUnavailableError, type Effect, type GroupCommitterOptions, type PreparedDelivery } from "./store";
 
@@ -197,6 +198,7 @@ export function createIngestor(sqlite: Database.Database, options: IngestorOptio
     let effect: Effect;
     let idemKey: string;
     let sessionId: string | null = null;
+    let clients: ClientSessionChange | null = null;
     const category = triggerCategory(env.trigger);
     if (env.trigger === RECORDING_TRIGGER) {
       const recording = parseRecording(env.data);
@@ -208,6 +210,7 @@ export function createIngestor(sqlite: Database.Database, options: IngestorOptio
       effect = { kind: "live", live };
       idemKey = liveKey(env, live);
       sessionId = live.sessionId;
+      clients = clientSessionChange(app.pk, env.trigger, sessionId, env.data, receivedMs);
     } else {
       effect = category === "unknown" ? { kind: "none" } : { kind: "count" };
       idemKey = bodyKey(env, parsed);
@@ -225,6 +228,7 @@ export function createIngestor(sqlite: Database.Database, options: IngestorOptio
       bucketStart: countBucket(env.trigger, env.data, receivedMs),
       known: category !== "unknown",
       effect,
+      clients,
     };
   }
 

@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import { prepareClientSessionStatements, type ClientSessionChange } from "./client-sessions";
 import type { LiveEvent, RecordingEvent } from "./envelope";
 
 export type Effect =
@@ -21,6 +22,8 @@ export interface PreparedDelivery {
   /** `stored` when nothing but the count applies (a trigger Callboard does not know). */
   known: boolean;
   effect: Effect;
+  /** What it changes in `client_sessions` (a join's clients, a leave's time), read before the transaction. */
+  clients: ClientSessionChange | null;
 }
 
 
@@ -93,6 +96,7 @@ export function prepareStatements(sqlite: Database.Database) {
       `DELETE FROM webhook_deliveries WHERE pk IN (SELECT pk FROM webhook_deliveries ORDER BY pk LIMIT 5000) AND received_ms < ?
          AND pk <= coalesce((SELECT last_pk FROM clickhouse_forwarding WHERE stream = 'deliveries'), 9007199254740991)`,
     ),
+    clients: prepareClientSessionStatements(sqlite),
     pruneLive: sqlite.prepare<[number, number]>(
       `DELETE FROM live_sessions WHERE (status = 'ended' AND last_event_ms < ?) OR last_event_ms < ?`,
     ),

@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import { logger } from "@/lib/log/logger";
+import { applyClientSessionChange, type ClientSessionChange } from "./client-sessions";
 import { applyEffect, prepareStatements, type PreparedDelivery, type Statements } from "./statements";
 import { noteWriteFailure, noteWriteSuccess, writeFailureReason } from "@/lib/health/write-state";
 import type { WalSyncer } from "./wal-sync";
@@ -100,6 +101,7 @@ export class GroupCommitter {
     this.syncer = options.syncer;
     this.backoff = new WriteBackoff(sqlite, options.backoff);
     this.applyOne = sqlite.transaction((d: PreparedDelivery) => applyEffect(this.st, d));
+    this.applyClients = sqlite.transaction((c: ClientSessionChange) => applyClientSessionChange(this.st.clients, c));
     this.writeBatch = sqlite.transaction((jobs: Job[], rejections: Rejection[]) => {
       const outcomes: StoreOutcome[] = [];
       for (const job of jobs) outcomes.push(this.writeOne(job.delivery));
@@ -110,6 +112,8 @@ export class GroupCommitter {
 
   /** A nested better-sqlite3 transaction is a SAVEPOINT: a throw undoes only this delivery's effects. */
   private readonly applyOne: (d: PreparedDelivery) => void;
+  /** Its own savepoint too: a join whose live state could not apply still counts its client. */
+  private readonly applyClients: (c: ClientSessionChange) => void;
 
   private writeOne(d: PreparedDelivery): StoreOutcome {
     const row = this.st.delivery.get(d.appPk, d.idemKey, d.trigger, d.webhook, d.type, d.sessionId, d.known ? "applied" : "stored", d.body, d.receivedMs, d.receivedMs);
@@ -117,17 +121,26 @@ export class GroupCommitter {
     this.st.count.run(d.appPk, d.trigger, d.bucketStart);
     // Chat and unknown triggers have no effect beyond the count: no savepoint needed.
     if (d.effect.kind === "count" || d.effect.kind === "none") return "stored";
+    if (!this.tryApply(() => this.applyOne(d), d, row.pk)) this.st.markFailed.run(row.pk);
+    // After the live state: a join takes the time of a leave that came before it from there.
+    const clients = d.clients;
+    if (clients) this.tryApply(() => this.applyClients(clients), d, row.pk);
+    return "stored";
+  }
+
+  /** Runs one savepoint; false (logged) when it cannot apply to this data. */
+  private tryApply(apply: () => void, d: PreparedDelivery, deliveryPk: number): boolean {
     try {
-      this.applyOne(d);
+      apply();
+      return true;
     } catch (error) {
       // Disk full, a lock, an I/O error: the batch fails and is answered 503, so the
       // platform sends it again. Only an effect that cannot apply to this data is
       // stored as `failed`.
       if (writeFailureReason(error) !== null) throw error;
-      this.st.markFailed.run(row.pk);
-      logger.error({ err: error instanceof Error ? error.message : String(error), trigger: d.trigger, deliveryPk: row.pk }, "webhook delivery stored but not applied");
+      logger.error({ err: error instanceof Error ? error.message : String(error), trigger: d.trigger, deliveryPk }, "webhook delivery stored but not applied");
+      return false;
     }
-    return "stored";
   }
 
   /**

@@ -6,11 +6,12 @@ import { CallDuration } from "@/components/call-duration";
 import { EmptyState, Panel } from "@/components/panel";
 import { callTimeline, participantMinutes } from "@/lib/ui/charts";
 import { formatDateTime, formatMinutes, label } from "@/lib/ui/format";
+import { CallClientsPanel } from "./clients-panel";
 import { EventsPanel } from "./events-panel";
 import { ParticipantsPanel } from "./participants-panel";
 import { RecordingPanel } from "./recording-panel";
 
-/** One call: facts, who took part (join/leave, minutes, device), the timeline, its recordings, its webhook events, the raw record. */
+/** One call: facts, who took part (join/leave, minutes, device), the timeline, what each joined with, its recordings, its webhook events, the raw record. */
 export function CallDetailView({ call, tz, isAdmin }: { call: CallDetail; tz: string; isAdmin: boolean }) {
   const timeline = callTimeline(call);
   const back = new URLSearchParams({ app: call.app });
@@ -51,6 +52,8 @@ export function CallDetailView({ call, tz, isAdmin }: { call: CallDetail; tz: st
           <ParticipantMinutesChart rows={participantMinutes(call)} />
         </Panel>
       </div>
+
+      <CallClientsPanel call={call} tz={tz} />
 
       <RecordingPanel call={call} tz={tz} isAdmin={isAdmin} />
 

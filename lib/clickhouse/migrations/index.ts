@@ -1,6 +1,7 @@
 import type { Placement } from "../schema";
 import { migration0001 } from "./0001_facts";
 import { migration0002 } from "./0002_copy_checkpoints";
+import { migration0003 } from "./0003_client_sessions";
 
 /**
  * The ClickHouse migrations, in order, like db/migrations for SQLite: a new one is a new
@@ -15,4 +16,4 @@ export interface Migration {
   statements: (p: Placement, onCluster: boolean) => string[];
 }
 
-export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002];
+export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003];

@@ -22,6 +22,8 @@ export interface Tables {
   eventCounts: Sql;
   /** The webhook deliveries the forwarder copied (sharded by their idempotency key, not by call). */
   deliveries: Sql;
+  /** Participant sessions and their clients (co-sharded with their calls). */
+  clientSessions: Sql;
   /** A shard's own rows: for IN subqueries over a co-sharded table, evaluated shard by shard. */
   callsLocal: Sql;
   recordingsLocal: Sql;
@@ -35,6 +37,7 @@ export function tablesOf(ch: ClickHouse): Tables {
     recordings: t("recordings"),
     eventCounts: t("event_counts"),
     deliveries: t("webhook_deliveries"),
+    clientSessions: t("client_sessions"),
     callsLocal: t(localName(p, "calls")),
     recordingsLocal: t(localName(p, "recordings")),
   };

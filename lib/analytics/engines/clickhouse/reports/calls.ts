@@ -4,6 +4,7 @@ import type { Filters } from "@/lib/analytics/filters";
 import { pageOf, type CallDetail, type CallListJsonRow, type CallListRow, type Page } from "@/lib/analytics/report-types";
 import { parseRawRecord } from "@/lib/analytics/raw-record";
 import type { Scope } from "@/lib/analytics/scope";
+import { getCallClients } from "@/lib/analytics/clients";
 import { getCallEvents } from "@/lib/ingest/call-events";
 import { appScope, tablesOf, type AppScope, type ChContext, type Tables } from "../context";
 import { fromCalls, hasRecordingSql } from "../conditions";
@@ -180,5 +181,6 @@ export async function getCall(ctx: ChContext, ref: { app: string; sessionId: str
     }))
     .sort((a, b) => a.seq - b.seq);
   const events = getCallEvents(ctx.db(), app.pk, ref.sessionId);
-  return { ...toRow(c, apps), mid: c.mid, source: c.source, raw: parseRawRecord(c.raw), participants, recordings, events };
+  const clients = getCallClients(ctx.db(), app.pk, ref.sessionId);
+  return { ...toRow(c, apps), mid: c.mid, source: c.source, raw: parseRawRecord(c.raw), participants, recordings, events, clients };
 }

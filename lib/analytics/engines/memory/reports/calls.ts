@@ -11,6 +11,7 @@ import { countMatching } from "../scan/cube";
 import { matchKeys, startHead, type KeyedSelection } from "../scan/selection";
 import { parseRawRecord } from "../../../raw-record";
 import { getCallEvents } from "@/lib/ingest/call-events";
+import { getCallClients } from "../../../clients";
 
 
 
@@ -234,5 +235,6 @@ export function getCall(db: Db, ref: CallRef, scope: Scope): CallDetail {
     FROM recordings WHERE app_pk = ${app.pk} AND session_id = ${ref.sessionId} ORDER BY start_time, pk`);
   const { pk: _pk, mid, source, raw, ...rest } = row;
   const events = getCallEvents(db, app.pk, ref.sessionId);
-  return { ...toRow(rest, new Map([[app.pk, app.appId]])), mid, source, raw: parseRawRecord(raw), participants, recordings, events };
+  const clients = getCallClients(db, app.pk, ref.sessionId);
+  return { ...toRow(rest, new Map([[app.pk, app.appId]])), mid, source, raw: parseRawRecord(raw), participants, recordings, events, clients };
 }
