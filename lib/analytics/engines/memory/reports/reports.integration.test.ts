@@ -13,6 +13,7 @@ const { handleReport } = await import("../test-route");
 const { REPORTS } = await import("../reports");
 const { tempDbFile } = await import("../../../test-fixtures");
 const { offsetAt } = await import("../../../tz");
+const { round3 } = await import("../../../report-types");
 
 type Db = ReturnType<typeof openDatabase>;
 type Emu = Awaited<ReturnType<typeof spawnEmulator>>;
@@ -168,24 +169,26 @@ describe("reports against an oracle over the emulator's truth", () => {
   it("day buckets follow tz: Asia/Kolkata, Asia/Kathmandu, Europe/Berlin across DST", () => {
     const berlinDst = Date.UTC(2025, 9, 26) / 1000; // 2025-10-26, 25 hours long in Berlin
     for (const tz of ["UTC", "Asia/Kolkata", "Asia/Kathmandu", "Europe/Berlin"]) {
-      for (const extra of [{}, { type: "video" as const }, { uid: "a,b" }]) {
-        const f = A.filters({ tz, from: berlinDst - 10 * DAY - 3_600, to: berlinDst + 5 * DAY, ...extra });
-        const want = new Map<string, { calls: number; audio: number; video: number }>();
+      // A scanned filter finds a start's day in a table per quarter hour (scan/quarter.ts): `from` off a quarter on purpose.
+      for (const extra of [{}, { type: "video" as const }, { uid: "a,b" }, { mode: "meet" as const, status: "ended" as const }]) {
+        const f = A.filters({ tz, from: berlinDst - 10 * DAY - 3_593, to: berlinDst + 5 * DAY, ...extra });
+        const want = new Map<string, { calls: number; audio: number; video: number; seconds: number; parts: number }>();
         for (const c of truth.filter((x) => matches(x, f))) {
           const date = new Date((c.start + offsetAt(tz, c.start)) * 1000).toISOString().slice(0, 10);
           const intl = new Intl.DateTimeFormat("en-CA", { timeZone: tz, year: "numeric", month: "2-digit", day: "2-digit" }).format(new Date(c.start * 1000));
           expect(date).toBe(intl);
-          const w = want.get(date) ?? { calls: 0, audio: 0, video: 0 };
-          w.calls++; w.audio += c.audio; w.video += c.video;
+          const w = want.get(date) ?? { calls: 0, audio: 0, video: 0, seconds: 0, parts: 0 };
+          w.calls++; w.audio += c.audio; w.video += c.video; w.seconds += c.durationSeconds; w.parts += c.pc;
           want.set(date, w);
         }
         const got = A.getDailyUsage(db, f, ALL);
         const label = `${tz} ${JSON.stringify(extra)}`;
         expect(got.length, label).toBeGreaterThanOrEqual(15);
         for (const d of got) {
-          const w = want.get(d.date) ?? { calls: 0, audio: 0, video: 0 };
+          const w = want.get(d.date) ?? { calls: 0, audio: 0, video: 0, seconds: 0, parts: 0 };
           expect(d.calls, `${label} ${d.date}`).toBe(w.calls);
           expect(close(d.audioMinutes, w.audio) && close(d.videoMinutes, w.video), `${label} ${d.date}`).toBe(true);
+          expect([d.avgDurationSeconds, d.avgParticipants], `${label} ${d.date}`).toEqual(w.calls ? [round3(w.seconds / w.calls), round3(w.parts / w.calls)] : [0, 0]);
         }
         expect(got.reduce((s, d) => s + d.calls, 0), label).toBe([...want.values()].reduce((s, w) => s + w.calls, 0));
       }
