@@ -133,7 +133,6 @@ function dayOfQuarter(firstDay: number, days: number, bounds: number[], offsets:
  */
 function dailyQuarterSlots(plan: Plan, lo: number, hi: number, out: DaySums, qd: QuarterDays, days: number, exact: boolean): void {
   const { s, appOk, cellOk, from, to, pc, uidIds } = plan;
-  const { calls, audio: au, video: vi, durS, parts } = out;
   const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a, audio = s.audio.a, video = s.video.a, dur = s.dur.a;
   const { q0, day } = qd;
   const nq = day.length;
@@ -154,13 +153,7 @@ function dailyQuarterSlots(plan: Plan, lo: number, hi: number, out: DaySums, qd:
     const d = day[q];
     if (d < 0 || d >= days) continue;
     if (d !== rd) {
-      if (rd >= 0) {
-        calls[rd] += rc;
-        au[rd] += ra;
-        vi[rd] += rv;
-        durS[rd] += rs;
-        parts[rd] += rp;
-      }
+      if (rd >= 0) addRun(out, rd, rc, ra, rv, rs, rp);
       rd = d;
       rc = ra = rv = rs = rp = 0;
     }
@@ -170,21 +163,20 @@ function dailyQuarterSlots(plan: Plan, lo: number, hi: number, out: DaySums, qd:
     rs += dur[i];
     rp += p;
     if (!exact) {
-      calls[rd] += rc;
-      au[rd] += ra;
-      vi[rd] += rv;
-      durS[rd] += rs;
-      parts[rd] += rp;
+      addRun(out, rd, rc, ra, rv, rs, rp);
       rd = -1;
     }
   }
-  if (rd >= 0) {
-    calls[rd] += rc;
-    au[rd] += ra;
-    vi[rd] += rv;
-    durS[rd] += rs;
-    parts[rd] += rp;
-  }
+  if (rd >= 0) addRun(out, rd, rc, ra, rv, rs, rp);
+}
+
+/** Adds a run's sums to day d. */
+function addRun(out: DaySums, d: number, c: number, a: number, v: number, secs: number, p: number): void {
+  out.calls[d] += c;
+  out.audio[d] += a;
+  out.video[d] += v;
+  out.durS[d] += secs;
+  out.parts[d] += p;
 }
 
 /**
