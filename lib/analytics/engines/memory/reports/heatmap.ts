@@ -3,7 +3,7 @@ import type { Filters } from "../../../filters";
 import { MAX_CROSSINGS, round3, type HeatmapCell } from "../../../report-types";
 import { resolveApps, type Scope } from "../../../scope";
 import { WEEKDAYS, nextLocalHourStart, offsetFromSegments, offsetSegments, type OffsetSegment } from "../../../tz";
-import { heatExtentOf, heatmapOf } from "../scan/heat";
+import { heatExtentOf, heatFromQuarters, heatmapOf, heatQuartersOf } from "../scan/heat";
 import { select, type Selection } from "../scan/selection";
 import type { AnalyticsStore } from "../store/store";
 
@@ -20,9 +20,13 @@ export function getConcurrencyHeatmap(db: Db, f: Filters, scope: Scope): Heatmap
   const cells = WEEKDAYS.flatMap((name, weekday) => Array.from({ length: 24 }, (_, hour) => ({ weekday, weekdayName: name, hour, calls: 0, hours: 0, average: 0 })));
   let lo = f.from;
   let hi = f.to;
+  const open = lo === undefined || hi === undefined;
+  // Under a filter beyond apps every slot is scanned: one pass gives the counts per quarter
+  // hour and, for an open window, the extent too (undefined: the blocks' counts serve).
+  let quarters = open ? heatQuartersOf(db, f, appPks, undefined, MAX_CROSSINGS, MAX_TABLE_QUARTERS) : undefined;
   if (lo === undefined || hi === undefined) {
     // The data's extent. Window semantics: every call is a candidate, whatever its start.
-    const { count, minQ: min, maxQ: max } = heatExtentOf(db, f, appPks, MAX_CROSSINGS);
+    const { count, minQ: min, maxQ: max } = quarters ?? heatExtentOf(db, f, appPks, MAX_CROSSINGS);
     if (count === 0) return cells;
     lo ??= min * 900;
     hi ??= max * 900 + 900;
@@ -36,9 +40,12 @@ export function getConcurrencyHeatmap(db: Db, f: Filters, scope: Scope): Heatmap
   // Tables need whole quarters (every zone offset in use since the 1970s is a multiple of 15 minutes).
   const tabular = qHi - qLo <= MAX_TABLE_QUARTERS && Number.isInteger(qLo) && Number.isInteger(qHi) && segments.every((x) => x.offset % 900 === 0);
   const tables = tabular ? quarterTables(f.tz, segments, qLo, qHi) : undefined;
-  const counts = tables
-    ? heatmapOf(db, f, appPks, qLo, qHi, tables.cellQ, tables.nextStart, MAX_CROSSINGS)
-    : heatmapWalk(select(db, f, appPks, { ignoreTime: true }), segments, qLo, qHi);
+  if (tables && !open) quarters = heatQuartersOf(db, f, appPks, { a: qLo, b: qHi }, MAX_CROSSINGS, MAX_TABLE_QUARTERS);
+  const counts = !tables
+    ? heatmapWalk(select(db, f, appPks, { ignoreTime: true }), segments, qLo, qHi)
+    : quarters
+      ? heatFromQuarters(quarters, qLo, qHi, tables.cellQ, tables.nextStart)
+      : heatmapOf(db, f, appPks, qLo, qHi, tables.cellQ, tables.nextStart, MAX_CROSSINGS);
   for (let c = 0; c < counts.length; c++) cells[c].calls = counts[c];
   // Hours of the window per cell (a DST day has 23 or 25).
   for (let t = fromH; t < toH; ) {

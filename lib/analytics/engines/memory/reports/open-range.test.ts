@@ -12,7 +12,8 @@ import { openFixtureDb, randomCall, rng, writeCalls } from "../../../test-fixtur
  * (the plain path: a pass for the extent, then the days of it). Filters that keep calls
  * far from the store's ends make the bounds loose on purpose; a call decades back makes
  * the range too long and takes the extent pass. The heatmap's open window comes from a
- * fused pass (scan/heat.ts heatExtentOf), checked against a selection walked slot by slot.
+ * fused pass (scan/heat.ts: heatQuartersOf under a filter, heatExtentOf on apps only), checked
+ * against a selection walked slot by slot.
  */
 const ALL = { appPks: "all" as const };
 const base = Date.UTC(2025, 0, 1) / 1000;

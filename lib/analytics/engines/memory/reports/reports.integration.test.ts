@@ -13,6 +13,7 @@ const { handleReport } = await import("../test-route");
 const { REPORTS } = await import("../reports");
 const { tempDbFile } = await import("../../../test-fixtures");
 const { offsetAt } = await import("../../../tz");
+const { round3 } = await import("../../../report-types");
 
 type Db = ReturnType<typeof openDatabase>;
 type Emu = Awaited<ReturnType<typeof spawnEmulator>>;
@@ -168,50 +169,68 @@ describe("reports against an oracle over the emulator's truth", () => {
   it("day buckets follow tz: Asia/Kolkata, Asia/Kathmandu, Europe/Berlin across DST", () => {
     const berlinDst = Date.UTC(2025, 9, 26) / 1000; // 2025-10-26, 25 hours long in Berlin
     for (const tz of ["UTC", "Asia/Kolkata", "Asia/Kathmandu", "Europe/Berlin"]) {
-      for (const extra of [{}, { type: "video" as const }, { uid: "a,b" }]) {
-        const f = A.filters({ tz, from: berlinDst - 10 * DAY - 3_600, to: berlinDst + 5 * DAY, ...extra });
-        const want = new Map<string, { calls: number; audio: number; video: number }>();
+      // A scanned filter finds a start's day in a table per quarter hour (scan/quarter.ts): `from` off a quarter on purpose.
+      for (const extra of [{}, { type: "video" as const }, { uid: "a,b" }, { mode: "meet" as const, status: "ended" as const }]) {
+        const f = A.filters({ tz, from: berlinDst - 10 * DAY - 3_593, to: berlinDst + 5 * DAY, ...extra });
+        const want = new Map<string, { calls: number; audio: number; video: number; seconds: number; parts: number }>();
         for (const c of truth.filter((x) => matches(x, f))) {
           const date = new Date((c.start + offsetAt(tz, c.start)) * 1000).toISOString().slice(0, 10);
           const intl = new Intl.DateTimeFormat("en-CA", { timeZone: tz, year: "numeric", month: "2-digit", day: "2-digit" }).format(new Date(c.start * 1000));
           expect(date).toBe(intl);
-          const w = want.get(date) ?? { calls: 0, audio: 0, video: 0 };
-          w.calls++; w.audio += c.audio; w.video += c.video;
+          const w = want.get(date) ?? { calls: 0, audio: 0, video: 0, seconds: 0, parts: 0 };
+          w.calls++; w.audio += c.audio; w.video += c.video; w.seconds += c.durationSeconds; w.parts += c.pc;
           want.set(date, w);
         }
         const got = A.getDailyUsage(db, f, ALL);
         const label = `${tz} ${JSON.stringify(extra)}`;
         expect(got.length, label).toBeGreaterThanOrEqual(15);
         for (const d of got) {
-          const w = want.get(d.date) ?? { calls: 0, audio: 0, video: 0 };
+          const w = want.get(d.date) ?? { calls: 0, audio: 0, video: 0, seconds: 0, parts: 0 };
           expect(d.calls, `${label} ${d.date}`).toBe(w.calls);
           expect(close(d.audioMinutes, w.audio) && close(d.videoMinutes, w.video), `${label} ${d.date}`).toBe(true);
+          expect([d.avgDurationSeconds, d.avgParticipants], `${label} ${d.date}`).toEqual(w.calls ? [round3(w.seconds / w.calls), round3(w.parts / w.calls)] : [0, 0]);
         }
         expect(got.reduce((s, d) => s + d.calls, 0), label).toBe([...want.values()].reduce((s, w) => s + w.calls, 0));
       }
     }
   });
 
-  it("heatmap: a call counts in every local hour it overlaps", () => {
+  it("heatmap: a call counts in every local hour it overlaps, under any filter, in a given or an open window", () => {
+    const fmt = new Map<string, Intl.DateTimeFormat>();
+    const wd = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+    /** The oracle: per local hour start of [from, to), the matching calls running in it. */
+    function oracle(f: F, tz: string, from: number, to: number): number[] {
+      const want = new Array(7 * 24).fill(0);
+      if (!fmt.has(tz)) fmt.set(tz, new Intl.DateTimeFormat("en-US", { timeZone: tz, weekday: "short", hour: "numeric", hourCycle: "h23" }));
+      // Local hour starts of the window, found minute by quarter hour with Intl.
+      const hours: number[] = [];
+      for (let t = Math.floor(from / 900) * 900; t < to + 3600; t += 900) if ((t + offsetAt(tz, t)) % 3600 === 0 && t >= from && t < to) hours.push(t);
+      const sel = truth.filter((c) => matches(c, { ...f, from: undefined, to: undefined }));
+      for (const h of hours) {
+        const parts = fmt.get(tz)!.formatToParts(new Date(h * 1000));
+        const cell = wd.indexOf(parts.find((p) => p.type === "weekday")!.value) * 24 + Number(parts.find((p) => p.type === "hour")!.value);
+        for (const c of sel) if (c.start < h + 3600 && (c.end > h || (c.end === c.start && c.start >= h))) want[cell]++;
+      }
+      return want;
+    }
+    const from = Date.UTC(2025, 9, 20) / 1000;
+    const to = Date.UTC(2025, 10, 3) / 1000;
+    // Apps only: the blocks' counts; any other filter: one pass counting per quarter hour (scan/heat.ts heatQuartersOf).
+    const sets = [{}, { uid: "a,b" }, { type: "audio" as const, status: "ended" as const }, { mode: "meet" as const, participantsCount: 3 }, { receiverType: "group" as const, apps: ["beta"] }];
     for (const tz of ["Asia/Kathmandu", "Europe/Berlin"]) {
-      for (const extra of [{}, { uid: "a,b" }]) {
-        const from = Date.UTC(2025, 9, 20) / 1000;
-        const to = Date.UTC(2025, 10, 3) / 1000;
+      for (const extra of sets) {
         const f = A.filters({ tz, from, to, ...extra });
-        const want = new Array(7 * 24).fill(0);
-        const fmt = new Intl.DateTimeFormat("en-US", { timeZone: tz, weekday: "short", hour: "numeric", hourCycle: "h23" });
-        const wd = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
-        // Local hour starts of the window, found minute by quarter hour with Intl.
-        const hours: number[] = [];
-        for (let t = from; t < to + 3600; t += 900) if ((t + offsetAt(tz, t)) % 3600 === 0 && t >= from && t < to) hours.push(t);
-        const sel = truth.filter((c) => matches(c, { ...f, from: undefined, to: undefined }));
-        for (const h of hours) {
-          const parts = fmt.formatToParts(new Date(h * 1000));
-          const cell = wd.indexOf(parts.find((p) => p.type === "weekday")!.value) * 24 + Number(parts.find((p) => p.type === "hour")!.value);
-          for (const c of sel) if (c.start < h + 3600 && (c.end > h || (c.end === c.start && c.start >= h))) want[cell]++;
-        }
-        const got = A.getConcurrencyHeatmap(db, f, ALL);
-        expect(got.map((c) => c.calls), `${tz} ${JSON.stringify(extra)}`).toEqual(want);
+        const want = oracle(f, tz, from, to);
+        expect(want.some((n) => n > 0), `${tz} ${JSON.stringify(extra)}`).toBe(true);
+        expect(A.getConcurrencyHeatmap(db, f, ALL).map((c) => c.calls), `${tz} ${JSON.stringify(extra)}`).toEqual(want);
+        // An open window: the matching calls' first start quarter to the last quarter they run in.
+        const open = A.filters({ tz, ...extra });
+        const sel = truth.filter((c) => matches(c, open));
+        const first = Math.min(...sel.map((c) => Math.floor(c.start / 900)));
+        const last = Math.max(...sel.map((c) => Math.max(Math.floor(c.start / 900), Math.floor((c.end - 1) / 900))));
+        const got = A.getConcurrencyHeatmap(db, open, ALL);
+        expect(got.map((c) => c.calls), `open ${tz} ${JSON.stringify(extra)}`).toEqual(oracle(open, tz, first * 900, last * 900 + 900));
+        expect(got.reduce((n, c) => n + c.hours, 0), `open ${tz} ${JSON.stringify(extra)}`).toBeGreaterThan(24 * 100);
       }
     }
   });

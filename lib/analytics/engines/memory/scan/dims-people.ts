@@ -95,6 +95,8 @@ function buildDimsPeople(s: AnalyticsStore, lo: number, hi: number, stamp: numbe
       }
     }
     if (keys + touched.length > maxKeys) kept = false;
+    // A code's rows in id order: adding them walks the report's rows forward (people.ts peopleBlock).
+    if (kept) touched.sort((a, b) => a - b);
     for (const u of touched) {
       const r = u * ROW;
       if (kept) {

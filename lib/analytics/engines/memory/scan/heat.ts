@@ -77,6 +77,98 @@ function heatSlots(
 }
 
 /**
+ * The matching calls (start not filtered) as the heatmap counts them, per quarter hour of
+ * [a, b): `starts[q − a]` calls start in quarter q, `runs[q − a]` calls run past its
+ * start (start quarter < q ≤ their last, at most `maxCrossings` after the start) — the
+ * HeatBlock's shape, over the whole window — and the calls' extent (count, first start
+ * quarter, last quarter counted), in one pass. A call costs two or three increments
+ * whatever its length: no walk over the hours it runs past, and no second pass for the
+ * extent when the window is open (`heatmap.ts` picks the window from it).
+ */
+export interface HeatQuarters {
+  a: number;
+  starts: Int32Array;
+  runs: Int32Array;
+  count: number;
+  minQ: number;
+  maxQ: number;
+}
+
+/**
+ * heatQuartersOf over the window's quarters [a, b), or — `window` undefined, an open
+ * from or to — over every quarter a call of the store can count in (from the blocks'
+ * start bounds). Undefined where the blocks' per-app counts serve the filter (apps
+ * only: heatmapOf) or where that range is longer than `maxQuarters`.
+ */
+export function heatQuartersOf(
+  db: Db, f: Filters, appPks: number[] | "all", window: { a: number; b: number } | undefined, maxCrossings: number, maxQuarters: number,
+): HeatQuarters | undefined {
+  const plan = compile(db, f, appPks, { ignoreTime: true });
+  const { s, cellOk, pc, uidIds } = plan;
+  if (uidIds === undefined && pc < 0 && cellOk.every((x) => x === 1)) return undefined;
+  let { a, b } = window ?? { a: 0, b: 0 };
+  if (!window) {
+    let lo = Infinity, hi = -Infinity;
+    for (let k = 0, blocks = (s.n + (1 << s.blockBits) - 1) >> s.blockBits; k < blocks; k++) {
+      if (s.blockMinStart[k]! < lo) lo = s.blockMinStart[k]!;
+      if (s.blockMaxStart[k]! > hi) hi = s.blockMaxStart[k]!;
+    }
+    // Starts are positive (as in heatSlots): truncation is floor. An empty store: an empty range.
+    [a, b] = lo <= hi ? [(lo / 900) | 0, ((hi / 900) | 0) + maxCrossings + 1] : [0, 0];
+  }
+  if (b - a > maxQuarters) return undefined;
+  const n = Math.max(0, b - a);
+  // Runs as differences first (+1 where a run begins, −1 past its end), then summed.
+  const out: HeatQuarters = { a, starts: new Int32Array(n), runs: new Int32Array(n + 1), count: 0, minQ: Infinity, maxQ: -Infinity };
+  if (plan.none) return out;
+  heatQuarterSlots(plan, 0, s.n, out, b, maxCrossings);
+  const runs = out.runs;
+  for (let q = 1; q < n; q++) runs[q] += runs[q - 1];
+  return out;
+}
+
+function heatQuarterSlots(plan: Plan, lo: number, hi: number, out: HeatQuarters, b: number, maxCrossings: number): void {
+  const { s, appOk, cellOk, pc, uidIds } = plan;
+  const app = s.app.a, start = s.start.a, span = s.span.a, cell = s.cell.a, pcs = s.pc.a;
+  const { a, starts, runs } = out;
+  const nApps = appOk.length;
+  let { count, minQ, maxQ } = out;
+  for (let i = lo; i < hi; i++) {
+    const ap = app[i];
+    if (ap >= nApps || appOk[ap] === 0 || cellOk[cell[i]] === 0) continue;
+    if (pc >= 0 && pcs[i] !== pc) continue;
+    const t = start[i];
+    const q0 = (t / 900) | 0; // as in heatSlots
+    if (q0 >= b) continue;
+    const end = Math.max(q0, Math.min(((t + span[i] - 1) / 900) | 0, q0 + maxCrossings));
+    if (end < a) continue;
+    if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    count++;
+    if (q0 < minQ) minQ = q0;
+    if (end > maxQ) maxQ = end;
+    if (q0 >= a) starts[q0 - a]++;
+    const r = q0 + 1 > a ? q0 + 1 : a;
+    const e = end + 1 < b ? end + 1 : b;
+    if (r < e) {
+      runs[r - a]++;
+      runs[e - a]--;
+    }
+  }
+  Object.assign(out, { count, minQ, maxQ });
+}
+
+/** The heatmap's counts (weekday × 24 + hour) of window [qLo, qHi) from per-quarter counts (quarters outside theirs: none). */
+export function heatFromQuarters(h: HeatQuarters, qLo: number, qHi: number, cellQ: Uint8Array, nextStart: Int32Array): Float64Array {
+  const counts = new Float64Array(7 * 24);
+  const { a, starts, runs } = h;
+  const b = a + starts.length;
+  for (let q = Math.max(qLo, a), e = Math.min(qHi, b); q < e; q++) counts[cellQ[q - qLo]] += starts[q - a];
+  // A run counts at each local hour start it passes.
+  for (let q = nextStart[0]; q < qHi; q = nextStart[q + 1 - qLo]) if (q >= a && q < b) counts[cellQ[q - qLo]] += runs[q - a];
+  return counts;
+}
+
+/**
  * The heatmap's window where from/to are open: the matching calls' (start not filtered)
  * first start quarter and last quarter counted, in one pass that allocates nothing.
  * Unfiltered but for apps, a block whose apps are all allowed gives its bounds from its

@@ -35,6 +35,10 @@ export function dailyOf(db: Db, f: Filters, appPks: number[] | "all", firstDay: 
   const quarterly =
     uidIds === undefined && pc < 0 && cellOk.every((x) => x === 1) && offsets.every((o) => o % 900 === 0) && bounds.every((b) => b % 900 === 0) &&
     sumsExact(s.audio, s.n) && sumsExact(s.video, s.n);
+  const onQuarters = offsets.every((o) => o % 900 === 0) && bounds.every((b) => b % 900 === 0);
+  const exact = sumsExact(s.audio, s.n) && sumsExact(s.video, s.n);
+  // Scanned slots find their day in a table per quarter hour (same zone condition as the blocks').
+  const quarterDays = onQuarters ? dayOfQuarter(firstDay, days, bounds, offsets) : undefined;
   walkBlocks(plan, {
     bits: s.blockBits,
     window: true,
@@ -45,7 +49,8 @@ export function dailyOf(db: Db, f: Filters, appPks: number[] | "all", firstDay: 
         }
       : undefined,
     add: (qb) => addQuarterBlock(plan.appOk, qb, out, firstDay, days, bounds, offsets),
-    scan: (lo, hi) => dailySlots(plan, lo, hi, out, firstDay, days, bounds, offsets),
+    scan: (lo, hi) =>
+      quarterDays ? dailyQuarterSlots(plan, lo, hi, out, quarterDays, days, exact) : dailySlots(plan, lo, hi, out, firstDay, days, bounds, offsets),
   });
   const { audio: au, video: vi } = out;
   for (let d = 0; d < days; d++) {
@@ -85,6 +90,93 @@ function dailySlots(plan: Plan, lo: number, hi: number, out: DaySums, firstDay: 
     durS[d] += dur[i];
     parts[d] += p;
   }
+}
+
+/** The local day (0-based from firstDay) of every quarter hour that can start one of the days: `day[q − q0]`. */
+interface QuarterDays {
+  q0: number;
+  day: Int32Array;
+}
+
+/** The dashboard asks the same days again and again: the last few tables are kept. */
+const quarterDaysCache = new Map<string, QuarterDays>();
+
+/**
+ * Days of quarters, in a zone whose offsets and changes fall on quarter hours (a
+ * quarter's calls share a local day): the offset rule of dailySlots taken at the
+ * quarter's start. Quarters from a day before the first to a day after the last (no
+ * offset is a day): a start outside the table is outside the days.
+ */
+function dayOfQuarter(firstDay: number, days: number, bounds: number[], offsets: number[]): QuarterDays {
+  const key = `${firstDay}|${days}|${bounds.join(",")}|${offsets.join(",")}`;
+  const hit = quarterDaysCache.get(key);
+  if (hit) return hit;
+  const q0 = (firstDay - 1) * 96;
+  const day = new Int32Array((days + 2) * 96);
+  let seg = 0;
+  for (let k = 0; k < day.length; k++) {
+    const t = (q0 + k) * 900;
+    while (seg < bounds.length && t >= bounds[seg]) seg++;
+    day[k] = Math.floor((t + offsets[seg]) / 86_400) - firstDay;
+  }
+  const out = { q0, day };
+  if (quarterDaysCache.size >= 8) quarterDaysCache.delete(quarterDaysCache.keys().next().value!);
+  quarterDaysCache.set(key, out);
+  return out;
+}
+
+/**
+ * dailySlots with the day from the quarter's table, and a run of calls on the same day
+ * (slots come roughly in start order) summed in locals before it is added to the day:
+ * with minutes in integer thousandths (`exact`) the sums do not depend on order;
+ * otherwise every call is added to its day at once, in slot order, as dailySlots does.
+ */
+function dailyQuarterSlots(plan: Plan, lo: number, hi: number, out: DaySums, qd: QuarterDays, days: number, exact: boolean): void {
+  const { s, appOk, cellOk, from, to, pc, uidIds } = plan;
+  const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a, audio = s.audio.a, video = s.video.a, dur = s.dur.a;
+  const { q0, day } = qd;
+  const nq = day.length;
+  const nApps = appOk.length;
+  // The current run: its day (−1: none) and sums.
+  let rd = -1, rc = 0, ra = 0, rv = 0, rs = 0, rp = 0;
+  for (let i = lo; i < hi; i++) {
+    if (cellOk[cell[i]] === 0) continue;
+    const ap = app[i];
+    if (ap >= nApps || appOk[ap] === 0) continue;
+    const t = start[i];
+    if (t < from || t >= to) continue;
+    const p = pcs[i];
+    if (pc >= 0 && p !== pc) continue;
+    if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    const q = ((t / 900) | 0) - q0; // positive starts: truncation is floor (see heatmapOf)
+    if (q < 0 || q >= nq) continue;
+    const d = day[q];
+    if (d < 0 || d >= days) continue;
+    if (d !== rd) {
+      if (rd >= 0) addRun(out, rd, rc, ra, rv, rs, rp);
+      rd = d;
+      rc = ra = rv = rs = rp = 0;
+    }
+    rc++;
+    ra += audio[i];
+    rv += video[i];
+    rs += dur[i];
+    rp += p;
+    if (!exact) {
+      addRun(out, rd, rc, ra, rv, rs, rp);
+      rd = -1;
+    }
+  }
+  if (rd >= 0) addRun(out, rd, rc, ra, rv, rs, rp);
+}
+
+/** Adds a run's sums to day d. */
+function addRun(out: DaySums, d: number, c: number, a: number, v: number, secs: number, p: number): void {
+  out.calls[d] += c;
+  out.audio[d] += a;
+  out.video[d] += v;
+  out.durS[d] += secs;
+  out.parts[d] += p;
 }
 
 /**

@@ -124,13 +124,16 @@ export function startHead(db: Db, f: Filters, appPks: number[] | "all", n: numbe
     .sort(desc ? (a, b) => hi[b]! - hi[a]! : (a, b) => lo[a]! - lo[b]!);
   const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a;
   const nApps = appOk.length;
-  let slots: number[] = [];
-  const better = (a: number, b: number) => (desc ? start[b] - start[a] || b - a : start[a] - start[b] || a - b);
+  // The best n so far (in output order), then each block's matches after them.
+  if (headScratch.length < size + n) headScratch = new Int32Array(size + n);
+  const cand = headScratch;
+  let kept = 0;
   for (const b of visit) {
-    if (slots.length >= n) {
-      const nth = start[slots[n - 1]!]!;
+    if (kept >= n) {
+      const nth = start[cand[n - 1]]!;
       if (desc ? hi[b]! < nth : lo[b]! > nth) break;
     }
+    let m = kept;
     for (let i = b * size, e = Math.min(s.n, i + size); i < e; i++) {
       const ap = app[i];
       if (ap >= nApps || appOk[ap] === 0) continue;
@@ -138,13 +141,60 @@ export function startHead(db: Db, f: Filters, appPks: number[] | "all", n: numbe
       if (t < from || t >= to || cellOk[cell[i]] === 0) continue;
       if (pc >= 0 && pcs[i] !== pc) continue;
       if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
-      slots.push(i);
+      cand[m++] = i;
     }
-    // The best n so far, in output order (a block holds at most 65,536 slots).
-    slots.sort(better);
-    if (slots.length > n) slots = slots.slice(0, n);
+    kept = bestInOrder(start, cand, m, n, desc);
   }
-  return { store: s, slots: Int32Array.from(slots) };
+  return { store: s, slots: cand.slice(0, kept) };
+}
+
+/** startHead's candidates (a block's slots and the best so far). */
+let headScratch = new Int32Array(0);
+
+/**
+ * Moves the best `n` of slots cand[0..m) — by (start, slot), or the reverse for `desc` — to
+ * the front of `cand`, in that order; returns how many (min(n, m)). Only the slots whose
+ * start is at least as good as the n-th best start are sorted: that start is found by
+ * selection over the starts, not by sorting a block's 65,536 slots for 50 rows.
+ */
+function bestInOrder(start: ArrayLike<number>, cand: Int32Array, m: number, n: number, desc: boolean): number {
+  const better = (a: number, b: number) => (desc ? start[b] - start[a] || b - a : start[a] - start[b] || a - b);
+  if (m > n) {
+    const keys = new Float64Array(m);
+    for (let k = 0; k < m; k++) keys[k] = start[cand[k]];
+    // The n-th best start: the n-th largest for desc, the n-th smallest otherwise.
+    const nth = kthSmallest(keys, desc ? m - n : n - 1);
+    let w = 0;
+    for (let k = 0; k < m; k++) {
+      const t = start[cand[k]];
+      if (desc ? t >= nth : t <= nth) cand[w++] = cand[k];
+    }
+    m = w;
+  }
+  cand.subarray(0, m).sort(better);
+  return Math.min(n, m);
+}
+
+/** The k-th smallest value of `a` (0-based), reordering `a` (Hoare's selection). */
+export function kthSmallest(a: Float64Array, k: number): number {
+  let lo = 0, hi = a.length - 1;
+  while (lo < hi) {
+    const pivot = a[(lo + hi) >>> 1];
+    let i = lo, j = hi;
+    while (i <= j) {
+      while (a[i] < pivot) i++;
+      while (a[j] > pivot) j--;
+      if (i <= j) {
+        const x = a[i];
+        a[i++] = a[j];
+        a[j--] = x;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return a[k];
+  }
+  return a[k];
 }
 
 /** Earliest and latest start the store's blocks may hold (loose, never narrow: store.ts); null when it holds no call. */

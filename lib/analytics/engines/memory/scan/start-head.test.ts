@@ -3,6 +3,7 @@ import { openDatabase } from "@/db/client";
 import { callsOrder, callsOrderHead } from "../reports/calls";
 import * as A from "../direct";
 import { setKeepAllSums } from "./blocks";
+import { kthSmallest } from "./selection";
 import { resetAnalyticsStore } from "../store/load";
 import { setBlockBits } from "../store/store";
 import { openFixtureDb, randomCall, rng, writeCalls } from "../../../test-fixtures";
@@ -76,5 +77,20 @@ describe("calls CSV head by start, block by block", () => {
     expectHeads("after re-sync");
     writer.$client.exec("DELETE FROM calls WHERE pk % 7 = 0");
     expectHeads("after deletes");
+  });
+
+  it("keeps ties at the n-th start in pk order (only the starts at least as good as the n-th are sorted)", () => {
+    // Hundreds of calls within half a minute at either end of the data: most heads end inside a run of equal starts.
+    const ties = [base + 130 * 86_400, base - 86_400].flatMap((at, k) => Array.from({ length: 300 }, (_, i) => randomCall(r, 90_000 + k * 1000 + i, at, 30)));
+    writeCalls(writer, ties);
+    expectHeads("ties");
+  });
+
+  it("kthSmallest selects as a sort does", () => {
+    for (const m of [1, 2, 3, 10, 257]) {
+      const values = Array.from({ length: m }, () => Math.floor(r() * 20));
+      const sorted = [...values].sort((a, b) => a - b);
+      for (let k = 0; k < m; k++) expect(kthSmallest(Float64Array.from(values), k), `m=${m} k=${k}`).toBe(sorted[k]);
+    }
   });
 });
