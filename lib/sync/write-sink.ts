@@ -34,6 +34,8 @@ export interface WriteSink {
   saveProgress(runPk: number, counts: SyncProgress): void;
   /** The worker's event-loop utilisation since it started (diagnostics). */
   utilization?(): number;
+  /** The worker thread's CPU time (ms) from its first write to its last commit reply (diagnostics; Linux). */
+  cpuMs?(): number | undefined;
   close(): Promise<void>;
 }
 
@@ -57,6 +59,8 @@ export function inlineSink(writer: CallWriter): WriteSink {
 interface Reply {
   id: number;
   result?: BatchResult;
+  /** The worker thread's CPU time since its first write (thread-cpu.ts). */
+  cpuMs?: number;
   /** `code`: SQLite's result code name (SQLITE_FULL, SQLITE_BUSY, ...), kept across the thread. */
   error?: { name: string; message: string; code?: string };
 }
@@ -104,6 +108,7 @@ export function workerSink(db: Db, appPk: number): WriteSink | undefined {
   let nextId = 1;
   const waiting = new Map<number, { resolve: (r: BatchResult) => void; reject: (e: Error) => void }>();
   let dead: Error | undefined;
+  let workerCpuMs: number | undefined;
   const failAll = (err: Error) => {
     dead ??= err;
     for (const w of waiting.values()) w.reject(err);
@@ -113,6 +118,7 @@ export function workerSink(db: Db, appPk: number): WriteSink | undefined {
     const w = waiting.get(m.id);
     if (!w) return;
     waiting.delete(m.id);
+    if (m.cpuMs !== undefined) workerCpuMs = m.cpuMs;
     if (m.result) w.resolve(m.result);
     else {
       const e = Object.assign(new Error(m.error?.message ?? "write worker failed"), { code: m.error?.code });
@@ -139,6 +145,7 @@ export function workerSink(db: Db, appPk: number): WriteSink | undefined {
       if (!dead) worker.postMessage({ progress: { runPk, counts } });
     },
     utilization: () => worker.performance.eventLoopUtilization().utilization,
+    cpuMs: () => workerCpuMs,
     close: async () => {
       if (dead) return;
       // Ask the worker to finish what it was sent and close its connection; terminate()

@@ -11,6 +11,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { openDatabase } from "@/db/client";
+import { threadCpuMs } from "./thread-cpu";
 import type { WorkerConnectionLimits } from "./write-sink";
 import { CallWriter, type BatchResult, type SyncProgress, type WriteRow } from "./writer";
 
@@ -28,6 +29,13 @@ db.$client.pragma("foreign_keys = OFF");
 const writer = new CallWriter(db, appPk);
 
 type Message = { rows: WriteRow[] } | { id: number } | { progress: { runPk: number; counts: SyncProgress } } | { close: true };
+
+/** This thread's CPU time when its first rows arrived (loading the modules is not the sync's cost). */
+let cpuAtFirstWrite: number | undefined;
+const cpuSinceFirstWrite = () => {
+  const now = threadCpuMs();
+  return now === undefined || cpuAtFirstWrite === undefined ? undefined : now - cpuAtFirstWrite;
+};
 
 /** Written since the last commit reply. */
 let done: BatchResult = { inserted: 0, updated: 0, refused: [], ms: 0 };
@@ -51,6 +59,7 @@ parentPort?.on("message", (m: Message) => {
     return;
   }
   if ("rows" in m) {
+    cpuAtFirstWrite ??= threadCpuMs();
     if (failure) return; // the commit reply reports it; nothing more is written
     try {
       const r = writer.writeTolerant(m.rows);
@@ -78,7 +87,7 @@ parentPort?.on("message", (m: Message) => {
     const code = (e as { code?: unknown }).code;
     parentPort?.postMessage({ id: m.id, error: { name: e.name, message: e.message, code: typeof code === "string" ? code : undefined } });
   } else {
-    parentPort?.postMessage({ id: m.id, result: done });
+    parentPort?.postMessage({ id: m.id, result: done, cpuMs: cpuSinceFirstWrite() });
   }
   done = { inserted: 0, updated: 0, refused: [], ms: 0 };
 });
