@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { createCallsClient, filtersToQuery, type CallsClientOptions } from "./calls-client";
+import { createCallsClient, filtersToQuery, rawRecordText, type CallsClientOptions } from "./calls-client";
 import { PlatformAuthError, PlatformHttpError, PlatformProtocolError, PlatformUnavailableError } from "./errors";
 import { retryAfterMs } from "./http";
 import { TokenBucket } from "./rate-limit";
@@ -206,11 +206,12 @@ describe("calls client", () => {
       res.end(n === 1 ? body : `{"data": [{"sessionId": "a"}], "data": [{"sessionId": "b"}, {"sessionId": "c"}]}`);
     });
     const page = await client(url).listCallsPage({}, 1, 10);
-    expect(page.rawTexts).toEqual([`{"sessionId": "s\\u00e91", "x": [1, {"y": "]}"}]}`, `{"sessionId": "s2"}`]);
-    expect(page.rawTexts!.map((t) => JSON.parse(t))).toEqual(page.records);
+    const texts = page.records.map((_r, i) => rawRecordText(page.raw!, i));
+    expect(texts).toEqual([`{"sessionId": "s\\u00e91", "x": [1, {"y": "]}"}]}`, `{"sessionId": "s2"}`]);
+    expect(texts.map((t) => JSON.parse(t))).toEqual(page.records);
     const dup = await client(url).listCallsPage({}, 1, 10);
     expect(dup.records).toHaveLength(2);
-    expect(dup.rawTexts).toBeUndefined();
+    expect(dup.raw).toBeUndefined();
   });
 
   it("refuses an answer over the size limit as it streams (no content-length), without retrying, and starts a page where asked", async () => {

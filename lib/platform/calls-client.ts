@@ -1,5 +1,5 @@
 import { PlatformProtocolError } from "./errors";
-import { arrayMemberElements } from "./json-elements";
+import { arrayMemberRanges } from "./json-elements";
 import { defaultSleep, getJson, type FetchFn, type HttpOptions, type SleepFn } from "./http";
 import { bucketFor, PLATFORM_REQUESTS_PER_MINUTE, type RequestGate, type TokenBucket } from "./rate-limit";
 
@@ -58,13 +58,29 @@ export interface CallsPage {
   page: number;
   records: unknown[];
   /**
-   * Each record's JSON text as the platform sent it (same order as `records`), when the
-   * page could be sliced; the sync stores it as the call's raw record.
+   * Where each record's JSON text lies in the page as the platform sent it (same order as
+   * `records`), when the page could be sliced; the sync stores it as the call's raw record.
    */
-  rawTexts?: string[];
+  raw?: RawRecords;
   pagination: Pagination;
   /** Time from request to parsed JSON (retries included), for the benchmark. */
   fetchMs: number;
+}
+
+/**
+ * The records' texts as byte ranges of the page's UTF-8 body: record i is
+ * `bytes[ranges[2i], ranges[2i + 1])`. Kept as bytes so that the sync can hash a record
+ * and hand it to its write worker (which takes the page's memory over without a copy)
+ * without decoding 1,000 strings a page on its busiest thread.
+ */
+export interface RawRecords {
+  bytes: Buffer;
+  ranges: number[];
+}
+
+/** Record i's text (decoded from its own bytes: one-byte whenever it is ASCII). */
+export function rawRecordText(raw: RawRecords, i: number): string {
+  return raw.bytes.toString("utf8", raw.ranges[2 * i], raw.ranges[2 * i + 1]);
 }
 
 export interface CallsClientOptions {
@@ -187,11 +203,11 @@ export function createCallsClient(options: CallsClientOptions): CallsClient {
         options.appId,
       );
     }
-    const sliced = arrayMemberElements(bytes, "data");
+    const ranges = arrayMemberRanges(bytes, "data");
     // Slices only when they provably match the parsed records (same count, no repeated key).
-    const rawTexts = sliced && sliced.length === b.data.length ? sliced : undefined;
+    const raw = ranges && ranges.length === 2 * b.data.length ? { bytes, ranges } : undefined;
     const fetchMs = performance.now() - t0;
-    return { page, records: b.data, rawTexts, pagination: readPagination(b.meta), fetchMs };
+    return { page, records: b.data, raw, pagination: readPagination(b.meta), fetchMs };
   }
 
   async function* pages(filters: CallFilters = {}, opts: PagesOptions = {}): AsyncGenerator<CallsPage, void, undefined> {

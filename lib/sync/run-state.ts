@@ -1,4 +1,5 @@
 import { parseCallRecord } from "@/lib/platform/call-record";
+import type { RawRecords } from "@/lib/platform/calls-client";
 import type { PageCursor } from "./resume";
 import type { StoredCalls } from "./stored-calls";
 import type { SyncSummary } from "./summary";
@@ -66,7 +67,7 @@ export class RunState {
    * record was already stored, final and unchanged, and the initiatedAt values in order;
    * for the convergence guard, how many records this run had already seen (the window).
    */
-  async handle(records: unknown[], rawTexts?: string[]): Promise<{ allKnown: boolean; initiated: Array<number | null>; repeated: number }> {
+  async handle(records: unknown[], raw?: RawRecords): Promise<{ allKnown: boolean; initiated: Array<number | null>; repeated: number }> {
     const t0 = performance.now();
     const page = new Map<string, string>();
     this.window.push(page);
@@ -83,9 +84,12 @@ export class RunState {
         continue;
       }
       const id = r.call.sessionId;
-      // The record's text as sent when the page could be sliced (cheaper, and exact).
-      const rawJson = rawTexts?.[i] ?? JSON.stringify(r.raw);
-      const hash = contentHash(rawJson);
+      // The record's text as sent when the page could be sliced (cheaper, and exact): left
+      // in the page's bytes, hashed there and decoded by the write side.
+      const rawStart = raw?.ranges[2 * i];
+      const rawEnd = raw?.ranges[2 * i + 1];
+      const rawJson = raw ? null : JSON.stringify(r.raw);
+      const hash = contentHash(rawJson ?? raw!.bytes.subarray(rawStart, rawEnd));
       const prev = this.recent(id);
       if (prev !== undefined) repeated++;
       page.set(id, hash);
@@ -94,7 +98,7 @@ export class RunState {
       if (r.call.status === "ongoing") this.seenOngoing.add(id);
       else this.seenOngoing.delete(id);
       const rawParticipants = Array.isArray(r.raw.participants) ? (r.raw.participants as unknown[]) : [];
-      fresh.push({ call: r.call, rawJson, hash, participantExtras: rawParticipants.map(extraParticipantJson) });
+      fresh.push({ call: r.call, rawJson, rawStart, rawEnd, hash, participantExtras: rawParticipants.map(extraParticipantJson) });
     }
     // What is stored, in one read transaction per page (none needed on a first backfill).
     this.startedEmpty ??= (await this.writer.storedCount()) === 0;
@@ -116,7 +120,7 @@ export class RunState {
       this.staged.add(id);
       rows.push(toWriteRow(p));
     }
-    this.sink.stage(rows);
+    this.sink.stage(rows, raw?.bytes);
     if (this.sink.drained) await this.sink.drained();
     this.summary.timings.parseMs += performance.now() - t0;
     if (this.staged.size >= this.batchSize) await this.flush();

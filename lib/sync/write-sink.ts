@@ -3,7 +3,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { Db } from "@/db/client";
-import type { BatchResult, CallWriter, SyncProgress, WriteRow } from "./writer";
+import { resolveRawTexts, type BatchResult, type CallWriter, type SyncProgress, type WriteRow } from "./writer";
 
 /**
  * Where batches are written: inline on this thread, or on a worker thread with its own
@@ -17,8 +17,11 @@ import type { BatchResult, CallWriter, SyncProgress, WriteRow } from "./writer";
  */
 export interface WriteSink {
   readonly kind: "inline" | "worker" | "clickhouse";
-  /** Queues rows for the next commit. */
-  stage(rows: WriteRow[]): void;
+  /**
+   * Queues rows for the next commit. `page`: the bytes their raw records lie in, when
+   * they were staged as offsets (W.raw); the sink may take its memory over.
+   */
+  stage(rows: WriteRow[], page?: Buffer): void;
   /**
    * Resolves when the sink can take more (a sink that streams to a slower store makes the
    * sync wait here instead of buffering). Absent: always ready.
@@ -43,7 +46,8 @@ export function inlineSink(writer: CallWriter): WriteSink {
   let staged: WriteRow[] = [];
   return {
     kind: "inline",
-    stage: (rows) => {
+    stage: (rows, page) => {
+      resolveRawTexts(rows, page);
       for (const r of rows) staged.push(r);
     },
     commit: async () => {
@@ -130,9 +134,16 @@ export function workerSink(db: Db, appPk: number): WriteSink | undefined {
   worker.on("exit", (code) => failAll(new Error(`write worker exited (${code})`)));
   return {
     kind: "worker",
-    stage: (rows) => {
+    stage: (rows, page) => {
       // After a failure the next commit rejects; nothing to stage into.
-      if (!dead && rows.length) worker.postMessage({ rows });
+      if (dead || !rows.length) return;
+      if (!page) return worker.postMessage({ rows });
+      // The page's memory moves to the worker instead of being copied: the caller is done
+      // with it (its records are hashed), and the worker decodes the raw records from it.
+      // A page that shares its memory (a small body in Node's buffer pool) is copied first.
+      const whole = page.byteOffset === 0 && page.byteLength === page.buffer.byteLength;
+      const memory = (whole ? page.buffer : page.buffer.slice(page.byteOffset, page.byteOffset + page.byteLength)) as ArrayBuffer;
+      worker.postMessage({ rows, page: memory, pageLength: page.byteLength }, [memory]);
     },
     commit: () =>
       new Promise<BatchResult>((resolve, reject) => {

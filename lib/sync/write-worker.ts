@@ -13,7 +13,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { openDatabase } from "@/db/client";
 import { threadCpuMs } from "./thread-cpu";
 import type { WorkerConnectionLimits } from "./write-sink";
-import { CallWriter, type BatchResult, type SyncProgress, type WriteRow } from "./writer";
+import { CallWriter, resolveRawTexts, type BatchResult, type SyncProgress, type WriteRow } from "./writer";
 
 const { file, appPk, limits } = workerData as { file: string; appPk: number; limits: WorkerConnectionLimits };
 const db = openDatabase(file, { migrate: false });
@@ -28,7 +28,7 @@ db.$client.pragma("cache_size = -16384");
 db.$client.pragma("foreign_keys = OFF");
 const writer = new CallWriter(db, appPk);
 
-type Message = { rows: WriteRow[] } | { id: number } | { progress: { runPk: number; counts: SyncProgress } } | { close: true };
+type Message = { rows: WriteRow[]; page?: ArrayBuffer; pageLength?: number } | { id: number } | { progress: { runPk: number; counts: SyncProgress } } | { close: true };
 
 /** This thread's CPU time when its first rows arrived (loading the modules is not the sync's cost). */
 let cpuAtFirstWrite: number | undefined;
@@ -62,6 +62,8 @@ parentPort?.on("message", (m: Message) => {
     cpuAtFirstWrite ??= threadCpuMs();
     if (failure) return; // the commit reply reports it; nothing more is written
     try {
+      // Raw records staged as offsets into their page (the page's memory came with them).
+      if (m.page) resolveRawTexts(m.rows, Buffer.from(m.page, 0, m.pageLength));
       const r = writer.writeTolerant(m.rows);
       done.inserted += r.inserted;
       done.updated += r.updated;
