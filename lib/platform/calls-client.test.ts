@@ -199,6 +199,34 @@ describe("calls client", () => {
     expect((err as Error).message).toMatch(/HTTP 400 ERR_BAD_FILTER: bad type/);
   });
 
+  it("gives every record exactly as a UTF-8 parse of the page would, whatever bytes its strings hold", async () => {
+    // The page is parsed as one-byte text and each record that is not ASCII parsed again
+    // from its own UTF-8 bytes: umlauts, a 4-byte emoji, a non-ASCII key, an escape beside
+    // raw bytes, bytes that are not UTF-8 at all (U+FFFD either way), pretty-printing.
+    const records = [
+      `{"sessionId": "s\\u00e9-1", "participants": [{"uid": "plain"}]}`,
+      `{"sessionId": "jürgen-2", "participants": [{"uid": "ß😀", "größe": {"ä": ["ö"]}}]}`,
+      `{\n  "sessionId": "s3",\n  "note": "caf\\u00e9 and café"\n}`,
+    ];
+    const body = Buffer.concat([
+      Buffer.from(`{"data": [${records.join(", ")}, {"sessionId": "bad-`),
+      Buffer.from([0xff, 0xc3]),
+      Buffer.from(`"}], "meta": {"pagination": {"total_pages": 1}}}`),
+    ]);
+    const duplicate = Buffer.from(`{"data": [{"sessionId": "a"}], "data": [{"sessionId": "ü-b"}, {"sessionId": "c"}]}`);
+    const { url } = await serve((_req, res, n) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(n === 1 ? body : duplicate);
+    });
+    const page = await client(url).listCallsPage({}, 1, 10);
+    expect(page.records).toEqual(JSON.parse(body.toString("utf8")).data);
+    expect((page.records[1] as { sessionId: string }).sessionId).toBe("jürgen-2");
+    expect((page.records[3] as { sessionId: string }).sessionId).toBe("bad-\ufffd\ufffd");
+    const dup = await client(url).listCallsPage({}, 1, 10);
+    expect(dup.raw).toBeUndefined();
+    expect(dup.records).toEqual([{ sessionId: "ü-b" }, { sessionId: "c" }]);
+  });
+
   it("returns each record's text as sent, pretty-printed and escaped, and none for a duplicate data key", async () => {
     const body = `{\n  "meta": {"pagination": {"total_pages": 1}},\n  "data": [\n    {"sessionId": "s\\u00e91", "x": [1, {"y": "]}"}]},\n    {"sessionId": "s2"}\n  ]\n}`;
     const { url } = await serve((_req, res, n) => {

@@ -1,3 +1,4 @@
+import { isAscii } from "node:buffer";
 import { PlatformProtocolError } from "./errors";
 import { arrayMemberRanges } from "./json-elements";
 import { defaultSleep, getJson, type FetchFn, type HttpOptions, type SleepFn } from "./http";
@@ -190,7 +191,9 @@ export function createCallsClient(options: CallsClientOptions): CallsClient {
     q.set("page", String(page));
     q.set("perPage", String(Math.min(MAX_PER_PAGE, Math.max(1, Math.trunc(perPage)))));
     const t0 = performance.now();
-    const { body, bytes } = await getJson(`${base}/calls?${q.toString()}`, http, signal, `page ${page}`);
+    // Read as latin1 (http.ts, BodyReading): records with other bytes than ASCII are parsed
+    // again below from their own UTF-8 text.
+    const { body, bytes } = await getJson(`${base}/calls?${q.toString()}`, http, signal, `page ${page}`, "latin1");
     if (!body || typeof body !== "object" || !Array.isArray((body as { data?: unknown }).data)) {
       throw new PlatformProtocolError(`${label}: page ${page} is not {data: [...], meta}`, options.appId);
     }
@@ -206,8 +209,17 @@ export function createCallsClient(options: CallsClientOptions): CallsClient {
     const ranges = arrayMemberRanges(bytes, "data");
     // Slices only when they provably match the parsed records (same count, no repeated key).
     const raw = ranges && ranges.length === 2 * b.data.length ? { bytes, ranges } : undefined;
+    let records = b.data;
+    if (raw) {
+      for (let i = 0; i < records.length; i++) {
+        if (!isAscii(bytes.subarray(raw.ranges[2 * i], raw.ranges[2 * i + 1]))) records[i] = JSON.parse(rawRecordText(raw, i));
+      }
+    } else if (!isAscii(bytes)) {
+      // Not sliced (rare: a repeated data key): the whole page again, as UTF-8.
+      records = (JSON.parse(bytes.toString("utf8")) as { data: unknown[] }).data;
+    }
     const fetchMs = performance.now() - t0;
-    return { page, records: b.data, raw, pagination: readPagination(b.meta), fetchMs };
+    return { page, records, raw, pagination: readPagination(b.meta), fetchMs };
   }
 
   async function* pages(filters: CallFilters = {}, opts: PagesOptions = {}): AsyncGenerator<CallsPage, void, undefined> {
