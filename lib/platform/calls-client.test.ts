@@ -155,6 +155,32 @@ describe("calls client", () => {
     expect(requests).toHaveLength(4);
   });
 
+  it("fetches again a page read ahead whose answer turns out not to be JSON, and gives up after the attempts", async () => {
+    // Pages read ahead wait as bytes and are parsed when taken: a truncated one is found
+    // then, and fetched again through the retrying path.
+    const list = listServer(30);
+    let page2Requests = 0;
+    const { url } = await serve((req, res) => {
+      const page = new URL(req.url ?? "/", "http://x").searchParams.get("page");
+      if (page === "2" && ++page2Requests <= 2) {
+        res.writeHead(200, { "content-type": "application/json" });
+        return res.end('{"data":[{"sessionId":"s20"},{"sess');
+      }
+      list(req, res);
+    });
+    const ids = await collect(client(url).pages({}, { perPage: 10, prefetch: 2 }));
+    expect(ids).toEqual(Array.from({ length: 30 }, (_, i) => `s${30 - i}`));
+    // Truncated when read ahead and on the first retrying attempt; whole on the second.
+    expect(page2Requests).toBe(3);
+
+    const broken = await serve((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end('{"data":[{"sessionId":"a"},{"sess');
+    });
+    await expect(collect(client(broken.url, { maxAttempts: 3 }).pages({}, { prefetch: 2 }))).rejects.toThrow(/gave up after 3 attempts.*invalid or truncated JSON/);
+    expect(broken.requests).toHaveLength(4);
+  });
+
   it("times out a hung response and a stalled body, then retries", async () => {
     const { url } = await serve((_req, res, n) => {
       if (n === 1) return; // never answers

@@ -143,8 +143,10 @@ export interface JsonResponse {
  * numbers and every ASCII string come out the same as from UTF-8 (JSON's syntax is
  * ASCII, and a multi-byte sequence only ever occurs inside a string); a string holding
  * other bytes does not, so the caller parses such a part again from its UTF-8 text.
+ * "unparsed": the caller parses the bytes when it needs them (and fetches again an answer
+ * that turns out not to be JSON).
  */
-export type BodyReading = "utf8" | "latin1";
+export type BodyReading = "utf8" | "latin1" | "unparsed";
 
 function causeText(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
@@ -234,6 +236,7 @@ async function attemptOnce(
     }
     const status = res.status;
     if (status >= 200 && status < 300) {
+      if (reading === "unparsed") return { status, body: undefined, headers: res.headers, bytes: buf };
       const text = buf.toString(reading);
       try {
         return { status, body: JSON.parse(text), headers: res.headers, bytes: buf };
