@@ -160,13 +160,13 @@ describe("calls client", () => {
     // then, and fetched again through the retrying path.
     const list = listServer(30);
     let page2Requests = 0;
-    const { url } = await serve((req, res) => {
+    const { url } = await serve((req, res, n) => {
       const page = new URL(req.url ?? "/", "http://x").searchParams.get("page");
       if (page === "2" && ++page2Requests <= 2) {
         res.writeHead(200, { "content-type": "application/json" });
         return res.end('{"data":[{"sessionId":"s20"},{"sess');
       }
-      list(req, res);
+      list(req, res, n);
     });
     const ids = await collect(client(url).pages({}, { perPage: 10, prefetch: 2 }));
     expect(ids).toEqual(Array.from({ length: 30 }, (_, i) => `s${30 - i}`));
