@@ -39,6 +39,9 @@ export interface SyncBackfillResult {
   writerBusy?: number;
   /** CPU of this process (main thread and write worker) during the sync. */
   syncCpuSeconds: number;
+  /** CPU of the sync thread and of the write worker alone (Linux); the rest of the process's is GC helpers and I/O threads. */
+  mainCpuSeconds?: number;
+  writerCpuSeconds?: number;
   /** CPU of the emulator process during the sync (it shares the machine's cores). */
   emulatorCpuSeconds?: number;
 }
@@ -149,9 +152,11 @@ export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize
         db.$client.exec(`DROP TRIGGER "${t}"`);
       }
     }
-    let peak = process.memoryUsage().rss;
+    // RSS alone: memoryUsage() also walks V8's heap spaces, about 1 µs a call of the sync
+    // thread's CPU when sampled after every page.
+    let peak = process.memoryUsage.rss();
     const sample = () => {
-      peak = Math.max(peak, process.memoryUsage().rss);
+      peak = Math.max(peak, process.memoryUsage.rss());
     };
     const sampler = setInterval(sample, 100);
     let summary;
@@ -191,9 +196,14 @@ export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize
       emulatorCpuSeconds,
       mainBusy: summary.timings.mainBusy,
       writerBusy: summary.timings.writerBusy,
+      mainCpuSeconds: seconds(summary.timings.mainCpuMs),
+      writerCpuSeconds: seconds(summary.timings.writerCpuMs),
     };
   });
 }
+
+const seconds = (ms: number | undefined) => (ms === undefined ? undefined : ms / 1000);
+const perCall = (s: number | undefined, calls: number) => (s === undefined ? "?" : ((s * 1e6) / calls).toFixed(0));
 
 const pct = (x: number | undefined) => (x === undefined ? "?" : `${Math.round(x * 100)}%`);
 
@@ -237,6 +247,7 @@ export async function runSyncBackfillBench(opts: { calls?: number; mixes?: DataM
       { area, metric: "peak RSS of the syncing process", target: "< 600 MB", measured: `${r.peakRssMb} MB`, ok: r.peakRssMb < 600 },
       { area, metric: "write transactions alone / parse + hash + classify", target: "", measured: `${(r.dbOnlyMs / 1000).toFixed(1)} s / ${(r.parseMs / 1000).toFixed(1)} s` },
       { area, metric: "CPU during the sync: Callboard (both threads) / the upstream (not prerendered)", target: "", measured: `${r.syncCpuSeconds.toFixed(1)} s / ${r.emulatorCpuSeconds?.toFixed(1) ?? "?"} s (${((r.syncCpuSeconds * 1e6) / r.calls).toFixed(0)} / ${r.emulatorCpuSeconds === undefined ? "?" : ((r.emulatorCpuSeconds * 1e6) / r.calls).toFixed(0)} µs per call)` },
+      { area, metric: "CPU per call: sync thread / write worker / the process's other threads (GC helpers, I/O)", target: "", measured: `${perCall(r.mainCpuSeconds, r.calls)} / ${perCall(r.writerCpuSeconds, r.calls)} / ${r.mainCpuSeconds === undefined || r.writerCpuSeconds === undefined ? "?" : perCall(r.syncCpuSeconds - r.mainCpuSeconds - r.writerCpuSeconds, r.calls)} µs` },
       { area, metric: "busy: sync thread / write worker; waiting for pages", target: "", measured: `${pct(r.mainBusy)} / ${pct(r.writerBusy)}; ${(r.fetchWaitMs / 1000).toFixed(1)} s of ${r.pages} pages` },
     );
   }
@@ -298,8 +309,8 @@ export async function measureLongBackfill({ calls = 10_000_000, mix = "platform"
   return withBenchBackfill(calls, { mix, prerender: false }, undefined, async ({ db, app, file, emulatorStartMs, syncApp }) => {
     const marks: LongBackfillMark[] = [];
     const wanted = [...LONG_BACKFILL_MARKS.filter((m) => m < calls), calls];
-    let peak = process.memoryUsage().rss;
-    const sample = () => (peak = Math.max(peak, process.memoryUsage().rss));
+    let peak = process.memoryUsage.rss();
+    const sample = () => (peak = Math.max(peak, process.memoryUsage.rss()));
     const sampler = setInterval(sample, 100);
     const started = performance.now();
     const mark = (fetched: number) => {

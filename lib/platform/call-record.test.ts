@@ -72,6 +72,27 @@ describe("parseCallRecord", () => {
     expect(parseDurationSeconds("00:61:00")).toBeUndefined();
   });
 
+  it("reads the platform's plain H:MM:SS digit by digit exactly as the general reading does", () => {
+    const { plainHms, durationText } = coercionForTests;
+    const forms = ["00:00:00", "0:00:48", "27:03:09", "123456789:59:59", "00:59:60", "00:60:00", "1:2:03", "00:02:0a", " 00:02:00", "00:02:00 ", "-1:00:00", "1.5:00:00", "١:00:00", "1234567890:00:00", "00:02", "0:0:0:00:00", "::00:00"];
+    for (let i = 0; i < 2_000; i++) {
+      const h = String(Math.floor(Math.random() * 10 ** (1 + (i % 9)))).padStart(2, "0");
+      forms.push(`${h}:${String(i % 70).padStart(2, "0")}:${String((i * 7) % 70).padStart(2, "0")}`);
+    }
+    let plain = 0;
+    for (const s of forms) {
+      const fast = plainHms(s);
+      if (fast === undefined) continue;
+      plain++;
+      expect([s, fast]).toEqual([s, durationText(s)]);
+    }
+    expect(plain).toBeGreaterThan(1_000);
+    // Every form it declines is still read (or refused) by the general reading.
+    expect(parseDurationSeconds(" 00:02:00")).toBe(120);
+    expect(parseDurationSeconds("00:60:00")).toBeUndefined();
+    expect(parseDurationSeconds("1234567890:00:00")).toBe(1234567890 * 3600);
+  });
+
   it("names the field when totalDuration is not a duration", () => {
     const r = fail({ ...base(), totalDuration: "two minutes" });
     expect(r.sessionId).toBe("v1.us.app1.1700000000.abc");

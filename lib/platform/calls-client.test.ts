@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { createCallsClient, filtersToQuery, type CallsClientOptions } from "./calls-client";
+import { createCallsClient, filtersToQuery, rawRecordText, type CallsClientOptions } from "./calls-client";
 import { PlatformAuthError, PlatformHttpError, PlatformProtocolError, PlatformUnavailableError } from "./errors";
 import { retryAfterMs } from "./http";
 import { TokenBucket } from "./rate-limit";
@@ -155,6 +155,32 @@ describe("calls client", () => {
     expect(requests).toHaveLength(4);
   });
 
+  it("fetches again a page read ahead whose answer turns out not to be JSON, and gives up after the attempts", async () => {
+    // Pages read ahead wait as bytes and are parsed when taken: a truncated one is found
+    // then, and fetched again through the retrying path.
+    const list = listServer(30);
+    let page2Requests = 0;
+    const { url } = await serve((req, res, n) => {
+      const page = new URL(req.url ?? "/", "http://x").searchParams.get("page");
+      if (page === "2" && ++page2Requests <= 2) {
+        res.writeHead(200, { "content-type": "application/json" });
+        return res.end('{"data":[{"sessionId":"s20"},{"sess');
+      }
+      list(req, res, n);
+    });
+    const ids = await collect(client(url).pages({}, { perPage: 10, prefetch: 2 }));
+    expect(ids).toEqual(Array.from({ length: 30 }, (_, i) => `s${30 - i}`));
+    // Truncated when read ahead and on the first retrying attempt; whole on the second.
+    expect(page2Requests).toBe(3);
+
+    const broken = await serve((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end('{"data":[{"sessionId":"a"},{"sess');
+    });
+    await expect(collect(client(broken.url, { maxAttempts: 3 }).pages({}, { prefetch: 2 }))).rejects.toThrow(/gave up after 3 attempts.*invalid or truncated JSON/);
+    expect(broken.requests).toHaveLength(4);
+  });
+
   it("times out a hung response and a stalled body, then retries", async () => {
     const { url } = await serve((_req, res, n) => {
       if (n === 1) return; // never answers
@@ -199,6 +225,34 @@ describe("calls client", () => {
     expect((err as Error).message).toMatch(/HTTP 400 ERR_BAD_FILTER: bad type/);
   });
 
+  it("gives every record exactly as a UTF-8 parse of the page would, whatever bytes its strings hold", async () => {
+    // The page is parsed as one-byte text and each record that is not ASCII parsed again
+    // from its own UTF-8 bytes: umlauts, a 4-byte emoji, a non-ASCII key, an escape beside
+    // raw bytes, bytes that are not UTF-8 at all (U+FFFD either way), pretty-printing.
+    const records = [
+      `{"sessionId": "s\\u00e9-1", "participants": [{"uid": "plain"}]}`,
+      `{"sessionId": "jürgen-2", "participants": [{"uid": "ß😀", "größe": {"ä": ["ö"]}}]}`,
+      `{\n  "sessionId": "s3",\n  "note": "caf\\u00e9 and café"\n}`,
+    ];
+    const body = Buffer.concat([
+      Buffer.from(`{"data": [${records.join(", ")}, {"sessionId": "bad-`),
+      Buffer.from([0xff, 0xc3]),
+      Buffer.from(`"}], "meta": {"pagination": {"total_pages": 1}}}`),
+    ]);
+    const duplicate = Buffer.from(`{"data": [{"sessionId": "a"}], "data": [{"sessionId": "ü-b"}, {"sessionId": "c"}]}`);
+    const { url } = await serve((_req, res, n) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(n === 1 ? body : duplicate);
+    });
+    const page = await client(url).listCallsPage({}, 1, 10);
+    expect(page.records).toEqual(JSON.parse(body.toString("utf8")).data);
+    expect((page.records[1] as { sessionId: string }).sessionId).toBe("jürgen-2");
+    expect((page.records[3] as { sessionId: string }).sessionId).toBe("bad-\ufffd\ufffd");
+    const dup = await client(url).listCallsPage({}, 1, 10);
+    expect(dup.raw).toBeUndefined();
+    expect(dup.records).toEqual([{ sessionId: "ü-b" }, { sessionId: "c" }]);
+  });
+
   it("returns each record's text as sent, pretty-printed and escaped, and none for a duplicate data key", async () => {
     const body = `{\n  "meta": {"pagination": {"total_pages": 1}},\n  "data": [\n    {"sessionId": "s\\u00e91", "x": [1, {"y": "]}"}]},\n    {"sessionId": "s2"}\n  ]\n}`;
     const { url } = await serve((_req, res, n) => {
@@ -206,11 +260,12 @@ describe("calls client", () => {
       res.end(n === 1 ? body : `{"data": [{"sessionId": "a"}], "data": [{"sessionId": "b"}, {"sessionId": "c"}]}`);
     });
     const page = await client(url).listCallsPage({}, 1, 10);
-    expect(page.rawTexts).toEqual([`{"sessionId": "s\\u00e91", "x": [1, {"y": "]}"}]}`, `{"sessionId": "s2"}`]);
-    expect(page.rawTexts!.map((t) => JSON.parse(t))).toEqual(page.records);
+    const texts = page.records.map((_r, i) => rawRecordText(page.raw!, i));
+    expect(texts).toEqual([`{"sessionId": "s\\u00e91", "x": [1, {"y": "]}"}]}`, `{"sessionId": "s2"}`]);
+    expect(texts.map((t) => JSON.parse(t))).toEqual(page.records);
     const dup = await client(url).listCallsPage({}, 1, 10);
     expect(dup.records).toHaveLength(2);
-    expect(dup.rawTexts).toBeUndefined();
+    expect(dup.raw).toBeUndefined();
   });
 
   it("refuses an answer over the size limit as it streams (no content-length), without retrying, and starts a page where asked", async () => {

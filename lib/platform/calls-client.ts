@@ -1,5 +1,6 @@
+import { isAscii } from "node:buffer";
 import { PlatformProtocolError } from "./errors";
-import { arrayMemberElements } from "./json-elements";
+import { arrayMemberRanges } from "./json-elements";
 import { defaultSleep, getJson, type FetchFn, type HttpOptions, type SleepFn } from "./http";
 import { bucketFor, PLATFORM_REQUESTS_PER_MINUTE, type RequestGate, type TokenBucket } from "./rate-limit";
 
@@ -58,13 +59,29 @@ export interface CallsPage {
   page: number;
   records: unknown[];
   /**
-   * Each record's JSON text as the platform sent it (same order as `records`), when the
-   * page could be sliced; the sync stores it as the call's raw record.
+   * Where each record's JSON text lies in the page as the platform sent it (same order as
+   * `records`), when the page could be sliced; the sync stores it as the call's raw record.
    */
-  rawTexts?: string[];
+  raw?: RawRecords;
   pagination: Pagination;
   /** Time from request to parsed JSON (retries included), for the benchmark. */
   fetchMs: number;
+}
+
+/**
+ * The records' texts as byte ranges of the page's UTF-8 body: record i is
+ * `bytes[ranges[2i], ranges[2i + 1])`. Kept as bytes so that the sync can hash a record
+ * and hand it to its write worker (which takes the page's memory over without a copy)
+ * without decoding 1,000 strings a page on its busiest thread.
+ */
+export interface RawRecords {
+  bytes: Buffer;
+  ranges: number[];
+}
+
+/** Record i's text (decoded from its own bytes: one-byte whenever it is ASCII). */
+export function rawRecordText(raw: RawRecords, i: number): string {
+  return raw.bytes.toString("utf8", raw.ranges[2 * i], raw.ranges[2 * i + 1]);
 }
 
 export interface CallsClientOptions {
@@ -169,12 +186,17 @@ export function createCallsClient(options: CallsClientOptions): CallsClient {
     maxBodyBytes: options.maxPageBytes ?? MAX_PAGE_BYTES,
   };
 
-  async function listCallsPage(filters: CallFilters, page: number, perPage: number, signal?: AbortSignal): Promise<CallsPage> {
+  const pageSize = (perPage: number) => Math.min(MAX_PER_PAGE, Math.max(1, Math.trunc(perPage)));
+
+  function listUrl(filters: CallFilters, page: number, perPage: number): string {
     const q = filtersToQuery(filters);
     q.set("page", String(page));
-    q.set("perPage", String(Math.min(MAX_PER_PAGE, Math.max(1, Math.trunc(perPage)))));
-    const t0 = performance.now();
-    const { body, bytes } = await getJson(`${base}/calls?${q.toString()}`, http, signal, `page ${page}`);
+    q.set("perPage", String(pageSize(perPage)));
+    return `${base}/calls?${q.toString()}`;
+  }
+
+  /** A list page's answer as parsed (read as latin1: see BodyReading), checked and sliced. */
+  function pageOf(body: unknown, bytes: Buffer, page: number, perPage: number, fetchMs: number): CallsPage {
     if (!body || typeof body !== "object" || !Array.isArray((body as { data?: unknown }).data)) {
       throw new PlatformProtocolError(`${label}: page ${page} is not {data: [...], meta}`, options.appId);
     }
@@ -183,15 +205,37 @@ export function createCallsClient(options: CallsClientOptions): CallsClient {
       // More than the platform ever serves: its page numbers cannot be trusted either, and
       // one page must not become one unbounded write batch.
       throw new PlatformProtocolError(
-        `${label}: page ${page} holds ${b.data.length.toLocaleString("en")} calls, more than the platform's maximum of ${MAX_PER_PAGE.toLocaleString("en")} a page (perPage=${q.get("perPage")} was asked); refused`,
+        `${label}: page ${page} holds ${b.data.length.toLocaleString("en")} calls, more than the platform's maximum of ${MAX_PER_PAGE.toLocaleString("en")} a page (perPage=${pageSize(perPage)} was asked); refused`,
         options.appId,
       );
     }
-    const sliced = arrayMemberElements(bytes, "data");
+    const ranges = arrayMemberRanges(bytes, "data");
     // Slices only when they provably match the parsed records (same count, no repeated key).
-    const rawTexts = sliced && sliced.length === b.data.length ? sliced : undefined;
-    const fetchMs = performance.now() - t0;
-    return { page, records: b.data, rawTexts, pagination: readPagination(b.meta), fetchMs };
+    const raw = ranges && ranges.length === 2 * b.data.length ? { bytes, ranges } : undefined;
+    let records = b.data;
+    if (raw) {
+      // Records with other bytes than ASCII: parsed again from their own UTF-8 text.
+      for (let i = 0; i < records.length; i++) {
+        if (!isAscii(bytes.subarray(raw.ranges[2 * i], raw.ranges[2 * i + 1]))) records[i] = JSON.parse(rawRecordText(raw, i));
+      }
+    } else if (!isAscii(bytes)) {
+      // Not sliced (rare: a repeated data key): the whole page again, as UTF-8.
+      records = (JSON.parse(bytes.toString("utf8")) as { data: unknown[] }).data;
+    }
+    return { page, records, raw, pagination: readPagination(b.meta), fetchMs };
+  }
+
+  async function listCallsPage(filters: CallFilters, page: number, perPage: number, signal?: AbortSignal): Promise<CallsPage> {
+    const t0 = performance.now();
+    const { body, bytes } = await getJson(listUrl(filters, page, perPage), http, signal, `page ${page}`, "latin1");
+    return pageOf(body, bytes, page, perPage, performance.now() - t0);
+  }
+
+  /** A list page fetched ahead, kept as bytes until the consumer takes it (see `pages`). */
+  async function fetchPage(filters: CallFilters, page: number, perPage: number, signal: AbortSignal): Promise<{ bytes: Buffer; fetchMs: number }> {
+    const t0 = performance.now();
+    const { bytes } = await getJson(listUrl(filters, page, perPage), http, signal, `page ${page}`, "unparsed");
+    return { bytes, fetchMs: performance.now() - t0 };
   }
 
   async function* pages(filters: CallFilters = {}, opts: PagesOptions = {}): AsyncGenerator<CallsPage, void, undefined> {
@@ -201,12 +245,29 @@ export function createCallsClient(options: CallsClientOptions): CallsClient {
     // Our own controller, so that requests still in flight stop when the consumer stops.
     const local = new AbortController();
     const signal = opts.signal ? AbortSignal.any([opts.signal, local.signal]) : local.signal;
-    const inflight = new Map<number, Promise<CallsPage>>();
+    // Pages fetched ahead wait as bytes, and are parsed when the consumer takes them. Parsed
+    // on arrival, the pages in line (up to SYNC_CONCURRENCY of them) held their records
+    // as JS objects through several young-generation collections, which promoted them to
+    // the old generation: the sync process's largest cost in garbage collection.
+    const inflight = new Map<number, Promise<{ bytes: Buffer; fetchMs: number }>>();
     const start = (p: number) => {
       if (inflight.has(p) || p > maxPages) return;
-      const pr = listCallsPage(filters, p, perPage, signal);
+      const pr = fetchPage(filters, p, perPage, signal);
       pr.catch(() => undefined); // awaited later; avoid an unhandled rejection meanwhile
       inflight.set(p, pr);
+    };
+    const take = async (p: number): Promise<CallsPage> => {
+      const fetched = await inflight.get(p)!;
+      inflight.delete(p);
+      const t0 = performance.now();
+      let body: unknown;
+      try {
+        body = JSON.parse(fetched.bytes.toString("latin1"));
+      } catch {
+        // Not JSON (a truncated answer): fetched again through the retrying path.
+        return listCallsPage(filters, p, perPage, signal);
+      }
+      return pageOf(body, fetched.bytes, p, perPage, fetched.fetchMs + performance.now() - t0);
     };
     try {
       let totalPages: number | undefined;
@@ -217,8 +278,7 @@ export function createCallsClient(options: CallsClientOptions): CallsClient {
           throw new PlatformProtocolError(`${label}: more than ${maxPages} pages; stopping`, options.appId);
         }
         start(page);
-        const res = await inflight.get(page)!;
-        inflight.delete(page);
+        const res = await take(page);
         if (res.records.length === 0) return;
         const firstId = firstSessionId(res.records);
         if (page > first && firstId !== undefined && firstId === prevFirst) {

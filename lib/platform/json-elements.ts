@@ -120,6 +120,15 @@ function elements(t: string, open: number): number[] | undefined {
   }
 }
 
+/**
+ * The byte ranges [start, end, start, end, …] of the elements (see memberElementRanges)
+ * in the UTF-8 document, or undefined.
+ */
+export function arrayMemberRanges(doc: Uint8Array, member: string): number[] | undefined {
+  const b = Buffer.from(doc.buffer, doc.byteOffset, doc.byteLength);
+  return memberElementRanges(b.toString("latin1"), member);
+}
+
 /** The element texts (see memberElementRanges), each decoded from its own bytes. */
 export function arrayMemberElements(doc: string | Uint8Array, member: string): string[] | undefined {
   const b = typeof doc === "string" ? Buffer.from(doc, "utf8") : Buffer.from(doc.buffer, doc.byteOffset, doc.byteLength);

@@ -9,7 +9,7 @@ import { CALLS, localName, qualified } from "@/lib/clickhouse/schema";
 import { raw, sql } from "@/lib/clickhouse/sql";
 import type { StoredCalls } from "./stored-calls";
 import type { WriteSink } from "./write-sink";
-import { PART_WIDTH, progressWriter, W, type BatchResult, type Existing, type SyncProgress, type WriteRow } from "./writer";
+import { PART_WIDTH, progressWriter, resolveRawTexts, W, type BatchResult, type Existing, type SyncProgress, type WriteRow } from "./writer";
 
 /**
  * The sync in ClickHouse mode: calls and their participants go to ClickHouse's `calls`
@@ -121,7 +121,8 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
     return rows.map((r) => r.session_id);
   }
 
-  stage(rows: WriteRow[]): void {
+  stage(rows: WriteRow[], page?: Buffer): void {
+    resolveRawTexts(rows, page);
     for (const r of rows) {
       if (this.failure) return; // the next commit reports it
       const id = r[W.sessionId] as string;

@@ -1,4 +1,5 @@
 import { parseCallRecord } from "@/lib/platform/call-record";
+import type { RawRecords } from "@/lib/platform/calls-client";
 import type { PageCursor } from "./resume";
 import type { StoredCalls } from "./stored-calls";
 import type { SyncSummary } from "./summary";
@@ -7,8 +8,12 @@ import { contentHash, extraParticipantJson, isFinalStatus, toWriteRow, type Exis
 
 const MAX_REASONS = 100;
 
-/** Pages of sessionIds remembered for dedupe: repeats come from pages shifting by a few. */
-const DEDUPE_WINDOW_PAGES = 4;
+/**
+ * Pages of sessionIds remembered for dedupe, per generation: repeats come from pages
+ * shifting by a few. Two generations are kept, so a lookup covers the last 4 to 8 pages
+ * in two probes (one map per page took four probes for every new call of a backfill).
+ */
+const DEDUPE_GENERATION_PAGES = 4;
 
 /**
  * Per-run bookkeeping: dedupe by sessionId, classification, the staged batch.
@@ -17,8 +22,10 @@ const DEDUPE_WINDOW_PAGES = 4;
  * further back is harmless — the upsert makes it a no-op rewrite.
  */
 export class RunState {
-  /** sessionId → content hash, for the last few pages. */
-  private window: Array<Map<string, string>> = [];
+  /** sessionId → content hash of its latest sighting, for the last few pages (two generations). */
+  private seen = new Map<string, string>();
+  private seenBefore = new Map<string, string>();
+  private pagesInGeneration = 0;
   /** Calls seen as ongoing in this run: fresh, no need to refresh them one by one. */
   readonly seenOngoing = new Set<string>();
   /** Calls staged for the next commit (their stored state is stale: no lookups for them). */
@@ -54,11 +61,7 @@ export class RunState {
   }
 
   private recent(sessionId: string): string | undefined {
-    for (const m of this.window) {
-      const k = m.get(sessionId);
-      if (k !== undefined) return k;
-    }
-    return undefined;
+    return this.seen.get(sessionId) ?? this.seenBefore.get(sessionId);
   }
 
   /**
@@ -66,11 +69,13 @@ export class RunState {
    * record was already stored, final and unchanged, and the initiatedAt values in order;
    * for the convergence guard, how many records this run had already seen (the window).
    */
-  async handle(records: unknown[], rawTexts?: string[]): Promise<{ allKnown: boolean; initiated: Array<number | null>; repeated: number }> {
+  async handle(records: unknown[], raw?: RawRecords): Promise<{ allKnown: boolean; initiated: Array<number | null>; repeated: number }> {
     const t0 = performance.now();
-    const page = new Map<string, string>();
-    this.window.push(page);
-    if (this.window.length > DEDUPE_WINDOW_PAGES) this.window.shift();
+    if (this.pagesInGeneration++ === DEDUPE_GENERATION_PAGES) {
+      this.seenBefore = this.seen;
+      this.seen = new Map();
+      this.pagesInGeneration = 1;
+    }
     const fresh: PendingCall[] = [];
     const initiated: Array<number | null> = [];
     let allKnown = records.length > 0;
@@ -83,18 +88,21 @@ export class RunState {
         continue;
       }
       const id = r.call.sessionId;
-      // The record's text as sent when the page could be sliced (cheaper, and exact).
-      const rawJson = rawTexts?.[i] ?? JSON.stringify(r.raw);
-      const hash = contentHash(rawJson);
+      // The record's text as sent when the page could be sliced (cheaper, and exact): left
+      // in the page's bytes, hashed there and decoded by the write side.
+      const rawStart = raw?.ranges[2 * i];
+      const rawEnd = raw?.ranges[2 * i + 1];
+      const rawJson = raw ? null : JSON.stringify(r.raw);
+      const hash = contentHash(rawJson ?? raw!.bytes.subarray(rawStart, rawEnd));
       const prev = this.recent(id);
       if (prev !== undefined) repeated++;
-      page.set(id, hash);
+      this.seen.set(id, hash);
       if (prev === hash) continue; // the same record again (pages shifted under us)
       initiated.push(prev === undefined ? r.call.initiatedAt : null);
       if (r.call.status === "ongoing") this.seenOngoing.add(id);
       else this.seenOngoing.delete(id);
       const rawParticipants = Array.isArray(r.raw.participants) ? (r.raw.participants as unknown[]) : [];
-      fresh.push({ call: r.call, rawJson, hash, participantExtras: rawParticipants.map(extraParticipantJson) });
+      fresh.push({ call: r.call, rawJson, rawStart, rawEnd, hash, participantExtras: rawParticipants.map(extraParticipantJson) });
     }
     // What is stored, in one read transaction per page (none needed on a first backfill).
     this.startedEmpty ??= (await this.writer.storedCount()) === 0;
@@ -116,7 +124,7 @@ export class RunState {
       this.staged.add(id);
       rows.push(toWriteRow(p));
     }
-    this.sink.stage(rows);
+    this.sink.stage(rows, raw?.bytes);
     if (this.sink.drained) await this.sink.drained();
     this.summary.timings.parseMs += performance.now() - t0;
     if (this.staged.size >= this.batchSize) await this.flush();

@@ -30,6 +30,12 @@ export interface SyncTimings {
    */
   mainBusy?: number;
   writerBusy?: number;
+  /**
+   * CPU time (ms) of this thread during the run and of the write worker from its first
+   * write (Linux only; thread-cpu.ts): per call, the cost of each side.
+   */
+  mainCpuMs?: number;
+  writerCpuMs?: number;
 }
 
 export interface SyncSummary extends SyncCounts {

@@ -15,6 +15,7 @@ import { refreshOngoing } from "./refresh-ongoing";
 import { PageCursor, type ResumePoint } from "./resume";
 import { beginRun, cursorOf, finishRun, progressOf } from "./run-record";
 import { RunState } from "./run-state";
+import { threadCpuMs } from "./thread-cpu";
 import { ClickHouseCalls } from "./clickhouse-sink";
 import type { StoredCalls } from "./stored-calls";
 import { inlineSink, workerSink, type WriteSink } from "./write-sink";
@@ -146,6 +147,7 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
   renewTimer.unref();
 
   const elu0 = performance.eventLoopUtilization();
+  const cpu0 = threadCpuMs();
   const perPage = resume?.perPage ?? options.perPage ?? 1000;
   const cursor = new PageCursor(resume?.page ?? 1, perPage);
   let sink: WriteSink | undefined;
@@ -208,7 +210,10 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
     clearInterval(renewTimer);
     summary.timings.mainBusy = performance.eventLoopUtilization(elu0).utilization;
     summary.timings.writerBusy = sink?.utilization?.();
+    const cpu1 = threadCpuMs();
+    if (cpu0 !== undefined && cpu1 !== undefined) summary.timings.mainCpuMs = cpu1 - cpu0;
     await sink?.close().catch(() => undefined);
+    summary.timings.writerCpuMs = sink?.cpuMs?.();
     summary.timings.wallMs = summary.durationMs = performance.now() - wallStart;
     finishRun(db, app, owner, runPk, summary, cursorOf(cursor), log);
   }

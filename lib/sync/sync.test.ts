@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -210,5 +211,37 @@ describe("syncApp and the warehouse", () => {
     const r = await syncApp(db, app(), { trigger: "test", perPage: 10, writer });
     expect(r).toMatchObject({ status: "succeeded", inserted: 2, skipped: 1 });
     expect(r.skippedRecords[0]).toEqual({ sessionId: "s2", reason: expect.stringMatching(/refused for the test/) });
+  });
+});
+
+describe("raw records", () => {
+  // The sync thread hashes each record in the page's bytes and the write side decodes it
+  // (from the worker's copy of the page, or inline): what is stored must be the record's
+  // text exactly as sent, hashed as that text, whichever writer and whatever the page's
+  // size (a small body shares Node's buffer pool and is copied to the worker, a large one
+  // is handed over).
+  const sha1 = (text: string) => createHash("sha1").update(text, "utf8").digest("base64url");
+  const stored = () => db.$client.prepare("SELECT session_id id, raw, content_hash hash FROM calls ORDER BY session_id").all() as Array<{ id: string; raw: string; hash: string }>;
+
+  it.each([
+    ["worker", 3],
+    ["worker", 60],
+    ["inline", 60],
+  ] as const)("stores each record's text as sent and its hash (%s writer, %i calls)", async (writer, n) => {
+    records = newestFirst(n).map((r, i) =>
+      i % 3 === 0 ? { ...r, participants: [{ uid: `jürgen.ß${i}`, state: "ended", isJoined: true, note: "naïve — ✓" }] } : r,
+    );
+    const r = await syncApp(db, app(), { trigger: "test", perPage: 50, writer });
+    expect(r).toMatchObject({ status: "succeeded", inserted: n, skipped: 0 });
+    const want = new Map(records.map((rec) => [String(rec.sessionId), JSON.stringify(rec)]));
+    const rows = stored();
+    expect(rows).toHaveLength(n);
+    for (const row of rows) {
+      expect(row.raw).toBe(want.get(row.id));
+      expect(row.hash).toBe(sha1(row.raw));
+    }
+    expect(db.$client.prepare("SELECT uid FROM call_participants WHERE uid LIKE 'jürgen%' ORDER BY uid LIMIT 1").pluck().get()).toBe("jürgen.ß0");
+    // Hashed the same way again: a second pass finds every call unchanged.
+    expect(await syncApp(db, app(), { trigger: "test", perPage: 50, full: true, writer })).toMatchObject({ status: "succeeded", inserted: 0, updated: 0, unchanged: n });
   });
 });

@@ -3,7 +3,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { Db } from "@/db/client";
-import type { BatchResult, CallWriter, SyncProgress, WriteRow } from "./writer";
+import { resolveRawTexts, type BatchResult, type CallWriter, type SyncProgress, type WriteRow } from "./writer";
 
 /**
  * Where batches are written: inline on this thread, or on a worker thread with its own
@@ -17,8 +17,11 @@ import type { BatchResult, CallWriter, SyncProgress, WriteRow } from "./writer";
  */
 export interface WriteSink {
   readonly kind: "inline" | "worker" | "clickhouse";
-  /** Queues rows for the next commit. */
-  stage(rows: WriteRow[]): void;
+  /**
+   * Queues rows for the next commit. `page`: the bytes their raw records lie in, when
+   * they were staged as offsets (W.raw); the sink may take its memory over.
+   */
+  stage(rows: WriteRow[], page?: Buffer): void;
   /**
    * Resolves when the sink can take more (a sink that streams to a slower store makes the
    * sync wait here instead of buffering). Absent: always ready.
@@ -34,6 +37,8 @@ export interface WriteSink {
   saveProgress(runPk: number, counts: SyncProgress): void;
   /** The worker's event-loop utilisation since it started (diagnostics). */
   utilization?(): number;
+  /** The worker thread's CPU time (ms) from its first write to its last commit reply (diagnostics; Linux). */
+  cpuMs?(): number | undefined;
   close(): Promise<void>;
 }
 
@@ -41,7 +46,8 @@ export function inlineSink(writer: CallWriter): WriteSink {
   let staged: WriteRow[] = [];
   return {
     kind: "inline",
-    stage: (rows) => {
+    stage: (rows, page) => {
+      resolveRawTexts(rows, page);
       for (const r of rows) staged.push(r);
     },
     commit: async () => {
@@ -57,6 +63,8 @@ export function inlineSink(writer: CallWriter): WriteSink {
 interface Reply {
   id: number;
   result?: BatchResult;
+  /** The worker thread's CPU time since its first write (thread-cpu.ts). */
+  cpuMs?: number;
   /** `code`: SQLite's result code name (SQLITE_FULL, SQLITE_BUSY, ...), kept across the thread. */
   error?: { name: string; message: string; code?: string };
 }
@@ -104,6 +112,7 @@ export function workerSink(db: Db, appPk: number): WriteSink | undefined {
   let nextId = 1;
   const waiting = new Map<number, { resolve: (r: BatchResult) => void; reject: (e: Error) => void }>();
   let dead: Error | undefined;
+  let workerCpuMs: number | undefined;
   const failAll = (err: Error) => {
     dead ??= err;
     for (const w of waiting.values()) w.reject(err);
@@ -113,6 +122,7 @@ export function workerSink(db: Db, appPk: number): WriteSink | undefined {
     const w = waiting.get(m.id);
     if (!w) return;
     waiting.delete(m.id);
+    if (m.cpuMs !== undefined) workerCpuMs = m.cpuMs;
     if (m.result) w.resolve(m.result);
     else {
       const e = Object.assign(new Error(m.error?.message ?? "write worker failed"), { code: m.error?.code });
@@ -124,9 +134,16 @@ export function workerSink(db: Db, appPk: number): WriteSink | undefined {
   worker.on("exit", (code) => failAll(new Error(`write worker exited (${code})`)));
   return {
     kind: "worker",
-    stage: (rows) => {
+    stage: (rows, page) => {
       // After a failure the next commit rejects; nothing to stage into.
-      if (!dead && rows.length) worker.postMessage({ rows });
+      if (dead || !rows.length) return;
+      if (!page) return worker.postMessage({ rows });
+      // The page's memory moves to the worker instead of being copied: the caller is done
+      // with it (its records are hashed), and the worker decodes the raw records from it.
+      // A page that shares its memory (a small body in Node's buffer pool) is copied first.
+      const whole = page.byteOffset === 0 && page.byteLength === page.buffer.byteLength;
+      const memory = (whole ? page.buffer : page.buffer.slice(page.byteOffset, page.byteOffset + page.byteLength)) as ArrayBuffer;
+      worker.postMessage({ rows, page: memory, pageLength: page.byteLength }, [memory]);
     },
     commit: () =>
       new Promise<BatchResult>((resolve, reject) => {
@@ -139,6 +156,7 @@ export function workerSink(db: Db, appPk: number): WriteSink | undefined {
       if (!dead) worker.postMessage({ progress: { runPk, counts } });
     },
     utilization: () => worker.performance.eventLoopUtilization().utilization,
+    cpuMs: () => workerCpuMs,
     close: async () => {
       if (dead) return;
       // Ask the worker to finish what it was sent and close its connection; terminate()

@@ -11,8 +11,9 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { openDatabase } from "@/db/client";
+import { threadCpuMs } from "./thread-cpu";
 import type { WorkerConnectionLimits } from "./write-sink";
-import { CallWriter, type BatchResult, type SyncProgress, type WriteRow } from "./writer";
+import { CallWriter, resolveRawTexts, type BatchResult, type SyncProgress, type WriteRow } from "./writer";
 
 const { file, appPk, limits } = workerData as { file: string; appPk: number; limits: WorkerConnectionLimits };
 const db = openDatabase(file, { migrate: false });
@@ -27,7 +28,14 @@ db.$client.pragma("cache_size = -16384");
 db.$client.pragma("foreign_keys = OFF");
 const writer = new CallWriter(db, appPk);
 
-type Message = { rows: WriteRow[] } | { id: number } | { progress: { runPk: number; counts: SyncProgress } } | { close: true };
+type Message = { rows: WriteRow[]; page?: ArrayBuffer; pageLength?: number } | { id: number } | { progress: { runPk: number; counts: SyncProgress } } | { close: true };
+
+/** This thread's CPU time when its first rows arrived (loading the modules is not the sync's cost). */
+let cpuAtFirstWrite: number | undefined;
+const cpuSinceFirstWrite = () => {
+  const now = threadCpuMs();
+  return now === undefined || cpuAtFirstWrite === undefined ? undefined : now - cpuAtFirstWrite;
+};
 
 /** Written since the last commit reply. */
 let done: BatchResult = { inserted: 0, updated: 0, refused: [], ms: 0 };
@@ -51,8 +59,11 @@ parentPort?.on("message", (m: Message) => {
     return;
   }
   if ("rows" in m) {
+    cpuAtFirstWrite ??= threadCpuMs();
     if (failure) return; // the commit reply reports it; nothing more is written
     try {
+      // Raw records staged as offsets into their page (the page's memory came with them).
+      if (m.page) resolveRawTexts(m.rows, Buffer.from(m.page, 0, m.pageLength));
       const r = writer.writeTolerant(m.rows);
       done.inserted += r.inserted;
       done.updated += r.updated;
@@ -78,7 +89,7 @@ parentPort?.on("message", (m: Message) => {
     const code = (e as { code?: unknown }).code;
     parentPort?.postMessage({ id: m.id, error: { name: e.name, message: e.message, code: typeof code === "string" ? code : undefined } });
   } else {
-    parentPort?.postMessage({ id: m.id, result: done });
+    parentPort?.postMessage({ id: m.id, result: done, cpuMs: cpuSinceFirstWrite() });
   }
   done = { inserted: 0, updated: 0, refused: [], ms: 0 };
 });

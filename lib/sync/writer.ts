@@ -19,7 +19,13 @@ export interface Existing {
 
 export interface PendingCall {
   call: ParsedCall;
-  rawJson: string;
+  /**
+   * The record's raw text, or null when it stays in the page's own bytes at
+   * [rawStart, rawEnd) until the write side decodes it (`resolveRawTexts`).
+   */
+  rawJson: string | null;
+  rawStart?: number;
+  rawEnd?: number;
   hash: string;
   /** Per participant, its unknown keys as JSON (null when it has none). */
   participantExtras: Array<string | null>;
@@ -37,9 +43,15 @@ export type WriteRow = unknown[];
 export const W = {
   sessionId: 0, mid: 1, type: 2, mode: 3, status: 4, initiator: 5, receiver: 6, receiverType: 7,
   initiatedAt: 8, startedAt: 9, endedAt: 10, startAt: 11, hasRecording: 12, audio: 13, video: 14,
-  durationMinutes: 15, durationSeconds: 16, totalParticipants: 17, hash: 18, raw: 19, participantCount: 20,
+  durationMinutes: 15, durationSeconds: 16, totalParticipants: 17, hash: 18,
+  /**
+   * The raw record: its text, or (staged with the page's bytes) its start offset in the
+   * page, with its end at rawEnd; `resolveRawTexts` turns offsets into text on the
+   * write side, so the sync thread never decodes nor copies a record's text.
+   */
+  raw: 19, rawEnd: 20, participantCount: 21,
   /** Where participant values start: PART_WIDTH each, in call_participants column order from seq. */
-  parts: 21,
+  parts: 22,
 } as const;
 export const PART_WIDTH = 12; // seq uid state is_joined audio video duration device_id joined_at left_at mid raw
 
@@ -48,7 +60,8 @@ export function toWriteRow(p: PendingCall): WriteRow {
   const row: unknown[] = [
     c.sessionId, c.mid, c.type, c.mode, c.status, c.initiator, c.receiver, c.receiverType,
     c.initiatedAt, c.startedAt, c.endedAt, c.startAt, b(c.hasRecording), c.totalAudioMinutes, c.totalVideoMinutes,
-    c.totalDurationMinutes, c.durationSeconds, c.totalParticipants, p.hash, p.rawJson, c.participants.length,
+    c.totalDurationMinutes, c.durationSeconds, c.totalParticipants, p.hash,
+    p.rawJson ?? p.rawStart, p.rawJson === null ? p.rawEnd : null, c.participants.length,
   ];
   // Pushed, not preallocated: `new Array(n)` is holey, and postMessage writes a holey
   // array key by key instead of densely.
@@ -74,8 +87,29 @@ function isKnownParticipantKey(k: string): boolean {
   }
 }
 
-export function contentHash(rawJson: string): string {
+/**
+ * The hash unchanged calls are told by: of the record's UTF-8 text. Given the page's
+ * bytes it hashes the record's own bytes, which is the same digest for any valid UTF-8
+ * without decoding them (a record with invalid UTF-8, whose text holds U+FFFD instead,
+ * hashes differently and is rewritten once by the first sync that hashes its bytes).
+ */
+export function contentHash(rawJson: string | Uint8Array): string {
   return hash("sha1", rawJson, "base64url");
+}
+
+/**
+ * Decodes the raw records staged as offsets into their page (`W.raw`, `W.rawEnd`) into
+ * text, in place: on the write worker (the page's bytes are transferred to it, not
+ * copied), or before an inline or ClickHouse sink takes the rows.
+ */
+export function resolveRawTexts(rows: WriteRow[], page: Buffer | undefined): void {
+  for (const r of rows) {
+    const start = r[W.raw];
+    if (typeof start !== "number") continue;
+    if (!page) throw new Error("a raw record staged as page offsets without its page");
+    r[W.raw] = page.toString("utf8", start, r[W.rawEnd] as number);
+    r[W.rawEnd] = null;
+  }
 }
 
 /** Statuses after which the platform no longer changes a call on its own. */
