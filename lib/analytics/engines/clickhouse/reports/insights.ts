@@ -8,6 +8,7 @@ import type { Scope } from "@/lib/analytics/scope";
 import { appScope, tablesOf, type ChContext } from "../context";
 import { fromCalls, hasRecordingSql } from "../conditions";
 import { minutes } from "./shared";
+import { callsPerParticipantQuery } from "./usage";
 
 /** Totals (with the previous period), breakdowns, durations and engagement. */
 
@@ -125,12 +126,8 @@ export async function getDurationDistribution(ctx: ChContext, f: Filters, scope:
 /** Calls per participant: how many participants (app × uid) are listed in 1, 2–5, … distinct calls. */
 export async function getEngagement(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<EngagementBucketRow[]> {
   const apps = appScope(ctx, f, scope);
-  const t = tablesOf(ctx.ch);
   const rows = await ctx.ch.rows<{ calls: number; participants: number }>(
-    sql`SELECT calls, count() AS participants FROM (
-        SELECT app_pk, uid, count() AS calls FROM (SELECT app_pk, p_uid ${fromCalls(t, f, apps.pks)})
-        ARRAY JOIN arrayDistinct(p_uid) AS uid GROUP BY app_pk, uid
-      ) GROUP BY calls`.text,
+    sql`SELECT calls, count() AS participants FROM (${callsPerParticipantQuery(ctx, f, apps.pks)}) GROUP BY calls`.text,
     signal,
   );
   const counts = ENGAGEMENT_BUCKETS.map(() => 0);
