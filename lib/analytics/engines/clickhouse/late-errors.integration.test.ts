@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isUnavailable } from "@/lib/analytics/engines/clickhouse/errors";
-import { openClickHouse, type ClickHouse } from "./client";
-import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./testing";
+import { openClickHouse, type ClickHouse } from "@/lib/clickhouse";
+import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/lib/clickhouse/testing";
+import { isUnavailable } from "./errors";
 
 /**
  * A query that ClickHouse refuses part way, after its first blocks were sent, must come
