@@ -78,8 +78,11 @@ const SETTINGS = { output_format_json_quote_64bit_integers: 0, insert_distribute
 export function toClickHouseError(err: unknown, c: Pick<ClickHouseConfig, "password">, what: string): ClickHouseError {
   if (err instanceof ClickHouseError) return err;
   const raw = err instanceof Error ? err.message : String(err);
-  const code = (err as { code?: unknown } | null)?.code;
-  return new ClickHouseError(`ClickHouse ${what} failed: ${scrubSecret(raw, c.password)}`, typeof code === "string" ? code : undefined);
+  const own = (err as { code?: unknown } | null)?.code;
+  // A query that fails after its first block has answered 200: the server's error then
+  // ends the body ("Code: 241, e.displayText() = …"), and only the parse of that line fails.
+  const code = typeof own === "string" ? own : /\bCode: (\d+)/.exec(raw)?.[1];
+  return new ClickHouseError(`ClickHouse ${what} failed: ${scrubSecret(raw, c.password)}`, code);
 }
 
 export interface OpenOptions {
@@ -115,7 +118,10 @@ export function openClickHouse(c: ClickHouseConfig, options: OpenOptions = {}): 
     },
     async rows<T>(sql: string, signal?: AbortSignal) {
       try {
-        const rs = await client.query({ query: sql, format: "JSONEachRow", abort_signal: signal });
+        // The whole answer is made before the status is sent (answers read whole are small),
+        // so a query that fails part way is an HTTP error with ClickHouse's code, not a
+        // 200 whose body ends in an error text.
+        const rs = await client.query({ query: sql, format: "JSONEachRow", abort_signal: signal, clickhouse_settings: { wait_end_of_query: 1 } });
         return await rs.json<T>();
       } catch (err) {
         throw fail(err, "query");

@@ -91,11 +91,12 @@ function serverConfig(s: TestServer, shards: TestServer[], password: string): st
 `;
 }
 
-function usersConfig(password: string, maxMemory: number): string {
+function usersConfig(password: string, maxMemory: number, settings: Record<string, string | number> = {}): string {
   const sha = createHash("sha256").update(password).digest("hex");
+  const extra = Object.entries(settings).map(([k, v]) => `<${k}>${xml(String(v))}</${k}>`).join("");
   return `<?xml version="1.0"?>
 <yandex>
-  <profiles><default><max_memory_usage>${maxMemory}</max_memory_usage></default></profiles>
+  <profiles><default><max_memory_usage>${maxMemory}</max_memory_usage>${extra}</default></profiles>
   <users><default><password_sha256_hex>${sha}</password_sha256_hex><networks><ip>127.0.0.0/8</ip></networks><profile>default</profile><quota>default</quota></default></users>
   <quotas><default></default></quotas>
 </yandex>
@@ -151,6 +152,8 @@ export interface StartOptions {
   shards?: 1 | 2;
   /** max_memory_usage per query (default 2 GB). */
   maxMemoryBytes?: number;
+  /** More settings of the default profile (every query runs with them), e.g. a limit a test holds a query to. */
+  profileSettings?: Record<string, string | number>;
   /** Where the servers' directories go (default: the OS temp dir); removed by stop(). */
   parentDir?: string;
   /** How long to wait for the servers to answer (default 60 s: two cores shared by many). */
@@ -170,7 +173,7 @@ export async function startClickHouse(options: StartOptions = {}): Promise<TestC
   for (const s of servers) {
     for (const d of ["data", "tmp", "log", "user_files"]) mkdirSync(path.join(s.dir, d), { recursive: true });
     writeFileSync(path.join(s.dir, "config.xml"), serverConfig(s, servers, PASSWORD));
-    writeFileSync(path.join(s.dir, "users.xml"), usersConfig(PASSWORD, options.maxMemoryBytes ?? 2_000_000_000));
+    writeFileSync(path.join(s.dir, "users.xml"), usersConfig(PASSWORD, options.maxMemoryBytes ?? 2_000_000_000, options.profileSettings));
     const child = spawn(bin, [`--config-file=${path.join(s.dir, "config.xml")}`], { cwd: s.dir, stdio: "ignore" });
     running.add(child);
     child.once("exit", () => running.delete(child));

@@ -1,5 +1,5 @@
 import { notFound } from "@/lib/http/errors";
-import { raw, sql, type Sql } from "@/lib/clickhouse";
+import { join, raw, sql, type Sql } from "@/lib/clickhouse";
 import type { Filters } from "@/lib/analytics/filters";
 import { pageOf, type CallDetail, type CallListJsonRow, type CallListRow, type Page } from "@/lib/analytics/report-types";
 import { parseRawRecord } from "@/lib/analytics/raw-record";
@@ -84,13 +84,33 @@ export async function getCalls(ctx: ChContext, f: Filters, scope: Scope, signal?
   const t = tablesOf(ctx.ch);
   const from = fromCalls(t, f, apps.pks);
   const offset = (f.page - 1) * f.perPage;
-  const [count, rows] = await Promise.all([
+  const [count, keys] = await Promise.all([
     ctx.ch.rows<{ n: number }>(sql`SELECT count() AS n ${from}`.text, signal),
-    ctx.ch.rows<ListRowRaw>(sql`SELECT ${listColumns(t, apps.pks)} ${from} ${orderBy(f)} LIMIT ${offset}, ${f.perPage}`.text, signal),
+    ctx.ch.rows<{ appPk: number; sessionId: string }>(sql`SELECT app_pk AS appPk, session_id AS sessionId ${from} ${orderBy(f)} LIMIT ${offset}, ${f.perPage}`.text, signal),
   ]);
+  const rows = await pageRows(ctx, t, keys, signal);
   const links = await linksPerCall(ctx, rows, signal);
   const data = rows.map((r) => ({ ...toRow(r, apps), recording: { flagged: r.flagged !== 0, links: links.get(callKey(r.appPk, r.sessionId)) ?? 0 } }));
   return pageOf(data, count[0]?.n ?? 0, f);
+}
+
+/**
+ * The list rows of one page's calls, in the page's order. The page is found first by
+ * its keys alone (a FINAL read of the sort and filter columns: the list's wide columns
+ * would be read and sorted for every matching call), then its rows are read by key (the
+ * table's primary key: a few granules). A call changed in between shows its newest
+ * version; one deleted in between leaves the page one row short.
+ */
+async function pageRows(ctx: ChContext, t: Tables, keys: ReadonlyArray<{ appPk: number; sessionId: string }>, signal?: AbortSignal): Promise<ListRowRaw[]> {
+  if (keys.length === 0) return [];
+  const pks = [...new Set(keys.map((k) => k.appPk))];
+  const found = await ctx.ch.rows<ListRowRaw>(
+    sql`SELECT ${listColumns(t, pks)} FROM ${t.calls} FINAL
+      WHERE app_pk IN ${pks} AND (app_pk, session_id) IN (${join(keys.map((k) => sql`(${k.appPk}, ${k.sessionId})`), ", ")}) AND deleted = 0`.text,
+    signal,
+  );
+  const byKey = new Map(found.map((r) => [callKey(r.appPk, r.sessionId), r]));
+  return keys.flatMap((k) => byKey.get(callKey(k.appPk, k.sessionId)) ?? []);
 }
 
 /** Rows per CSV batch. */

@@ -1,4 +1,4 @@
-import { and, raw, sql } from "@/lib/clickhouse";
+import { and, raw, sql, type Sql } from "@/lib/clickhouse";
 import type { Filters } from "@/lib/analytics/filters";
 import { round3, type HeatmapCell } from "@/lib/analytics/report-types";
 import type { Scope } from "@/lib/analytics/scope";
@@ -42,51 +42,76 @@ function offsetCursor(segments: OffsetSegment[]): (t: number) => number {
   };
 }
 
+/** Per quarter hour q: calls starting in it, the change in calls running past it, and whether some call's last quarter is q. */
+interface QuarterEvents {
+  q: number;
+  starts: number;
+  delta: number;
+  last: number;
+}
+
+/**
+ * One FINAL read of the matching calls: per quarter hour, the calls starting, +1 where a
+ * call's run past its start quarter begins and −1 after it ends, and a mark on each call's
+ * last quarter (the data's extent when the window is open). `window`: only the calls that
+ * can touch these quarters (bounds on start_at the table can use); the sweep counts only
+ * inside it.
+ */
+function quarterEvents(ctx: ChContext, conds: Sql[], window: { qLo: number; qHi: number } | undefined, signal?: AbortSignal): Promise<QuarterEvents[]> {
+  const t = tablesOf(ctx.ch);
+  const bounded = window
+    ? [...conds, sql`start_at < ${window.qHi * 900}`, sql`start_at >= ${(window.qLo - MAX_CROSSINGS - 1) * 900}`]
+    : conds;
+  const touching = window ? sql`WHERE q_start < ${window.qHi} AND q_last >= ${window.qLo}` : raw("");
+  return ctx.ch.rows<QuarterEvents>(
+    sql`SELECT tupleElement(ev, 1) AS q, sum(tupleElement(ev, 2)) AS starts, sum(tupleElement(ev, 3)) AS delta, max(tupleElement(ev, 4)) AS last
+      FROM (
+        SELECT toInt64(q_last > q_start) AS runs,
+          [(q_start, toInt64(1), toInt64(0), toInt64(0)), (q_start + 1, toInt64(0), runs, toInt64(0)), (q_last + 1, toInt64(0), -runs, toInt64(0)),
+           (q_last, toInt64(0), toInt64(0), toInt64(1))] AS evs
+        FROM (SELECT ${raw(QUARTERS)} FROM ${t.calls} FINAL WHERE ${and(bounded)})
+        ${touching}
+      )
+      ARRAY JOIN evs AS ev
+      GROUP BY q HAVING starts != 0 OR delta != 0 OR last != 0 ORDER BY q`.text,
+    signal,
+  );
+}
+
 export async function getConcurrencyHeatmap(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<HeatmapCell[]> {
   const apps = appScope(ctx, f, scope);
   const t = tablesOf(ctx.ch);
   const cells = WEEKDAYS.flatMap((name, weekday) => Array.from({ length: 24 }, (_, hour) => ({ weekday, weekdayName: name, hour, calls: 0, hours: 0, average: 0 })));
   const conds = callConditions(t, f, apps.pks, { ignoreTime: true });
-  let lo = f.from;
-  let hi = f.to;
-  if (lo === undefined || hi === undefined) {
-    const [extent] = await ctx.ch.rows<{ n: number; qMin: number; qMax: number }>(
-      sql`SELECT count() AS n, min(q_start) AS qMin, max(q_last) AS qMax FROM (SELECT ${raw(QUARTERS)} FROM ${t.calls} FINAL WHERE ${and(conds)})`.text,
-      signal,
-    );
-    if (!extent || extent.n === 0) return cells;
-    lo ??= extent.qMin * 900;
-    hi ??= extent.qMax * 900 + 900;
-  }
-  const segments = offsetSegments(f.tz, lo - 86_400, hi + 86_400);
-  const fromH = nextLocalHourStart(segments, lo);
-  const toH = nextLocalHourStart(segments, hi);
-  if (toH <= fromH) return cells;
   // Every offset in use since the 1970s is a multiple of 15 minutes: local hours start on quarter hours.
-  const qLo = Math.ceil(fromH / 900);
-  const qHi = Math.ceil(toH / 900);
-  const events = await ctx.ch.rows<{ q: number; starts: number; delta: number }>(
-    sql`SELECT tupleElement(ev, 1) AS q, sum(tupleElement(ev, 2)) AS starts, sum(tupleElement(ev, 3)) AS delta
-      FROM (
-        SELECT greatest(q_start + 1, toInt64(${qLo})) AS q_a, least(q_last, toInt64(${qHi - 1})) AS q_b,
-          [(q_start, toInt64(q_start >= ${qLo}), toInt64(0)), (q_a, toInt64(0), toInt64(q_a <= q_b)), (q_b + 1, toInt64(0), -toInt64(q_a <= q_b))] AS evs
-        FROM (SELECT ${raw(QUARTERS)} FROM ${t.calls} FINAL
-          WHERE ${and([...conds, sql`start_at < ${qHi * 900}`, sql`start_at >= ${(qLo - MAX_CROSSINGS - 1) * 900}`])})
-        WHERE q_start < ${qHi} AND q_last >= ${qLo}
-      )
-      ARRAY JOIN evs AS ev
-      GROUP BY q HAVING starts != 0 OR delta != 0 ORDER BY q`.text,
-    signal,
-  );
+  const quarters = (lo: number, hi: number) => {
+    const segments = offsetSegments(f.tz, lo - 86_400, hi + 86_400);
+    const fromH = nextLocalHourStart(segments, lo);
+    const toH = nextLocalHourStart(segments, hi);
+    return { segments, fromH, toH, qLo: Math.ceil(fromH / 900), qHi: Math.ceil(toH / 900) };
+  };
+  let window = f.from !== undefined && f.to !== undefined ? quarters(f.from, f.to) : undefined;
+  if (window && window.toH <= window.fromH) return cells;
+  // An open window is the matching calls' extent: the same read gives it (first start, last quarter).
+  const events = await quarterEvents(ctx, conds, window, signal);
+  if (!window) {
+    if (events.length === 0) return cells;
+    const qMin = events.find((e) => e.starts !== 0)!.q;
+    const qMax = events.reduce((m, e) => (e.last ? Math.max(m, e.q) : m), -Infinity);
+    window = quarters(f.from ?? qMin * 900, f.to ?? qMax * 900 + 900);
+    if (window.toH <= window.fromH) return cells;
+  }
+  const { segments, fromH, toH, qLo, qHi } = window;
   const offsetAt = offsetCursor(segments);
   const cellAt = (time: number) => hourCell(Math.floor((time + offsetAt(time)) / 3600));
+  // Calls running at q: the deltas up to q, those before the window included.
   let running = 0;
   for (let k = 0; k < events.length; k++) {
     const e = events[k];
-    if (e.starts) cells[cellAt(e.q * 900)].calls += e.starts;
+    if (e.starts && e.q >= qLo && e.q < qHi) cells[cellAt(e.q * 900)].calls += e.starts;
     running += e.delta;
     if (running === 0) continue;
-    // Calls running past the local hour starts among quarters [e.q, next event).
+    // Calls running past the local hour starts among quarters [e.q, next event), inside the window.
     const end = Math.min(k + 1 < events.length ? events[k + 1].q : qHi, qHi);
     for (let q = Math.max(e.q, qLo); q < end; q++) {
       const time = q * 900;

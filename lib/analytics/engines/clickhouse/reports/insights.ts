@@ -8,6 +8,7 @@ import type { Scope } from "@/lib/analytics/scope";
 import { appScope, tablesOf, type ChContext } from "../context";
 import { fromCalls, hasRecordingSql } from "../conditions";
 import { minutes } from "./shared";
+import { callsPerParticipantQuery } from "./usage";
 
 /** Totals (with the previous period), breakdowns, durations and engagement. */
 
@@ -23,16 +24,23 @@ interface CubeRow {
   videoX1000: number;
   durS: number;
   parts: number;
+  /** 1: the call starts before `splitAt` (cubeOf). */
+  before: number;
 }
 
-async function cubeOf(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<CubeRow[]> {
+/**
+ * The cube of the matching calls; with `splitAt`, each combination also split by whether
+ * the call starts before that instant — two adjacent periods from one FINAL read.
+ */
+async function cubeOf(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal, splitAt?: number): Promise<CubeRow[]> {
   const apps = appScope(ctx, f, scope);
   const t = tablesOf(ctx.ch);
+  const before = splitAt === undefined ? raw("toUInt8(0)") : sql`toUInt8(start_at < ${splitAt})`;
   return ctx.ch.rows<CubeRow>(
-    sql`SELECT type, mode, status, receiver_type AS receiverType, ${hasRecordingSql(t, apps.pks)} AS hasRecording, count() AS calls,
+    sql`SELECT type, mode, status, receiver_type AS receiverType, ${hasRecordingSql(t, apps.pks)} AS hasRecording, ${before} AS before, count() AS calls,
         sum(total_audio_minutes_x1000) AS audioX1000, sum(total_video_minutes_x1000) AS videoX1000, sum(duration_seconds) AS durS,
         sum(total_participants) AS parts
-      ${fromCalls(t, f, apps.pks)} GROUP BY type, mode, status, receiverType, hasRecording`.text,
+      ${fromCalls(t, f, apps.pks)} GROUP BY type, mode, status, receiverType, hasRecording, before`.text,
     signal,
   );
 }
@@ -64,8 +72,9 @@ function totalsOf(rows: CubeRow[]): Totals {
 export async function getTotals(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<TotalsReport> {
   if (f.from === undefined || f.to === undefined) return { current: totalsOf(await cubeOf(ctx, f, scope, signal)), previous: null, previousRange: null };
   const previousRange = { from: Math.max(0, f.from - (f.to - f.from)), to: f.from };
-  const [current, previous] = await Promise.all([cubeOf(ctx, f, scope, signal), cubeOf(ctx, { ...f, ...previousRange }, scope, signal)]);
-  return { current: totalsOf(current), previous: totalsOf(previous), previousRange };
+  // Both periods in one read: [previous.from, to), split at `from`.
+  const rows = await cubeOf(ctx, { ...f, from: Math.min(previousRange.from, f.from) }, scope, signal, f.from);
+  return { current: totalsOf(rows.filter((r) => !r.before)), previous: totalsOf(rows.filter((r) => r.before)), previousRange };
 }
 
 /** The breakdown dimensions, in the report's order: their known values (anything else is `other`). */
@@ -125,12 +134,8 @@ export async function getDurationDistribution(ctx: ChContext, f: Filters, scope:
 /** Calls per participant: how many participants (app × uid) are listed in 1, 2–5, … distinct calls. */
 export async function getEngagement(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<EngagementBucketRow[]> {
   const apps = appScope(ctx, f, scope);
-  const t = tablesOf(ctx.ch);
   const rows = await ctx.ch.rows<{ calls: number; participants: number }>(
-    sql`SELECT calls, count() AS participants FROM (
-        SELECT app_pk, uid, count() AS calls FROM (SELECT app_pk, p_uid ${fromCalls(t, f, apps.pks)})
-        ARRAY JOIN arrayDistinct(p_uid) AS uid GROUP BY app_pk, uid
-      ) GROUP BY calls`.text,
+    sql`SELECT calls, count() AS participants FROM (${callsPerParticipantQuery(ctx, f, apps.pks)}) GROUP BY calls`.text,
     signal,
   );
   const counts = ENGAGEMENT_BUCKETS.map(() => 0);

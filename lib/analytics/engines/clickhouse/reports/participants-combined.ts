@@ -2,10 +2,9 @@ import { sql, type Sql } from "@/lib/clickhouse";
 import type { Filters } from "@/lib/analytics/filters";
 import { pageOf, type CombinedParticipantRow, type Page } from "@/lib/analytics/report-types";
 import type { Scope } from "@/lib/analytics/scope";
-import { appScope, tablesOf, type AppScope, type ChContext } from "../context";
-import { fromCalls } from "../conditions";
+import { appScope, type AppScope, type ChContext } from "../context";
 import { minutes } from "./shared";
-import { participantsOrder, participantsQuery, type ParticipantRaw } from "./usage";
+import { participantsOrder, participantsQuery, uidCountQuery, type ParticipantRaw } from "./usage";
 
 /**
  * Participants across apps: each uid once, its per-app participants rows (usage.ts)
@@ -36,10 +35,7 @@ export async function getCombinedParticipantsPage(ctx: ChContext, f: Filters, sc
   const apps = appScope(ctx, f, scope);
   const offset = (f.page - 1) * f.perPage;
   const [count, rows] = await Promise.all([
-    ctx.ch.rows<{ n: number }>(
-      sql`SELECT uniqExact(uid) AS n FROM (SELECT p_uid ${fromCalls(tablesOf(ctx.ch), f, apps.pks)}) ARRAY JOIN p_uid AS uid`.text,
-      signal,
-    ),
+    ctx.ch.rows<{ n: number }>(uidCountQuery(ctx, f, apps.pks).text, signal),
     ctx.ch.rows<CombinedRaw>(sql`${combinedQuery(ctx, f, apps.pks)} ${participantsOrder(f, ["uid"])} LIMIT ${offset}, ${f.perPage}`.text, signal),
   ]);
   return pageOf(rows.map((r) => toRow(r, apps)), count[0]?.n ?? 0, f);

@@ -1,41 +1,67 @@
-import { raw, sql, type Sql } from "@/lib/clickhouse";
+import { and, raw, sql, type Sql } from "@/lib/clickhouse";
 import type { Filters } from "@/lib/analytics/filters";
 import { pageOf, round3, type AppUsageRow, type DailyUsageRow, type Page, type ParticipantUsageRow } from "@/lib/analytics/report-types";
 import type { Scope } from "@/lib/analytics/scope";
 import { dayNumberToDate, localDayNumber, offsetSegments, offsetSql } from "@/lib/analytics/tz";
 import { appScope, tablesOf, type ChContext } from "../context";
-import { fromCalls, hasRecordingSql } from "../conditions";
+import { callConditions, fromCalls, hasRecordingSql } from "../conditions";
 import { minutes } from "./shared";
 
 /** The participants, apps and daily reports. */
 
 /**
- * Per (app, uid) over the matching calls: a uid listed twice in one call is one call
- * (its rows merged first: minutes summed, joined / unanswered if any row is), as the
- * in-memory engine counts "distinct calls". (Merging inside each call's arrays with
- * lambdas would spare the inner GROUP BY, but 18.16's analyser drops the columns such
- * lambdas capture from a subquery.)
+ * The participant rows of the matching calls, unnested where the calls are read: `FROM
+ * calls FINAL ARRAY JOIN … WHERE …` in one SELECT, so that over a Distributed table each
+ * shard unnests and aggregates its own calls and sends only its (app, uid) groups (a
+ * subquery would ship every participant row to the first shard). Conditions are on the
+ * call's columns: after ARRAY JOIN they keep or drop all of a call's rows together.
+ * `columns` may name `uid` and, per row, `occ` (1 on the uid's first row in its call),
+ * `pj` / `occ_j` (joined, and 1 on the uid's first row with that joined flag), `pu` /
+ * `occ_u` (the same for state unanswered), `pa` / `pv` / `pt` (minutes in thousandths).
+ */
+function unnestedParticipants(ctx: ChContext, f: Filters, pks: readonly number[], columns: Sql, tail: Sql, arrays = FULL_ROWS): Sql {
+  const t = tablesOf(ctx.ch);
+  return sql`SELECT ${columns} FROM ${t.calls} FINAL ARRAY JOIN ${arrays} WHERE ${and(callConditions(t, f, pks))} ${tail}`;
+}
+
+/** Every per-row array the participants report needs (unnestedParticipants). */
+const FULL_ROWS = raw(`p_uid AS uid, arrayEnumerateUniq(p_uid) AS occ, p_is_joined AS pj, arrayEnumerateUniq(p_uid, p_is_joined) AS occ_j,
+  arrayMap(s -> toUInt8(ifNull(s = 'unanswered', 0)), p_state) AS pu,
+  arrayEnumerateUniq(p_uid, arrayMap(s -> toUInt8(ifNull(s = 'unanswered', 0)), p_state)) AS occ_u,
+  p_total_audio_minutes_x1000 AS pa, p_total_video_minutes_x1000 AS pv, p_total_duration_minutes_x1000 AS pt`);
+
+/** Each uid once per call: what counting participants and their calls needs (every array joined is computed). */
+const DISTINCT_UIDS = raw("arrayDistinct(p_uid) AS uid");
+
+/**
+ * Per (app, uid) over the matching calls: a uid listed twice in one call is one call (its
+ * rows merged: minutes summed, joined / unanswered if any row is), as the in-memory
+ * engine counts "distinct calls" — counted on the uid's first row in the call
+ * (`arrayEnumerateUniq`), with no per-call GROUP BY: each shard aggregates straight to
+ * (app, uid), in memory bounded by the participants, not the calls.
  */
 export function participantsQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
-  const t = tablesOf(ctx.ch);
-  return sql`SELECT app_pk AS appPk, uid, count() AS calls, sum(j) AS joined, sum(u) AS unanswered, sum(a) AS audioX1000, sum(v) AS videoX1000,
-      sum(tt) AS totalX1000, min(start_at) AS firstCallAt, max(start_at) AS lastCallAt
-    FROM (
-      SELECT app_pk, session_id, start_at, uid, max(pj) AS j, max(ifNull(ps = 'unanswered', 0)) AS u, sum(pa) AS a, sum(pv) AS v, sum(pt) AS tt
-      FROM (SELECT app_pk, session_id, start_at, p_uid, p_is_joined, p_state, p_total_audio_minutes_x1000, p_total_video_minutes_x1000,
-          p_total_duration_minutes_x1000 ${fromCalls(t, f, pks)})
-      ARRAY JOIN p_uid AS uid, p_is_joined AS pj, p_state AS ps, p_total_audio_minutes_x1000 AS pa, p_total_video_minutes_x1000 AS pv,
-        p_total_duration_minutes_x1000 AS pt
-      GROUP BY app_pk, session_id, start_at, uid
-    )
-    GROUP BY app_pk, uid`;
+  return unnestedParticipants(
+    ctx, f, pks,
+    raw(`app_pk AS appPk, uid, countIf(occ = 1) AS calls, countIf(pj = 1 AND occ_j = 1) AS joined, countIf(pu = 1 AND occ_u = 1) AS unanswered,
+      sum(pa) AS audioX1000, sum(pv) AS videoX1000, sum(pt) AS totalX1000, min(start_at) AS firstCallAt, max(start_at) AS lastCallAt`),
+    raw("GROUP BY app_pk, uid"),
+  );
 }
 
 /** How many participants (app × uid) the matching calls list. */
 function participantsCountQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
-  return sql`SELECT count() AS n FROM (
-      SELECT app_pk, uid FROM (SELECT app_pk, p_uid ${fromCalls(tablesOf(ctx.ch), f, pks)}) ARRAY JOIN p_uid AS uid GROUP BY app_pk, uid
-    )`;
+  return sql`SELECT count() AS n FROM (${unnestedParticipants(ctx, f, pks, raw("app_pk, uid"), raw("GROUP BY app_pk, uid"), DISTINCT_UIDS)})`;
+}
+
+/** How many distinct uids (across apps) the matching calls list. */
+export function uidCountQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
+  return sql`SELECT count() AS n FROM (${unnestedParticipants(ctx, f, pks, raw("uid"), raw("GROUP BY uid"), DISTINCT_UIDS)})`;
+}
+
+/** Per (app, uid): the number of distinct matching calls listing it (the engagement report's input). */
+export function callsPerParticipantQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
+  return unnestedParticipants(ctx, f, pks, raw("app_pk, uid, count() AS calls"), raw("GROUP BY app_pk, uid"), DISTINCT_UIDS);
 }
 
 /**
@@ -130,24 +156,40 @@ export async function getDailyUsage(ctx: ChContext, f: Filters, scope: Scope, si
   const apps = appScope(ctx, f, scope);
   const t = tablesOf(ctx.ch);
   const from = fromCalls(t, f, apps.pks);
+  // The zone's offsets over a range holding every matching call's start: [from, to) when
+  // given, else the bounds of every stored start of these apps (all versions, no FINAL:
+  // a cheap read of one column), so that one FINAL read gives the days and the matching
+  // calls' own extent.
+  let segLo = f.from;
+  let segHi = f.to;
+  if (segLo === undefined || segHi === undefined) {
+    const [b] = await ctx.ch.rows<{ n: number; min: number; max: number }>(
+      sql`SELECT count() AS n, min(start_at) AS min, max(start_at) AS max FROM ${t.calls} WHERE app_pk IN ${apps.pks.length ? apps.pks : [0]} AND deleted = 0`.text,
+      signal,
+    );
+    if (!b || b.n === 0) return [];
+    segLo ??= b.min;
+    segHi ??= b.max + 1;
+  }
+  if (segHi <= segLo) return [];
+  const offset = raw(offsetSql(offsetSegments(f.tz, segLo, segHi), "start_at"));
+  const rows = await ctx.ch.rows<{ day: number; calls: number; audioX1000: number; videoX1000: number; durS: number; parts: number; min: number; max: number }>(
+    sql`SELECT toInt64(floor((start_at + ${offset}) / 86400)) AS day, count() AS calls, sum(total_audio_minutes_x1000) AS audioX1000,
+        sum(total_video_minutes_x1000) AS videoX1000, sum(duration_seconds) AS durS, sum(total_participants) AS parts,
+        min(start_at) AS min, max(start_at) AS max
+      ${from} GROUP BY day`.text,
+    signal,
+  );
   let lo = f.from;
   let hi = f.to;
   if (lo === undefined || hi === undefined) {
-    const [extent] = await ctx.ch.rows<{ n: number; min: number; max: number }>(sql`SELECT count() AS n, min(start_at) AS min, max(start_at) AS max ${from}`.text, signal);
-    if (!extent || extent.n === 0) return [];
-    lo ??= Math.floor(extent.min / 900) * 900;
-    hi ??= Math.floor(extent.max / 900) * 900 + 900;
+    if (rows.length === 0) return [];
+    lo ??= Math.floor(Math.min(...rows.map((r) => r.min)) / 900) * 900;
+    hi ??= Math.floor(Math.max(...rows.map((r) => r.max)) / 900) * 900 + 900;
   }
   if (hi <= lo) return [];
   const first = localDayNumber(f.tz, lo);
   const days = Math.min(localDayNumber(f.tz, hi - 1) - first + 1, MAX_DAYS);
-  const offset = raw(offsetSql(offsetSegments(f.tz, lo, hi), "start_at"));
-  const rows = await ctx.ch.rows<{ day: number; calls: number; audioX1000: number; videoX1000: number; durS: number; parts: number }>(
-    sql`SELECT toInt64(floor((start_at + ${offset}) / 86400)) AS day, count() AS calls, sum(total_audio_minutes_x1000) AS audioX1000,
-        sum(total_video_minutes_x1000) AS videoX1000, sum(duration_seconds) AS durS, sum(total_participants) AS parts
-      ${from} GROUP BY day`.text,
-    signal,
-  );
   const byDay = new Map(rows.map((r) => [r.day, r]));
   return Array.from({ length: days }, (_, d) => {
     const r = byDay.get(first + d);
