@@ -17,7 +17,7 @@ import { generateCallAt, makeContext } from "@/lib/emulator/generator";
 import { DATA_MIXES, type DataMixName } from "@/lib/emulator/mixes";
 import { serializeServed } from "@/lib/emulator/quirks";
 import { parseCallRecord } from "@/lib/platform/call-record";
-import { CallWriter, contentHash, extraParticipantJson, resolveRawBytes, resolveRawTexts, toWriteRow, type WriteRow } from "./writer";
+import { CallWriter, contentHash, extraParticipantJson, resolveRawBytes, resolveRawTexts, toWriteRow, W, type WriteRow } from "./writer";
 
 process.env.AUTH_SECRET ??= "test-secret-test-secret-test-secret-00";
 
@@ -139,7 +139,7 @@ describe("the write worker's lean path", () => {
       resolveRawTexts(a, p.bytes);
       const b = rowsOf(p);
       resolveRawBytes(b, p.bytes);
-      expect(b.some((r) => Buffer.isBuffer(r[0 + 19]))).toBe(invalid === undefined); // bytes bound only for valid UTF-8 pages
+      expect(b.some((r) => Buffer.isBuffer(r[W.raw]))).toBe(invalid === undefined); // bytes bound only for valid UTF-8 pages
       expect(plainWriter.writeTolerant(a)).toMatchObject({ refused: [] });
       expect(leanWriter.writeTolerant(b)).toMatchObject({ refused: [] });
       vi.advanceTimersByTime(1_000);

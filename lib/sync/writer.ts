@@ -372,7 +372,6 @@ export class CallWriter {
     }
   }
 
-  /** Returns true when the call was inserted, false when an existing row was updated. */
   /**
    * Statements are run with their parameters spread as arguments, not passed as one array:
    * better-sqlite3 reads an array element by element through a generic property lookup,
@@ -390,6 +389,7 @@ export class CallWriter {
       : [app, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[12], r[13], r[14], r[15], r[16], r[17], r[18], r[19], now, now];
   }
 
+  /** Returns true when the call was inserted, false when an existing row was updated. */
   private writeOne(r: WriteRow, now: number): boolean {
     const app = this.appPk;
     let pk: number;
