@@ -1,7 +1,9 @@
 import type Database from "better-sqlite3";
 import type { Db } from "@/db/client";
 import { CALL_RAW_COLUMNS } from "../../../csv-columns";
-import { csvContext, dataColumns, rawCell, rawDerived, rawKind, type CsvContext, type RowBatches } from "@/lib/export/csv";
+import { csvContext, dataColumns, labelCell, rawCell, rawDerived, rawKind, type RowBatches } from "@/lib/export/csv";
+import { CsvBytes, utf8Bytes } from "@/lib/export/csv-bytes";
+import { isoBytes, type IsoBytes } from "@/lib/export/iso";
 import { MODES, RECEIVER_TYPES, STATUSES, TYPES } from "../../../dims";
 import { DIMS, dimCode, dimsOfCell, recordingOf } from "../scan/cell-codec";
 import type { Filters } from "../../../filters";
@@ -71,8 +73,9 @@ function wholeLine(r: unknown[]): string {
 
 /**
  * The fields a dims code (cell % 360) stands for: type, mode, status, receiver type,
- * has recording (0/1) — as values, and as the CSV's text — or undefined where one is
- * "other" (NULL or unknown text: only SQLite knows which).
+ * has recording (0/1) — as values, and as the CSV's bytes (their cells, and the four
+ * label cells) — or undefined where one is "other" (NULL or unknown text: only SQLite
+ * knows which).
  */
 const DIMS_FIELDS = Array.from({ length: DIMS }, (_, d) => {
   const t = TYPES[dimCode(d, "type")], m = MODES[dimCode(d, "mode")], st = STATUSES[dimCode(d, "status")], rt = RECEIVER_TYPES[dimCode(d, "receiverType")];
@@ -80,9 +83,10 @@ const DIMS_FIELDS = Array.from({ length: DIMS }, (_, d) => {
   const rec = recordingOf(d);
   return {
     values: [t, m, st, rt, rec] as const,
-    typeModeStatus: `${rawCell(t, K[2])},${rawCell(m, K[3])},${rawCell(st, K[4])}`,
-    receiverType: rawCell(rt, K[7]),
-    hasRecording: rawCell(rec, K[12]),
+    typeModeStatus: utf8Bytes(`${rawCell(t, K[2])},${rawCell(m, K[3])},${rawCell(st, K[4])}`),
+    receiverType: utf8Bytes(rawCell(rt, K[7])),
+    hasRecording: utf8Bytes(rawCell(rec, K[12])),
+    labels: utf8Bytes([t, m, st, rt].map(labelCell).join(",")),
   };
 });
 
@@ -137,92 +141,157 @@ class ChangedSince {
   }
 }
 
+/** Bytes a row of the last batch took (the next batch's buffer is sized from it). */
+let bytesPerRow = 320;
+
 /** Builds the CSV's rows of successive pk batches (one read transaction each). */
 class CallsCsvReader {
   private changed: ChangedSince | undefined;
-  private readonly appTexts = new Map<number, string>();
-  /** The derived cells (labels, ISO times in the download's zone) of a row's values. */
+  private readonly appCells = new Map<number, Uint8Array>();
+  /** The derived cells (labels, ISO times in the download's zone) of a whole row, as text. */
   private readonly derived: (r: ArrayLike<unknown>) => string;
-  /** The values the derived cells read, of a row written from the store (reused: no array per row). */
-  private readonly scratch: unknown[] = new Array(K.length).fill(null);
+  private readonly iso: IsoBytes;
 
   constructor(
     private readonly db: Db,
     private readonly appIds: Map<number, string>,
-    ctx: CsvContext = csvContext(),
+    tz = "UTC",
   ) {
-    this.derived = rawDerived(CALL_RAW_COLUMNS, ctx);
+    this.derived = rawDerived(CALL_RAW_COLUMNS, csvContext(tz));
+    this.iso = isoBytes(tz);
   }
 
   /**
-   * The rows of `pks` that still exist, in that order; `values`: the store's, if any.
-   * `asText`: as CSV lines (`rawCell` of each field: what csvRawStream would write for
-   * the rows, without building an array per row), else as rows.
+   * The rows of `pks` that still exist, in that order, read in one transaction; `values`:
+   * the store's, if any. Each row is `write`'s: from the store's values and the text
+   * columns (`t`, then `o`: the row's offset in `values.v`), or read whole (`whole`).
    */
-  batch(pks: RowOrder, values: StoreRows | undefined, asText: true): string;
-  batch(pks: RowOrder, values: StoreRows | undefined, asText: false): unknown[][];
-  batch(pks: RowOrder, values: StoreRows | undefined, asText: boolean): unknown[][] | string {
-    if (pks.length === 0) return asText ? "" : [];
+  private read(pks: RowOrder, values: StoreRows | undefined, write: (t: unknown[], o: number) => void, whole: (r: unknown[]) => void): void {
+    if (pks.length === 0) return;
     const sqlite = this.db.$client;
-    const out: Array<unknown[] | string> = sqlite.transaction(() => {
-      if (!values) return this.whole(pks);
-      // A store older than the first one seen (never, short of a replaced warehouse): track from there.
-      if (!this.changed || values.seq < this.changed.from) this.changed = new ChangedSince(values.seq);
-      const changed = this.changed.read(sqlite);
-      if (changed === "all") return this.whole(pks);
+    sqlite.transaction(() => {
+      if (values) {
+        // A store older than the first one seen (never, short of a replaced warehouse): track from there.
+        if (!this.changed || values.seq < this.changed.from) this.changed = new ChangedSince(values.seq);
+      }
+      const changed = values && this.changed!.read(sqlite);
+      if (!values || changed === "all" || !changed) {
+        for (const r of this.whole(pks)) whole(r);
+        return;
+      }
       const text = textRows(sqlite, pks);
       const v = values.v;
-      const rows: Array<unknown[] | string> = [];
-      // Calls read whole: their places in `rows`, filled after one more query.
+      // Calls the store cannot vouch for (changed since its snapshot, unknown dims, not in it): read whole.
       const wholePks: number[] = [];
-      const marks: number[] = [];
+      const isWhole = new Uint8Array(pks.length);
       for (let i = 0; i < pks.length; i++) {
-        const t = text[i];
-        if (t[0] === null) continue; // deleted since the order was taken
         const o = i * STORE_ROW;
-        const pk = pks[i];
-        const appPk = v[o];
-        const dims = DIMS_FIELDS[dimsOfCell(v[o + 1])];
-        if (appPk === 0 || dims === undefined || changed.has(pk)) {
-          wholePks.push(pk);
-          marks.push(rows.length);
-          rows.push(t);
-          continue;
-        }
-        if (asText) {
-          const x = this.scratch;
-          [x[2], x[3], x[4], x[7], x[8], x[9], x[10], x[11]] = [dims.values[0], dims.values[1], dims.values[2], dims.values[3], t[3], t[4], t[5], v[o + 2]];
-          rows.push(
-            `${this.appText(appPk)},${rawCell(t[0], K[1])},${dims.typeModeStatus},${rawCell(t[1], K[5])},${rawCell(t[2], K[6])},${dims.receiverType},` +
-              `${rawCell(t[3], K[8])},${rawCell(t[4], K[9])},${rawCell(t[5], K[10])},${rawCell(v[o + 2], K[11])},${dims.hasRecording},` +
-              `${rawCell(v[o + 5], K[13])},${rawCell(v[o + 6], K[14])},${rawCell(t[6], K[15])},${rawCell(v[o + 3], K[16])},${rawCell(v[o + 4], K[17])}` +
-              this.derived(x),
-          );
-        } else {
-          rows.push([
-            this.appIds.get(appPk) ?? String(appPk), t[0], dims.values[0], dims.values[1], dims.values[2], t[1], t[2], dims.values[3], t[3], t[4], t[5],
-            v[o + 2], dims.values[4], v[o + 5], v[o + 6], t[6], v[o + 3], v[o + 4],
-          ]);
+        if (text[i][0] !== null && (v[o] === 0 || DIMS_FIELDS[dimsOfCell(v[o + 1])] === undefined || changed.has(pks[i]))) {
+          wholePks.push(pks[i]);
+          isWhole[i] = 1;
         }
       }
-      if (wholePks.length > 0) {
-        const byPk = new Map(this.whole(wholePks).map((r) => [r[PK_INDEX] as number, r]));
-        // A call missing here was deleted between the two reads of this transaction: impossible; dropped all the same.
-        for (let w = 0; w < marks.length; w++) rows[marks[w]] = byPk.get(wholePks[w]) ?? "";
-        return rows.filter((r) => r !== "");
+      const byPk = wholePks.length > 0 ? new Map(this.whole(wholePks).map((r) => [r[PK_INDEX] as number, r])) : undefined;
+      for (let i = 0; i < pks.length; i++) {
+        if (text[i][0] === null) continue; // deleted since the order was taken
+        if (isWhole[i] === 0) write(text[i], i * STORE_ROW);
+        else {
+          // Missing only if deleted between the two reads of this transaction: impossible; dropped all the same.
+          const r = byPk!.get(pks[i]);
+          if (r) whole(r);
+        }
       }
-      return rows;
     })();
-    if (!asText) return out as unknown[][];
-    let lines = "";
-    for (const r of out) lines += (typeof r === "string" ? r : wholeLine(r) + this.derived(r)) + "\r\n";
-    return lines;
   }
 
-  private appText(appPk: number): string {
-    let text = this.appTexts.get(appPk);
-    if (text === undefined) this.appTexts.set(appPk, (text = rawCell(this.appIds.get(appPk) ?? String(appPk), K[0])));
-    return text;
+  /** The rows of `pks` as CSV lines in UTF-8 (each ending in CRLF): `rawCell` of each field, the derived cells after. */
+  bytes(pks: RowOrder, values: StoreRows | undefined): Uint8Array {
+    const w = new CsvBytes(pks.length * (bytesPerRow + 16));
+    const v = values?.v;
+    const iso = this.iso;
+    this.read(
+      pks,
+      values,
+      (t, o) => {
+        const appPk = v![o];
+        const dims = DIMS_FIELDS[dimsOfCell(v![o + 1])]!;
+        w.reserve(charsOf(t[0]) + charsOf(t[1]) + charsOf(t[2]));
+        w.piece(this.appCell(appPk));
+        w.comma();
+        w.cell(t[0], K[1]);
+        w.comma();
+        w.piece(dims.typeModeStatus);
+        w.comma();
+        w.cell(t[1], K[5]);
+        w.comma();
+        w.cell(t[2], K[6]);
+        w.comma();
+        w.piece(dims.receiverType);
+        w.comma();
+        w.cell(t[3], K[8]);
+        w.comma();
+        w.cell(t[4], K[9]);
+        w.comma();
+        w.cell(t[5], K[10]);
+        w.comma();
+        w.cell(v![o + 2], K[11]);
+        w.comma();
+        w.piece(dims.hasRecording);
+        w.comma();
+        w.cell(v![o + 5], K[13]);
+        w.comma();
+        w.cell(v![o + 6], K[14]);
+        w.comma();
+        w.cell(t[6], K[15]);
+        w.comma();
+        w.cell(v![o + 3], K[16]);
+        w.comma();
+        w.cell(v![o + 4], K[17]);
+        // The derived cells: the four labels, then the ISO times of initiatedAt, startedAt, endedAt, startAt.
+        w.comma();
+        w.piece(dims.labels);
+        w.comma();
+        w.iso(t[3], iso);
+        w.comma();
+        w.iso(t[4], iso);
+        w.comma();
+        w.iso(t[5], iso);
+        w.comma();
+        w.iso(v![o + 2], iso);
+        w.crlf();
+      },
+      (r) => {
+        w.utf8(wholeLine(r) + this.derived(r));
+        w.crlf();
+      },
+    );
+    if (pks.length > 0) bytesPerRow = Math.ceil(w.pos / pks.length);
+    return w.bytes();
+  }
+
+  /** The rows of `pks` as arrays (CALL_RAW_COLUMNS order): the same values `bytes` writes. */
+  rows(pks: RowOrder, values: StoreRows | undefined): unknown[][] {
+    const out: unknown[][] = [];
+    const v = values?.v;
+    this.read(
+      pks,
+      values,
+      (t, o) => {
+        const dims = DIMS_FIELDS[dimsOfCell(v![o + 1])]!.values;
+        out.push([
+          this.appIds.get(v![o]) ?? String(v![o]), t[0], dims[0], dims[1], dims[2], t[1], t[2], dims[3], t[3], t[4], t[5],
+          v![o + 2], dims[4], v![o + 5], v![o + 6], t[6], v![o + 3], v![o + 4],
+        ]);
+      },
+      (r) => out.push(r),
+    );
+    return out;
+  }
+
+  private appCell(appPk: number): Uint8Array {
+    let cell = this.appCells.get(appPk);
+    if (cell === undefined) this.appCells.set(appPk, (cell = utf8Bytes(rawCell(this.appIds.get(appPk) ?? String(appPk), K[0]))));
+    return cell;
   }
 
   /** Every column from SQLite (the path for rows the store cannot vouch for). */
@@ -232,6 +301,9 @@ class CallsCsvReader {
     return rows;
   }
 }
+
+/** UTF-16 units of a text column's value (what a row may need room for). */
+const charsOf = (v: unknown): number => (typeof v === "string" ? v.length : 32);
 
 /** Index of the pk in a whole row: after the 18 CSV columns. */
 const PK_INDEX = 18;
@@ -278,17 +350,17 @@ export function callsCsvOrder(db: Db, f: Filters, scope: Scope): OrderHead {
 export function callsCsvBatches(db: Db, f: Filters, scope: Scope, order?: CsvOrder, values?: StoreValuesOf): RowBatches {
   const appIds = new Map(visibleApps(db, scope).map((a) => [a.pk, a.appId]));
   if (order) resolveApps(db, f, scope); // 404 before the first byte, as in-process
-  const reader = new CallsCsvReader(db, appIds, csvContext(f.tz));
+  const reader = new CallsCsvReader(db, appIds, f.tz);
   if (!order) {
     // The first batch from the order's head; the full sort (~1 s at 10M matches) only
     // once the client has it. Same snapshot, same order, same bytes.
     const { head, all } = callsOrderHead(db, f, scope, CSV_FIRST_BATCH);
     return (function* () {
-      if (head.length > 0) yield reader.batch(head, storeRows(db, head), true);
+      if (head.length > 0) yield reader.bytes(head, storeRows(db, head));
       const pks = all(); // starts with the head
       for (const [a, b] of batchRanges(pks.length, head.length)) {
         const chunk = pks.subarray(a, b);
-        yield reader.batch(chunk, storeRows(db, chunk), true);
+        yield reader.bytes(chunk, storeRows(db, chunk));
       }
     })();
   }
@@ -303,7 +375,7 @@ export function callsCsvBatches(db: Db, f: Filters, scope: Scope, order?: CsvOrd
   const lines = f.tz === "UTC" ? values?.lines : undefined;
   const apps = [...appIds];
   return (async function* () {
-    if (head.length > 0) yield reader.batch(head, headValues ?? (await ask(head, [0, head.length])), true);
+    if (head.length > 0) yield reader.bytes(head, headValues ?? (await ask(head, [0, head.length])));
     const pks = await all; // starts with the head
     const ranges = [...batchRanges(pks.length, head.length)];
     // Where the worker writes lines too, it writes every other batch while this thread
@@ -324,8 +396,8 @@ export function callsCsvBatches(db: Db, f: Filters, scope: Scope, order?: CsvOrd
       if ("lines" in p) {
         const bytes = await p.lines;
         // The worker could not (stopped, aborted): this thread writes the batch.
-        yield bytes ?? reader.batch(chunk, await ask(pks, ranges[k]), true);
-      } else yield reader.batch(chunk, await p.values, true);
+        yield bytes ?? reader.bytes(chunk, await ask(pks, ranges[k]));
+      } else yield reader.bytes(chunk, await p.values);
     }
   })();
 }
@@ -336,7 +408,7 @@ export function callsCsvBatches(db: Db, f: Filters, scope: Scope, order?: CsvOrd
  * the request may see. What `callsCsvBatches` writes for the batch on its own thread.
  */
 export function callsCsvLines(db: Db, pks: RowOrder, apps: Array<[number, string]>): Uint8Array {
-  return new TextEncoder().encode(new CallsCsvReader(db, new Map(apps)).batch(pks, storeRows(db, pks), true));
+  return new CallsCsvReader(db, new Map(apps)).bytes(pks, storeRows(db, pks));
 }
 
 /** The same rows as arrays, one at a time, in-process or with a given order (tests, scripts). */
@@ -345,6 +417,6 @@ export function* iterateCallsRaw(db: Db, f: Filters, scope: Scope, order?: RowOr
   const pks = order ?? callsOrder(db, f, scope);
   for (const [a, b] of batchRanges(pks.length)) {
     const chunk = pks.subarray(a, b);
-    yield* reader.batch(chunk, storeRows(db, chunk), false);
+    yield* reader.rows(chunk, storeRows(db, chunk));
   }
 }
