@@ -399,8 +399,7 @@ export function callsCsvBatches(db: Db, f: Filters, scope: Scope, order?: CsvOrd
   const all = whole ? Promise.resolve(order) : order.all;
   // A copy, not a view: posting a view would clone its whole buffer (the full order).
   const ask = (pks: RowOrder, [a, b]: [number, number]) => (values ? values(pks.slice(a, b)).catch(() => undefined) : Promise.resolve(undefined));
-  // The worker writes its lines with UTC times (its jobs carry no zone): in another zone this thread writes every batch.
-  const lines = f.tz === "UTC" ? values?.lines : undefined;
+  const lines = values?.lines;
   const apps = [...appIds];
   return (async function* () {
     const reading = exportConnection(db);
@@ -422,7 +421,7 @@ export function callsCsvBatches(db: Db, f: Filters, scope: Scope, order?: CsvOrd
     // behind more than one batch of lines.
     type Pending = { lines: Promise<Uint8Array | undefined> } | { values: Promise<StoreRows | undefined> };
     const begin = (k: number): Pending =>
-      lines && k % 2 === 1 ? { lines: lines(pks.slice(ranges[k][0], ranges[k][1]), apps).catch(() => undefined) } : { values: ask(pks, ranges[k]) };
+      lines && k % 2 === 1 ? { lines: lines(pks.slice(ranges[k][0], ranges[k][1]), apps, f.tz).catch(() => undefined) } : { values: ask(pks, ranges[k]) };
     const AHEAD = 4;
     const pending: Array<Pending | undefined> = ranges.slice(0, AHEAD).map((_, k) => begin(k));
     for (let k = 0; k < ranges.length; k++) {
@@ -442,10 +441,10 @@ export function callsCsvBatches(db: Db, f: Filters, scope: Scope, order?: CsvOrd
 /**
  * One batch's CSV lines as UTF-8, written where the store lives (the worker's `lines`
  * job): the store's values and the rows read there, in one read, for apps (pk, app id)
- * the request may see. What `callsCsvBatches` writes for the batch on its own thread.
+ * the request may see, ISO times in `tz`. What `callsCsvBatches` writes for the batch on its own thread.
  */
-export function callsCsvLines(db: Db, pks: RowOrder, apps: Array<[number, string]>): Uint8Array {
-  return new CallsCsvReader(db, new Map(apps)).bytes(pks, storeRows(db, pks));
+export function callsCsvLines(db: Db, pks: RowOrder, apps: Array<[number, string]>, tz = "UTC"): Uint8Array {
+  return new CallsCsvReader(db, new Map(apps), tz).bytes(pks, storeRows(db, pks));
 }
 
 /** The same rows as arrays, one at a time, in-process or with a given order (tests, scripts). */

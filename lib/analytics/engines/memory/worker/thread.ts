@@ -50,7 +50,7 @@ function run(job: WorkerJob, t0: number): JobAnswers[JobKind] {
     case "values":
       return storeRows(db, job.pks);
     case "lines":
-      return callsCsvLines(db, job.pks, job.apps);
+      return callsCsvLines(db, job.pks, job.apps, job.tz);
     case "json":
       return REPORTS[job.name].json(db, job.filters, job.scope);
     case "rows":
