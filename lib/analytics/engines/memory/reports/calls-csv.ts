@@ -76,6 +76,13 @@ function exportConnection(db: Db): { db: Db; close(): void } {
   return { db: own, close: () => own.$client.close() };
 }
 
+/**
+ * The share of the batches the worker writes when it writes lines: more than half, as
+ * this thread also sends every batch to the socket and reads through a map it opened
+ * for this export (docs/benchmarks.md Session 7).
+ */
+const WORKER_SHARE = 0.6;
+
 /** Rows per batch (the first is small: the first byte goes out early). */
 const CSV_FIRST_BATCH = 256;
 const CSV_BATCH = 2048;
@@ -160,14 +167,15 @@ export function callsCsvBatches(db: Db, f: Filters, scope: Scope, order?: CsvOrd
     if (head.length > 0) yield reader.bytes(head, headValues ?? (await ask(head, [0, head.length])));
     const pks = await all; // starts with the head
     const ranges = [...batchRanges(pks.length, head.length)];
-    // Where the worker writes lines too, it writes every other batch while this thread
-    // writes the one before: two cores, each reading and writing half the rows. Each
-    // batch is asked for four ahead, so that the worker always has a job queued (with
-    // two, it idled a tenth of the time) and this thread's values (quick jobs) are never
-    // behind more than one batch of lines.
+    // Where the worker writes lines too, it writes WORKER_SHARE of the batches, spread
+    // evenly, while this thread writes the others and sends every batch to the socket:
+    // two cores, each reading and writing part of the rows. Each batch is asked for four
+    // ahead, so that the worker always has a job queued (with two, it idled a tenth of the
+    // time) and this thread's values (quick jobs) are never behind more than one batch of lines.
     type Pending = { lines: Promise<Uint8Array | undefined> } | { values: Promise<StoreRows | undefined> };
+    const byWorker = (k: number) => Math.floor((k + 1) * WORKER_SHARE) > Math.floor(k * WORKER_SHARE);
     const begin = (k: number): Pending =>
-      lines && k % 2 === 1 ? { lines: lines(pks.slice(ranges[k][0], ranges[k][1]), apps, f.tz).catch(() => undefined) } : { values: ask(pks, ranges[k]) };
+      lines && byWorker(k) ? { lines: lines(pks.slice(ranges[k][0], ranges[k][1]), apps, f.tz).catch(() => undefined) } : { values: ask(pks, ranges[k]) };
     const AHEAD = 4;
     const pending: Array<Pending | undefined> = ranges.slice(0, AHEAD).map((_, k) => begin(k));
     for (let k = 0; k < ranges.length; k++) {
