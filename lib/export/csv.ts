@@ -210,7 +210,7 @@ export function rawDerived(columns: ReadonlyArray<RawCsvColumn>, ctx: CsvContext
       return (v) => {
         let cell = memo.get(v);
         if (cell === undefined) {
-          cell = quoteField(neutralise(derive(v, "label", ctx)));
+          cell = labelCell(v);
           if (memo.size < 1024) memo.set(v, cell);
         }
         return cell;
@@ -227,6 +227,11 @@ export function rawDerived(columns: ReadonlyArray<RawCsvColumn>, ctx: CsvContext
     for (let i = 0; i < cells.length; i++) parts[i + 1] = cells[i](r[of[i]]);
     return parts.join(",");
   };
+}
+
+/** A `label` derived cell of a raw row's value, as csvRawStream writes it. */
+export function labelCell(v: unknown): string {
+  return quoteField(neutralise(derive(v, "label", UTC)));
 }
 
 /** The columns a raw row holds (the derived ones are computed from them). */
@@ -323,10 +328,11 @@ export function csvRawStream(rows: RowBatches, columns: ReadonlyArray<RawCsvColu
           if (cancelled) return; // the consumer went away while the batch was on its way
           if (next.done) done = true;
           else if (next.value instanceof Uint8Array) {
-            if (text.length > 0) controller.enqueue(encoder.encode(text));
+            // The header goes out with the first rows, in one chunk.
+            const bytes = text.length > 0 ? Buffer.concat([encoder.encode(text), next.value]) : next.value;
             text = "";
-            if (next.value.length > 0) {
-              controller.enqueue(next.value);
+            if (bytes.length > 0) {
+              controller.enqueue(bytes);
               break;
             }
           } else {

@@ -25,7 +25,12 @@ function offsetText(offset: number): string {
   return `${offset < 0 ? "-" : "+"}${PAD2[Math.floor(a / 3600)]}:${PAD2[Math.floor((a % 3600) / 60)]}`;
 }
 
-export function isoFormatter(tz = "UTC"): IsoFormatter {
+/**
+ * The zone's local time of an instant, with the caches the formatters share: `at(t)`
+ * sets `date` ("YYYY-MM-DDT" of the local day), `second` (of the local day) and `offset`
+ * (its text: "Z", "+05:45") for whole seconds `t`.
+ */
+function zoneClock(tz: string) {
   const utc = tz === "UTC" || tz === "Etc/UTC";
   const offsets = new Map<number, { offset: number; text: string }>();
   const dates = new Map<number, string>();
@@ -45,14 +50,8 @@ export function isoFormatter(tz = "UTC"): IsoFormatter {
   let lastBucket = Number.NaN;
   let last = { offset: 0, text: "Z" };
   let lastDay = Number.NaN;
-  let lastDate = "";
-  // The same instant twice in a row (a call's startedAt and startAt): written once.
-  let lastT = Number.NaN;
-  let lastText = "";
-  return (epochSeconds) => {
-    if (epochSeconds === null || epochSeconds === undefined || !Number.isFinite(epochSeconds)) return "";
-    const t = Math.floor(epochSeconds);
-    if (t === lastT) return lastText;
+  const clock = { date: "", second: 0, offset: "Z", at };
+  function at(t: number): void {
     const bucket = t - (((t % BUCKET) + BUCKET) % BUCKET);
     if (bucket !== lastBucket) {
       last = offsetOf(t);
@@ -68,10 +67,61 @@ export function isoFormatter(tz = "UTC"): IsoFormatter {
         dates.set(day, date);
       }
       lastDay = day;
-      lastDate = date;
+      clock.date = date;
     }
+    clock.second = local - day * DAY;
+    clock.offset = last.text;
+  }
+  return clock;
+}
+
+export function isoFormatter(tz = "UTC"): IsoFormatter {
+  const clock = zoneClock(tz);
+  // The same instant twice in a row (a call's startedAt and startAt): written once.
+  let lastT = Number.NaN;
+  let lastText = "";
+  return (epochSeconds) => {
+    if (epochSeconds === null || epochSeconds === undefined || !Number.isFinite(epochSeconds)) return "";
+    const t = Math.floor(epochSeconds);
+    if (t === lastT) return lastText;
+    clock.at(t);
     lastT = t;
-    lastText = lastDate + clockOf(local - day * DAY) + last.text;
+    lastText = clock.date + clockOf(clock.second) + clock.offset;
     return lastText;
+  };
+}
+
+/** `isoFormatter`'s text written as bytes into a buffer (the calls CSV's byte writer, lib/export/csv-bytes.ts): no string a cell. */
+export interface IsoBytes {
+  /** Writes the ISO time of `epochSeconds` at `pos` (nothing if it is not finite); returns the position after it. */
+  write(buf: Uint8Array, pos: number, epochSeconds: number): number;
+}
+
+const ZERO = 48;
+
+export function isoBytes(tz = "UTC"): IsoBytes {
+  const clock = zoneClock(tz);
+  return {
+    write(buf, pos, epochSeconds) {
+      if (!Number.isFinite(epochSeconds)) return pos;
+      clock.at(Math.floor(epochSeconds));
+      const { date, second, offset } = clock;
+      let p = pos;
+      for (let i = 0; i < date.length; i++) buf[p++] = date.charCodeAt(i);
+      const h = Math.floor(second / 3600);
+      const m = Math.floor((second - h * 3600) / 60);
+      const s = second - h * 3600 - m * 60;
+      buf[p] = ZERO + Math.floor(h / 10);
+      buf[p + 1] = ZERO + (h % 10);
+      buf[p + 2] = 58;
+      buf[p + 3] = ZERO + Math.floor(m / 10);
+      buf[p + 4] = ZERO + (m % 10);
+      buf[p + 5] = 58;
+      buf[p + 6] = ZERO + Math.floor(s / 10);
+      buf[p + 7] = ZERO + (s % 10);
+      p += 8;
+      for (let i = 0; i < offset.length; i++) buf[p++] = offset.charCodeAt(i);
+      return p;
+    },
   };
 }

@@ -17,10 +17,10 @@ export type RowOrder = Int32Array | Float64Array;
 /**
  * The store's values of a batch of pks, from the store's thread (the calls CSV: calls-csv.ts); undefined: none to give.
  * `lines`, where that thread can also write a batch's CSV lines (UTF-8, each ending in CRLF) for the apps given (pk,
- * app id); undefined from it: write them here.
+ * app id), ISO times in zone `tz`; undefined from it: write them here.
  */
 export type StoreValuesOf = ((pks: RowOrder) => Promise<StoreRows | undefined>) & {
-  lines?: (pks: RowOrder, apps: Array<[number, string]>) => Promise<Uint8Array | undefined>;
+  lines?: (pks: RowOrder, apps: Array<[number, string]>, tz: string) => Promise<Uint8Array | undefined>;
 };
 
 /**

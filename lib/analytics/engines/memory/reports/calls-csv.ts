@@ -1,11 +1,8 @@
-import type Database from "better-sqlite3";
-import type { Db } from "@/db/client";
-import { CALL_RAW_COLUMNS } from "../../../csv-columns";
-import { csvContext, dataColumns, rawCell, rawDerived, rawKind, type CsvContext, type RowBatches } from "@/lib/export/csv";
-import { MODES, RECEIVER_TYPES, STATUSES, TYPES } from "../../../dims";
-import { DIMS, dimCode, dimsOfCell, recordingOf } from "../scan/cell-codec";
+import { openDatabase, type Db } from "@/db/client";
+import type { RowBatches } from "@/lib/export/csv";
 import type { Filters } from "../../../filters";
-import { callsOrder, callsOrderHead, rawRowsByPk } from "./calls";
+import { callsOrder, callsOrderHead } from "./calls";
+import { CallsCsvReader, STORE_ROW } from "./calls-csv-reader";
 import { visibleApps, resolveApps, type Scope } from "../../../scope";
 import type { CsvOrder, OrderHead, RowOrder, StoreRows, StoreValuesOf } from "../report-route";
 import { currentStore } from "../store/load";
@@ -29,9 +26,7 @@ import { slotOfPk } from "../store/store";
  * thousandths read back as m / 1000, SQLite's double), so the CSV's bytes are the same.
  */
 
-/** Store values of one row, interleaved: app pk (0: not in the store), cell, start, duration s, participants, audio, video. */
-export const STORE_ROW = 7;
-
+export { STORE_ROW };
 
 /** Store values of `pks` (no catch-up: the reader checks the change log itself). Runs where the store lives. */
 export function storeRows(db: Db, pks: ArrayLike<number>): StoreRows {
@@ -59,182 +54,34 @@ export function storeRows(db: Db, pks: ArrayLike<number>): StoreRows {
   return { seq: s.seq, v };
 }
 
-/** Field kinds of the CSV's data columns (csvRawStream's formatting of each); its derived columns follow them. */
-const K = dataColumns(CALL_RAW_COLUMNS).map(rawKind);
+/**
+ * SQLite's largest memory map as better-sqlite3 builds it (SQLITE_MAX_MMAP_SIZE, 2 GB: a
+ * larger ask is capped there). Reading the CSV's rows through a map rather than a copy
+ * of each 4 KB page took ~0.5 µs off each row's read (docs/decisions/0021).
+ */
+export const CSV_MMAP_BYTES = 2 ** 31;
 
-/** A whole row (CALL_RAW_COLUMNS order) as one CSV line, without its CRLF. */
-function wholeLine(r: unknown[]): string {
-  let line = rawCell(r[0], K[0]);
-  for (let c = 1; c < K.length; c++) line += "," + rawCell(r[c], K[c]);
-  return line;
+/**
+ * The connection an export on the request's thread reads its rows with: its own
+ * read-only one, memory-mapped (the process's shared connection keeps plain reads; its
+ * writers are unaffected either way). Every batch is still one read transaction that
+ * checks the change log, so which connection reads changes no byte. An in-memory
+ * database has no file to share: its own connection then.
+ */
+function exportConnection(db: Db): { db: Db; close(): void } {
+  const sqlite = db.$client;
+  if (sqlite.memory) return { db, close: () => undefined };
+  const own = openDatabase(sqlite.name, { readonly: true, migrate: false });
+  own.$client.pragma(`mmap_size = ${CSV_MMAP_BYTES}`);
+  return { db: own, close: () => own.$client.close() };
 }
 
 /**
- * The fields a dims code (cell % 360) stands for: type, mode, status, receiver type,
- * has recording (0/1) — as values, and as the CSV's text — or undefined where one is
- * "other" (NULL or unknown text: only SQLite knows which).
+ * The share of the batches the worker writes when it writes lines: more than half, as
+ * this thread also sends every batch to the socket and reads through a map it opened
+ * for this export (docs/benchmarks.md Session 7).
  */
-const DIMS_FIELDS = Array.from({ length: DIMS }, (_, d) => {
-  const t = TYPES[dimCode(d, "type")], m = MODES[dimCode(d, "mode")], st = STATUSES[dimCode(d, "status")], rt = RECEIVER_TYPES[dimCode(d, "receiverType")];
-  if (t === undefined || m === undefined || st === undefined || rt === undefined) return undefined;
-  const rec = recordingOf(d);
-  return {
-    values: [t, m, st, rt, rec] as const,
-    typeModeStatus: `${rawCell(t, K[2])},${rawCell(m, K[3])},${rawCell(st, K[4])}`,
-    receiverType: rawCell(rt, K[7]),
-    hasRecording: rawCell(rec, K[12]),
-  };
-});
-
-/**
- * The columns the store lacks, one row per pk in the array's order: LEFT JOIN keeps
- * json_each the outer loop (SQLite never moves the left operand of a LEFT JOIN inward)
- * and json_each walks the array in order; a deleted call gives a row of NULLs
- * (session_id is NOT NULL otherwise).
- */
-const TEXT_SQL = `SELECT c.session_id, c.initiator, c.receiver, c.initiated_at, c.started_at, c.ended_at, c.total_duration_minutes
-  FROM json_each(?) AS j LEFT JOIN calls c ON c.pk = j.value`;
-
-const textStatements = new WeakMap<Database.Database, Database.Statement>();
-
-/** The text columns of `pks`, one row per pk in its order (NULLs for a deleted call). */
-function textRows(sqlite: Database.Database, pks: RowOrder): unknown[][] {
-  let stmt = textStatements.get(sqlite);
-  if (!stmt) textStatements.set(sqlite, (stmt = sqlite.prepare(TEXT_SQL).raw(true)));
-  return stmt.all(`[${Array.prototype.join.call(pks, ",")}]`) as unknown[][];
-}
-
-/**
- * Calls changed since a store seq, read incrementally from `analytics_changes` (each
- * batch reads only the entries after the last it saw). "all" once the log was pruned
- * past what is needed: every row is then read whole.
- */
-class ChangedSince {
-  private readonly pks = new Set<number>();
-  /** The first entry not read yet (the store's own newest entry is read: see above). */
-  private next: number;
-  private lost = false;
-
-  constructor(readonly from: number) {
-    this.next = from;
-  }
-
-  read(sqlite: Database.Database): Set<number> | "all" {
-    if (this.lost) return "all";
-    // Entries are rowids, contiguous (max + 1) and pruned oldest first: none of those
-    // needed is gone iff the oldest kept is not after the first needed.
-    const oldest = sqlite.prepare("SELECT min(seq) FROM analytics_changes").pluck().get() as number | null;
-    if (oldest !== null && oldest > Math.max(this.next, 1)) {
-      this.lost = true;
-      return "all";
-    }
-    const rows = sqlite.prepare("SELECT seq, call_pk FROM analytics_changes WHERE seq >= ? ORDER BY seq").raw(true).all(this.next) as Array<[number, number]>;
-    for (const [seq, pk] of rows) {
-      this.pks.add(pk);
-      this.next = seq + 1;
-    }
-    return this.pks;
-  }
-}
-
-/** Builds the CSV's rows of successive pk batches (one read transaction each). */
-class CallsCsvReader {
-  private changed: ChangedSince | undefined;
-  private readonly appTexts = new Map<number, string>();
-  /** The derived cells (labels, ISO times in the download's zone) of a row's values. */
-  private readonly derived: (r: ArrayLike<unknown>) => string;
-  /** The values the derived cells read, of a row written from the store (reused: no array per row). */
-  private readonly scratch: unknown[] = new Array(K.length).fill(null);
-
-  constructor(
-    private readonly db: Db,
-    private readonly appIds: Map<number, string>,
-    ctx: CsvContext = csvContext(),
-  ) {
-    this.derived = rawDerived(CALL_RAW_COLUMNS, ctx);
-  }
-
-  /**
-   * The rows of `pks` that still exist, in that order; `values`: the store's, if any.
-   * `asText`: as CSV lines (`rawCell` of each field: what csvRawStream would write for
-   * the rows, without building an array per row), else as rows.
-   */
-  batch(pks: RowOrder, values: StoreRows | undefined, asText: true): string;
-  batch(pks: RowOrder, values: StoreRows | undefined, asText: false): unknown[][];
-  batch(pks: RowOrder, values: StoreRows | undefined, asText: boolean): unknown[][] | string {
-    if (pks.length === 0) return asText ? "" : [];
-    const sqlite = this.db.$client;
-    const out: Array<unknown[] | string> = sqlite.transaction(() => {
-      if (!values) return this.whole(pks);
-      // A store older than the first one seen (never, short of a replaced warehouse): track from there.
-      if (!this.changed || values.seq < this.changed.from) this.changed = new ChangedSince(values.seq);
-      const changed = this.changed.read(sqlite);
-      if (changed === "all") return this.whole(pks);
-      const text = textRows(sqlite, pks);
-      const v = values.v;
-      const rows: Array<unknown[] | string> = [];
-      // Calls read whole: their places in `rows`, filled after one more query.
-      const wholePks: number[] = [];
-      const marks: number[] = [];
-      for (let i = 0; i < pks.length; i++) {
-        const t = text[i];
-        if (t[0] === null) continue; // deleted since the order was taken
-        const o = i * STORE_ROW;
-        const pk = pks[i];
-        const appPk = v[o];
-        const dims = DIMS_FIELDS[dimsOfCell(v[o + 1])];
-        if (appPk === 0 || dims === undefined || changed.has(pk)) {
-          wholePks.push(pk);
-          marks.push(rows.length);
-          rows.push(t);
-          continue;
-        }
-        if (asText) {
-          const x = this.scratch;
-          [x[2], x[3], x[4], x[7], x[8], x[9], x[10], x[11]] = [dims.values[0], dims.values[1], dims.values[2], dims.values[3], t[3], t[4], t[5], v[o + 2]];
-          rows.push(
-            `${this.appText(appPk)},${rawCell(t[0], K[1])},${dims.typeModeStatus},${rawCell(t[1], K[5])},${rawCell(t[2], K[6])},${dims.receiverType},` +
-              `${rawCell(t[3], K[8])},${rawCell(t[4], K[9])},${rawCell(t[5], K[10])},${rawCell(v[o + 2], K[11])},${dims.hasRecording},` +
-              `${rawCell(v[o + 5], K[13])},${rawCell(v[o + 6], K[14])},${rawCell(t[6], K[15])},${rawCell(v[o + 3], K[16])},${rawCell(v[o + 4], K[17])}` +
-              this.derived(x),
-          );
-        } else {
-          rows.push([
-            this.appIds.get(appPk) ?? String(appPk), t[0], dims.values[0], dims.values[1], dims.values[2], t[1], t[2], dims.values[3], t[3], t[4], t[5],
-            v[o + 2], dims.values[4], v[o + 5], v[o + 6], t[6], v[o + 3], v[o + 4],
-          ]);
-        }
-      }
-      if (wholePks.length > 0) {
-        const byPk = new Map(this.whole(wholePks).map((r) => [r[PK_INDEX] as number, r]));
-        // A call missing here was deleted between the two reads of this transaction: impossible; dropped all the same.
-        for (let w = 0; w < marks.length; w++) rows[marks[w]] = byPk.get(wholePks[w]) ?? "";
-        return rows.filter((r) => r !== "");
-      }
-      return rows;
-    })();
-    if (!asText) return out as unknown[][];
-    let lines = "";
-    for (const r of out) lines += (typeof r === "string" ? r : wholeLine(r) + this.derived(r)) + "\r\n";
-    return lines;
-  }
-
-  private appText(appPk: number): string {
-    let text = this.appTexts.get(appPk);
-    if (text === undefined) this.appTexts.set(appPk, (text = rawCell(this.appIds.get(appPk) ?? String(appPk), K[0])));
-    return text;
-  }
-
-  /** Every column from SQLite (the path for rows the store cannot vouch for). */
-  private whole(pks: ArrayLike<number>): unknown[][] {
-    const rows = rawRowsByPk(this.db, pks);
-    for (const r of rows) r[0] = this.appIds.get(r[0] as number) ?? String(r[0]);
-    return rows;
-  }
-}
-
-/** Index of the pk in a whole row: after the 18 CSV columns. */
-const PK_INDEX = 18;
+const WORKER_SHARE = 0.6;
 
 /** Rows per batch (the first is small: the first byte goes out early). */
 const CSV_FIRST_BATCH = 256;
@@ -278,17 +125,23 @@ export function callsCsvOrder(db: Db, f: Filters, scope: Scope): OrderHead {
 export function callsCsvBatches(db: Db, f: Filters, scope: Scope, order?: CsvOrder, values?: StoreValuesOf): RowBatches {
   const appIds = new Map(visibleApps(db, scope).map((a) => [a.pk, a.appId]));
   if (order) resolveApps(db, f, scope); // 404 before the first byte, as in-process
-  const reader = new CallsCsvReader(db, appIds, csvContext(f.tz));
   if (!order) {
     // The first batch from the order's head; the full sort (~1 s at 10M matches) only
     // once the client has it. Same snapshot, same order, same bytes.
     const { head, all } = callsOrderHead(db, f, scope, CSV_FIRST_BATCH);
     return (function* () {
-      if (head.length > 0) yield reader.batch(head, storeRows(db, head), true);
-      const pks = all(); // starts with the head
-      for (const [a, b] of batchRanges(pks.length, head.length)) {
-        const chunk = pks.subarray(a, b);
-        yield reader.batch(chunk, storeRows(db, chunk), true);
+      // Opened at the first pull (a stream never read opens nothing), closed when the export ends or is cancelled.
+      const reading = exportConnection(db);
+      try {
+        const reader = new CallsCsvReader(reading.db, appIds, f.tz);
+        if (head.length > 0) yield reader.bytes(head, storeRows(db, head));
+        const pks = all(); // starts with the head
+        for (const [a, b] of batchRanges(pks.length, head.length)) {
+          const chunk = pks.subarray(a, b);
+          yield reader.bytes(chunk, storeRows(db, chunk));
+        }
+      } finally {
+        reading.close();
       }
     })();
   }
@@ -299,21 +152,30 @@ export function callsCsvBatches(db: Db, f: Filters, scope: Scope, order?: CsvOrd
   const all = whole ? Promise.resolve(order) : order.all;
   // A copy, not a view: posting a view would clone its whole buffer (the full order).
   const ask = (pks: RowOrder, [a, b]: [number, number]) => (values ? values(pks.slice(a, b)).catch(() => undefined) : Promise.resolve(undefined));
-  // The worker writes its lines with UTC times (its jobs carry no zone): in another zone this thread writes every batch.
-  const lines = f.tz === "UTC" ? values?.lines : undefined;
+  const lines = values?.lines;
   const apps = [...appIds];
   return (async function* () {
-    if (head.length > 0) yield reader.batch(head, headValues ?? (await ask(head, [0, head.length])), true);
+    const reading = exportConnection(db);
+    try {
+      yield* rest(new CallsCsvReader(reading.db, appIds, f.tz));
+    } finally {
+      reading.close();
+    }
+  })();
+
+  async function* rest(reader: CallsCsvReader): AsyncGenerator<Uint8Array> {
+    if (head.length > 0) yield reader.bytes(head, headValues ?? (await ask(head, [0, head.length])));
     const pks = await all; // starts with the head
     const ranges = [...batchRanges(pks.length, head.length)];
-    // Where the worker writes lines too, it writes every other batch while this thread
-    // writes the one before: two cores, each reading and writing half the rows. Each
-    // batch is asked for four ahead, so that the worker always has a job queued (with
-    // two, it idled a tenth of the time) and this thread's values (quick jobs) are never
-    // behind more than one batch of lines.
+    // Where the worker writes lines too, it writes WORKER_SHARE of the batches, spread
+    // evenly, while this thread writes the others and sends every batch to the socket:
+    // two cores, each reading and writing part of the rows. Each batch is asked for four
+    // ahead, so that the worker always has a job queued (with two, it idled a tenth of the
+    // time) and this thread's values (quick jobs) are never behind more than one batch of lines.
     type Pending = { lines: Promise<Uint8Array | undefined> } | { values: Promise<StoreRows | undefined> };
+    const byWorker = (k: number) => Math.floor((k + 1) * WORKER_SHARE) > Math.floor(k * WORKER_SHARE);
     const begin = (k: number): Pending =>
-      lines && k % 2 === 1 ? { lines: lines(pks.slice(ranges[k][0], ranges[k][1]), apps).catch(() => undefined) } : { values: ask(pks, ranges[k]) };
+      lines && byWorker(k) ? { lines: lines(pks.slice(ranges[k][0], ranges[k][1]), apps, f.tz).catch(() => undefined) } : { values: ask(pks, ranges[k]) };
     const AHEAD = 4;
     const pending: Array<Pending | undefined> = ranges.slice(0, AHEAD).map((_, k) => begin(k));
     for (let k = 0; k < ranges.length; k++) {
@@ -324,19 +186,19 @@ export function callsCsvBatches(db: Db, f: Filters, scope: Scope, order?: CsvOrd
       if ("lines" in p) {
         const bytes = await p.lines;
         // The worker could not (stopped, aborted): this thread writes the batch.
-        yield bytes ?? reader.batch(chunk, await ask(pks, ranges[k]), true);
-      } else yield reader.batch(chunk, await p.values, true);
+        yield bytes ?? reader.bytes(chunk, await ask(pks, ranges[k]));
+      } else yield reader.bytes(chunk, await p.values);
     }
-  })();
+  }
 }
 
 /**
  * One batch's CSV lines as UTF-8, written where the store lives (the worker's `lines`
  * job): the store's values and the rows read there, in one read, for apps (pk, app id)
- * the request may see. What `callsCsvBatches` writes for the batch on its own thread.
+ * the request may see, ISO times in `tz`. What `callsCsvBatches` writes for the batch on its own thread.
  */
-export function callsCsvLines(db: Db, pks: RowOrder, apps: Array<[number, string]>): Uint8Array {
-  return new TextEncoder().encode(new CallsCsvReader(db, new Map(apps)).batch(pks, storeRows(db, pks), true));
+export function callsCsvLines(db: Db, pks: RowOrder, apps: Array<[number, string]>, tz = "UTC"): Uint8Array {
+  return new CallsCsvReader(db, new Map(apps), tz).bytes(pks, storeRows(db, pks));
 }
 
 /** The same rows as arrays, one at a time, in-process or with a given order (tests, scripts). */
@@ -345,6 +207,6 @@ export function* iterateCallsRaw(db: Db, f: Filters, scope: Scope, order?: RowOr
   const pks = order ?? callsOrder(db, f, scope);
   for (const [a, b] of batchRanges(pks.length)) {
     const chunk = pks.subarray(a, b);
-    yield* reader.batch(chunk, storeRows(db, chunk), false);
+    yield* reader.rows(chunk, storeRows(db, chunk));
   }
 }

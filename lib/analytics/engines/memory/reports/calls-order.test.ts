@@ -2,9 +2,10 @@ import { parse } from "csv-parse/sync";
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "@/db/client";
 import { CALL_RAW_COLUMNS } from "../../../csv-columns";
-import { csvRawStream } from "@/lib/export/csv";
+import { csvContext, csvRawStream } from "@/lib/export/csv";
 import { callsOrder } from "./calls";
-import { callsCsvBatches, callsCsvOrder, storeRows } from "./calls-csv";
+import { visibleApps } from "../../../scope";
+import { callsCsvBatches, callsCsvLines, callsCsvOrder, storeRows } from "./calls-csv";
 import { handleReport } from "../test-route";
 import * as A from "../direct";
 import { sortWindow, windowCopy } from "../scan/order";
@@ -339,6 +340,47 @@ describe("calls CSV rows from the store and SQLite", () => {
       }
     } finally {
       dense.$client.close();
+    }
+  });
+
+  it("writes the bytes of an independent rendering (csvRawStream's cells) in every zone, across DST, for odd text and numbers", async () => {
+    // Calls around the 2025 DST changes (Europe, America) and in zones with 30 and 45 minute offsets.
+    const zoned = openFixtureDb("calls-csv-zones");
+    try {
+      const r = rng(77);
+      const edges = [Date.UTC(2025, 2, 30, 0, 30) / 1000, Date.UTC(2025, 9, 26, 0, 30) / 1000, Date.UTC(2025, 2, 9, 6, 30) / 1000, Date.UTC(2025, 10, 2, 5, 30) / 1000];
+      writeCalls(zoned, Array.from({ length: 1200 }, (_, i) => randomCall(r, i, edges[i % edges.length] - 3 * 3600, 6 * 3600)));
+      const z = zoned.$client;
+      // Text that is quoted, neutralised or not ASCII; numbers SQLite keeps as text or as fractions; NULLs.
+      z.exec(`UPDATE calls SET initiator = 'zoë,"用户"', receiver = '@home' WHERE pk % 5 = 1;
+        UPDATE calls SET initiator = 42, receiver = '-7' WHERE pk % 5 = 2;
+        UPDATE calls SET session_id = char(9) || session_id, initiator = NULL, receiver = 'a' || char(13) || 'b' WHERE pk % 5 = 3;
+        UPDATE calls SET started_at = started_at + 0.5, total_duration_minutes = 123456.9995 WHERE pk % 7 = 1 AND started_at IS NOT NULL;
+        UPDATE calls SET total_duration_minutes = -0.0004, ended_at = NULL WHERE pk % 7 = 2;
+        UPDATE calls SET total_duration_minutes = 1e17 WHERE pk % 7 = 3;
+        UPDATE calls SET receiver = 'a,b', session_id = session_id || '"x' WHERE pk % 5 = 4;
+        UPDATE calls SET initiated_at = 'soon' WHERE pk % 97 = 4`);
+      for (const tz of ["UTC", "Europe/Berlin", "America/New_York", "Asia/Kathmandu", "America/St_Johns", "Pacific/Chatham"]) {
+        for (const f of [A.filters({ tz }), A.filters({ tz, sort: "minutes", order: "asc" })]) {
+          const pks = callsOrder(zoned, f, ALL);
+          const stmt = z.prepare(`SELECT a.app_id, c.session_id, c.type, c.mode, c.status, c.initiator, c.receiver, c.receiver_type, c.initiated_at, c.started_at,
+              c.ended_at, c.start_at, c.has_recording, c.total_audio_minutes, c.total_video_minutes, c.total_duration_minutes,
+              c.duration_seconds, c.total_participants FROM calls c JOIN apps a ON a.pk = c.app_pk WHERE c.pk = ?`).raw();
+          const rows = Array.from(pks, (pk) => stmt.get(pk) as unknown[]);
+          const want = await new Response(csvRawStream([rows], CALL_RAW_COLUMNS, undefined, csvContext(tz))).text();
+          expect(want, tz).toContain("'@home");
+          expect(want, tz).toContain('"a,b"');
+          expect(await csvText(callsCsvBatches(zoned, f, ALL)), `${tz} ${f.sort}`).toBe(want);
+          const zonedWorker = async (p: Int32Array | Float64Array) => storeRows(zoned, p);
+          expect(await csvText(callsCsvBatches(zoned, f, ALL, pks, zonedWorker)), `${tz} ${f.sort} (values from the worker)`).toBe(want);
+          // The worker's own lines (its `lines` job), batch by batch, after the header.
+          const apps = visibleApps(zoned, ALL).map((a) => [a.pk, a.appId] as [number, string]);
+          const lines = [0, 700].map((a, k, starts) => callsCsvLines(zoned, pks.subarray(a, starts[k + 1] ?? pks.length), apps, tz));
+          expect(new TextDecoder().decode(Buffer.concat(lines)), `${tz} ${f.sort} (the worker's lines)`).toBe(want.slice(want.indexOf("\r\n") + 2));
+        }
+      }
+    } finally {
+      zoned.$client.close();
     }
   });
 

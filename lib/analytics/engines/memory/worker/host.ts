@@ -73,7 +73,7 @@ export interface AnalyticsWorker {
   /** The calls CSV's store values of a batch of pks (calls-csv.ts); undefined if the worker cannot give them (the rows are then read whole). */
   values(pks: RowOrder, signal?: AbortSignal): Promise<StoreRows | undefined>;
   /** The calls CSV's lines of a batch of pks, written by the worker (UTF-8); undefined if it cannot (the caller writes them). */
-  lines(pks: RowOrder, apps: Array<[number, string]>, signal?: AbortSignal): Promise<Uint8Array | undefined>;
+  lines(pks: RowOrder, apps: Array<[number, string]>, tz: string, signal?: AbortSignal): Promise<Uint8Array | undefined>;
   /** Worker-side duration (ms) of the last finished job, and of all jobs so far: logs and the tests. */
   readonly lastMs: number;
   readonly busyMs: number;
@@ -271,9 +271,9 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
       const job: JobMessage<"values"> = { id: nextId++, kind: "values", pks };
       return enqueue(job, `values:${job.id}`, () => undefined, signal);
     },
-    lines(pks, apps, signal) {
+    lines(pks, apps, tz, signal) {
       if (dead) return Promise.resolve(undefined);
-      const job: JobMessage<"lines"> = { id: nextId++, kind: "lines", pks, apps };
+      const job: JobMessage<"lines"> = { id: nextId++, kind: "lines", pks, apps, tz };
       return enqueue(job, `lines:${job.id}`, () => undefined, signal);
     },
     close: async () => {
@@ -306,5 +306,5 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
 /** The store values source of a raw CSV whose order came from the worker, which writes batches' lines too. */
 export function storeValuesOffThread(signal?: AbortSignal): StoreValuesOf | undefined {
   const w = analyticsWorker();
-  return w ? Object.assign((pks: RowOrder) => w.values(pks, signal), { lines: (pks: RowOrder, apps: Array<[number, string]>) => w.lines(pks, apps, signal) }) : undefined;
+  return w ? Object.assign((pks: RowOrder) => w.values(pks, signal), { lines: (pks: RowOrder, apps: Array<[number, string]>, tz: string) => w.lines(pks, apps, tz, signal) }) : undefined;
 }

@@ -11,7 +11,7 @@ import type { Filters } from "../../../filters";
 import { MAX_CROSSINGS } from "../../../report-types";
 import type { ReportName, ReportRow } from "../../../reports";
 import type { Scope } from "../../../scope";
-import { callsCsvLines, storeRows } from "../reports/calls-csv";
+import { CSV_MMAP_BYTES, callsCsvLines, storeRows } from "../reports/calls-csv";
 import { reserveSortScratch } from "../scan/order";
 import { REPORTS } from "../reports";
 import { prebuildBlockSums } from "../scan/prebuild";
@@ -21,6 +21,8 @@ import type { JobAnswers, JobKind, WorkerError, WorkerJob, WorkerReply } from ".
 
 const { file } = workerData as { file: string };
 const db = openDatabase(file, { readonly: true, migrate: false });
+// Memory-mapped reads: the calls CSV's `lines` jobs read their rows through the map (calls-csv.ts CSV_MMAP_BYTES).
+db.$client.pragma(`mmap_size = ${CSV_MMAP_BYTES}`);
 
 /** Typed arrays are moved to the host, not copied (the calls CSV's order, store values). */
 function transferable(...arrays: ArrayBufferView[]): ArrayBuffer[] {
@@ -48,7 +50,7 @@ function run(job: WorkerJob, t0: number): JobAnswers[JobKind] {
     case "values":
       return storeRows(db, job.pks);
     case "lines":
-      return callsCsvLines(db, job.pks, job.apps);
+      return callsCsvLines(db, job.pks, job.apps, job.tz);
     case "json":
       return REPORTS[job.name].json(db, job.filters, job.scope);
     case "rows":

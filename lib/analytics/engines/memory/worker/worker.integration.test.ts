@@ -124,6 +124,20 @@ describe("analytics worker", () => {
     const inProcess = await (await handleReport(new Request(`http://localhost/api/v1/calls${q}`), REPORTS.calls, { db: () => db, authorize: async () => caller })).text();
     expect(viaWorker).toBe(inProcess);
     expect(viaWorker.split("\r\n").length).toBeGreaterThan(10);
+    // In another zone the worker writes its batches' ISO times in that zone too.
+    const zoned = "?tz=America/St_Johns&format=csv";
+    let workerBatches = 0;
+    const counting = (signal?: AbortSignal) => {
+      const source = storeValuesOffThread(signal)!;
+      const lines = source.lines!;
+      return Object.assign((pks: Parameters<typeof source>[0]) => source(pks), {
+        lines: (...args: Parameters<typeof lines>) => lines(...args).then((bytes) => (bytes && workerBatches++, bytes)),
+      });
+    };
+    const zonedViaWorker = await (await handleReport(new Request(`http://localhost/api/v1/calls${zoned}`), REPORTS.calls, { ...deps, storeValues: counting })).text();
+    expect(zonedViaWorker).toBe(await (await handleReport(new Request(`http://localhost/api/v1/calls${zoned}`), REPORTS.calls, { db: () => db, authorize: async () => caller })).text());
+    expect(zonedViaWorker).toMatch(/T\d\d:\d\d:\d\d-0[23]:30/);
+    expect(workerBatches).toBeGreaterThan(0);
   });
 
   it("answers the calls CSV's order head first: the first batch's pks and store values, then the whole order", async () => {
