@@ -134,10 +134,18 @@ describe("a warehouse locked by another process past the busy timeout (issue 12 
       expect(refused.error).toMatch(/^sync of app locked could not start: the warehouse stayed locked by another connection for longer than the busy timeout \(SQLITE_BUSY: database is locked\)/);
       await holder.release();
 
-      // The lock is taken again before the fourth page: the backfill cannot write on.
+      // The lock is taken again before the fourth page: the backfill cannot write on. It is
+      // taken once the run's row records two committed pages: the write worker records
+      // progress after each commit, in its own transaction, and on a loaded machine it can
+      // lag the fetches by a page or two; a lock taken before any progress is recorded
+      // leaves nothing to resume from (the next run starts over, which also converges).
       let held: Promise<void> | undefined;
+      const committedPage = () => (db.$client.prepare("SELECT max(committed_page) FROM sync_runs").pluck().get() as number | null) ?? 0;
       const lockBeforePage4 = async (url: string, init: RequestInit) => {
-        if (Number(new URL(url).searchParams.get("page")) >= 4) await (held ??= holder.lock());
+        if (Number(new URL(url).searchParams.get("page")) >= 4) {
+          for (let waited = 0; committedPage() < 2 && waited < 20_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+          await (held ??= holder.lock());
+        }
         return fetch(url, init);
       };
       const r = await syncApp(db, getAppById(db, "locked")!, { trigger: "test", perPage: 200, batchSize: 200, prefetch: 0, client: { ...fastClient, fetch: lockBeforePage4 } });
