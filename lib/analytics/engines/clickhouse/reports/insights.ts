@@ -73,7 +73,7 @@ export async function getTotals(ctx: ChContext, f: Filters, scope: Scope, signal
   if (f.from === undefined || f.to === undefined) return { current: totalsOf(await cubeOf(ctx, f, scope, signal)), previous: null, previousRange: null };
   const previousRange = { from: Math.max(0, f.from - (f.to - f.from)), to: f.from };
   // Both periods in one read: [previous.from, to), split at `from`.
-  const rows = await cubeOf(ctx, { ...f, from: Math.min(previousRange.from, f.from) }, scope, signal, f.from);
+  const rows = await cubeOf(ctx, { ...f, from: previousRange.from }, scope, signal, f.from);
   return { current: totalsOf(rows.filter((r) => !r.before)), previous: totalsOf(rows.filter((r) => r.before)), previousRange };
 }
 
