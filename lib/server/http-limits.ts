@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 
 /**
@@ -9,7 +9,10 @@ import type { Socket } from "node:net";
  * - request: the whole request, body included (a webhook body dribbled a byte a
  *   second is cut off here; answers are not limited: a long CSV download is fine);
  * - idle: a connection with nothing moving in either direction, and a kept-alive
- *   connection between requests, is closed after this;
+ *   connection between requests, is closed after this. Not while the server itself is
+ *   still working out an answer to a request it has whole (no byte of the answer sent
+ *   yet): the first report after a start waits for the store to load, a minute or more
+ *   on a 10M-call warehouse, and the client is not the one stalling then;
  * - per address: connections past the cap are answered 503 with Retry-After and
  *   closed at once, before anything is read (0: no cap). Behind a reverse proxy on
  *   the same host every client shares the proxy's address: raise or turn off the cap.
@@ -50,6 +53,24 @@ export function applyHttpLimits(server: Server, limits: HttpLimits): (req: Incom
   server.requestTimeout = Math.max(limits.requestTimeoutMs, limits.headersTimeoutMs);
   server.keepAliveTimeout = limits.idleTimeoutMs;
   server.timeout = limits.idleTimeoutMs;
+
+  // The answer each socket is working on (a socket serves one request at a time).
+  const answering = new WeakMap<Socket, ServerResponse>();
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    answering.set(req.socket, res);
+    res.once("close", () => {
+      if (answering.get(req.socket) === res) answering.delete(req.socket);
+    });
+  });
+  // With a listener here Node no longer destroys the idle socket itself: it is ours to do.
+  server.on("timeout", (socket: Socket) => {
+    const res = answering.get(socket);
+    if (res && res.req.complete && !res.headersSent && !res.writableEnded) {
+      socket.setTimeout(limits.idleTimeoutMs); // the server is slow, not the client: look again later
+      return;
+    }
+    socket.destroy();
+  });
 
   const open = new Map<string, number>();
   const refused = new WeakSet<Socket>();
