@@ -5,7 +5,7 @@
  * sequential requests), beside `/api/health` — the floor every route pays — and the
  * full calls CSV's rate and first byte.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import type { DataMixName } from "@/lib/emulator/mixes";
@@ -123,8 +123,10 @@ export async function prepareAccess(file: string): Promise<string> {
   const { createApiToken } = await import("@/lib/auth/tokens");
   const db = openDatabase(file);
   try {
-    const user = await createUser(db, { email: "bench@callboard.test", password: "bench-password-123", role: "admin" });
-    return createApiToken(db, { userId: user.id, name: "bench" }).token;
+    // A kept warehouse (--keep) already has the bench's user from its first run.
+    const existing = db.$client.prepare<[string], { id: number }>("SELECT id FROM users WHERE email = ?").get("bench@callboard.test");
+    const userId = existing?.id ?? (await createUser(db, { email: "bench@callboard.test", password: "bench-password-123", role: "admin" })).id;
+    return createApiToken(db, { userId, name: "bench" }).token;
   } finally {
     db.$client.close();
   }
@@ -134,6 +136,8 @@ export interface HttpReportsOptions {
   calls?: number;
   mixes?: DataMixName[];
   runs?: number;
+  /** Keep each mix's warehouse in this folder and reuse it on the next run (building 10M takes most of an hour on a busy box). */
+  keepDir?: string;
 }
 
 /**
@@ -142,19 +146,20 @@ export interface HttpReportsOptions {
  * (`accept-encoding: gzip, deflate`): answers of 1 KB or more come gzipped; the calls CSV
  * is read both plain and gzipped.
  */
-export async function runHttpReportsBench({ calls = 1_000_000, mixes = SYNC_MIXES.map((m) => m.mix), runs = 40 }: HttpReportsOptions = {}): Promise<BenchRow[]> {
+export async function runHttpReportsBench({ calls = 1_000_000, mixes = SYNC_MIXES.map((m) => m.mix), runs = 40, keepDir }: HttpReportsOptions = {}): Promise<BenchRow[]> {
   ensureProductionBuild();
   const rows: BenchRow[] = [];
   const target = calls >= 5_000_000 ? 300 : 50;
   for (const mix of mixes) {
     const share = SYNC_MIXES.find((m) => m.mix === mix)?.share ?? 1;
     const n = Math.round(calls * share);
-    const dir = mkdtempSync(path.join(tmpdir(), "callboard-bench-http-"));
-    const file = path.join(dir, "warehouse.db");
+    if (keepDir) mkdirSync(keepDir, { recursive: true });
+    const dir = keepDir ?? mkdtempSync(path.join(tmpdir(), "callboard-bench-http-"));
+    const file = path.join(dir, keepDir ? `${mix}-${n}.db` : "warehouse.db");
     try {
       // The upstream prerenders here: building the warehouse is not what is measured. Not
       // at 5M and more: prerendering 10M records took the emulator past its 180 s start limit.
-      await measureSyncBackfill({ calls: n, mix, prerender: n < 5_000_000, file });
+      if (!keepDir || !existsSync(file)) await measureSyncBackfill({ calls: n, mix, prerender: n < 5_000_000, file });
       const token = await prepareAccess(file);
       const server = await startProductionServer({ DATABASE_PATH: file, AUTH_SECRET: SECRET });
       const pid = server.child.pid;
@@ -180,7 +185,7 @@ export async function runHttpReportsBench({ calls = 1_000_000, mixes = SYNC_MIXE
         await server.stop();
       }
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      if (!keepDir) rmSync(dir, { recursive: true, force: true });
     }
   }
   return rows;

@@ -7,6 +7,9 @@
  *   npm run bench -- --only webhook-kill --rounds 10   # SIGKILL the server under webhook load, count what was lost
  *   npm run bench -- --quick           # smaller sizes, for a smoke run
  *   npm run bench -- --only sync --mix platform,light-users   # some of the sync's data mixes
+ *   npm run bench -- --only http --calls 10000000 --mix platform --keep DIR
+ *                                      # reports through the server; the warehouse kept in
+ *                                      # DIR and reused by the next run with the same DIR
  *   npm run bench -- --only clickhouse [--calls N] [--compare-calls M]
  *                                      # every report through the production server on a
  *                                      # two-shard ClickHouse: N calls (default 10M) generated
@@ -35,9 +38,10 @@ const program = new Command("bench")
   .option("--quick", "smaller sizes (smoke run)")
   .option("--calls <n>", "override the call count of the sync and analytics benches")
   .option("--compare-calls <n>", "clickhouse: calls of the in-memory / copy / ClickHouse comparison (default 1M; 0 skips it)")
+  .option("--keep <dir>", "http: keep each mix's warehouse in <dir> and reuse it on later runs")
   .option("--mix <names>", "sync: data mixes to run, comma-separated (default: platform,heavy-users,light-users,big-meetings)")
   .parse(process.argv);
-const opts = program.opts<{ only?: string; quick?: boolean; calls?: string; compareCalls?: string; mix?: string; rounds?: string }>();
+const opts = program.opts<{ only?: string; quick?: boolean; calls?: string; compareCalls?: string; mix?: string; rounds?: string; keep?: string }>();
 
 function printTable(rows: BenchRow[]): void {
   const cols: Array<keyof BenchRow> = ["area", "metric", "target", "measured", "ok"];
@@ -65,7 +69,7 @@ async function main(): Promise<void> {
   if (want("http")) {
     const { runHttpReportsBench } = await import("./http-reports");
     const mixes = opts.mix?.split(",").map((m) => m.trim()).filter(isDataMixName);
-    for (const n of calls ? [calls] : opts.quick ? [100_000] : [1_000_000, 10_000_000]) rows.push(...(await runHttpReportsBench({ calls: n, mixes: mixes?.length ? mixes : undefined })));
+    for (const n of calls ? [calls] : opts.quick ? [100_000] : [1_000_000, 10_000_000]) rows.push(...(await runHttpReportsBench({ calls: n, mixes: mixes?.length ? mixes : undefined, keepDir: opts.keep })));
   }
   if (opts.only === "sync-long") {
     const { runLongBackfillBench } = await import("./sync-backfill");
