@@ -27,27 +27,69 @@ export function utf8Bytes(text: string): Uint8Array {
   return encoder.encode(text);
 }
 
+/**
+ * Spent batches' buffers, written again by the next batches. Every fresh batch buffer is
+ * memory V8 counts as external to the heap, and on the server's main thread (a heap of
+ * ~80 MB, Next's) each 64 MB of it that is not yet collected starts a full mark-compact:
+ * about 5 of them, 0.5 µs a row, per million-row export (docs/decisions/0023). A batch is
+ * reused only once its consumer says it is done with its bytes (`recycleCsvBatch`: the
+ * lean API path, once the socket or gzip has taken them); any other consumer keeps them,
+ * and they are collected as before.
+ */
+const spare: ArrayBuffer[] = [];
+const SPARE_MAX = 8;
+/** Batches whose buffer is theirs alone (a view from byte 0), so recyclable. */
+const batches = new WeakSet<Uint8Array>();
+
+/** A spent buffer of at least `min` bytes, if one is kept (the pool's: no other holder). */
+export function spareBuffer(min: number): ArrayBuffer | undefined {
+  for (let i = spare.length - 1; i >= 0; i--) if (spare[i].byteLength >= min) return spare.splice(i, 1)[0];
+  return undefined;
+}
+
+/** Marks bytes as a batch that owns its buffer (one that came from another thread, transferred): recyclable. */
+export function ownBatch(chunk: Uint8Array): Uint8Array {
+  if (chunk.byteOffset === 0 && chunk.buffer instanceof ArrayBuffer) batches.add(chunk);
+  return chunk;
+}
+
+/**
+ * The consumer of a batch is done with its bytes (written to the socket, taken by
+ * gzip): its buffer may be written again. Anything not made by `CsvBytes` or `ownBatch`
+ * (a header chunk, another report's bytes) is left alone.
+ */
+export function recycleCsvBatch(chunk: Uint8Array): void {
+  if (!batches.delete(chunk)) return;
+  const b = chunk.buffer;
+  if (b instanceof ArrayBuffer && b.byteLength > 0 && spare.length < SPARE_MAX) spare.push(b);
+}
+
+/** Batch buffers are allocated in steps of this (a spare then fits the next batch of about the same size). */
+const STEP = 64 * 1024;
+
 export class CsvBytes {
   buf: Uint8Array;
   pos = 0;
 
-  constructor(capacity: number) {
-    // Not zero-filled (every byte up to `pos` is written) and not pooled: the batch can be transferred to another thread.
-    this.buf = new Uint8Array(Math.max(1024, capacity));
+  /** `given`: a spent buffer to write into (the worker gets one with its job), used if large enough. */
+  constructor(capacity: number, given?: ArrayBuffer) {
+    const need = Math.ceil(Math.max(1024, capacity) / STEP) * STEP;
+    const b = given && given.byteLength >= need ? given : (spareBuffer(need) ?? new ArrayBuffer(need));
+    this.buf = new Uint8Array(b);
   }
 
   /** Room for a row whose strings hold `chars` UTF-16 units (at most 3 bytes each, doubled by quoting). */
   reserve(chars: number): void {
     const need = this.pos + ROW_SLACK + chars * 6;
     if (need <= this.buf.length) return;
-    const grown = new Uint8Array(Math.max(need, this.buf.length * 2));
+    const grown = new Uint8Array(Math.ceil(Math.max(need, this.buf.length * 2) / STEP) * STEP);
     grown.set(this.buf.subarray(0, this.pos));
     this.buf = grown;
   }
 
-  /** The bytes written so far (a view on this writer's buffer). */
+  /** The bytes written so far (a view on this writer's buffer), recyclable once sent (`recycleCsvBatch`). */
   bytes(): Uint8Array {
-    return this.buf.subarray(0, this.pos);
+    return ownBatch(this.buf.subarray(0, this.pos));
   }
 
   comma(): void {

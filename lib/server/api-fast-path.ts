@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { constants as zlibConstants, createGzip, gzipSync } from "node:zlib";
 import { REPORT_ROUTES } from "@/lib/analytics/http";
 import type { ReportName } from "@/lib/analytics/reports";
+import { recycleCsvBatch } from "@/lib/export/csv-bytes";
 import { securityHeaders } from "@/lib/http/security-headers";
 
 /**
@@ -76,7 +77,8 @@ async function writeStream(res: ServerResponse, response: Response, body: Readab
       const { done, value } = await reader.read();
       if (done || gone) break;
       // Backpressure: the client's reads drive the export, as under Next.
-      const more = out.write(value);
+      // Once written (to the socket, or taken by gzip), a calls CSV batch's buffer may be written again (csv-bytes.ts).
+      const more = out.write(value, () => recycleCsvBatch(value));
       // The first rows go out at once (zlib would hold them until 16 KB of output): a client sees its first byte as soon as without gzip.
       if (first) zip?.flush(zlibConstants.Z_SYNC_FLUSH);
       first = false;

@@ -165,9 +165,12 @@ export class CallsCsvReader {
     })();
   }
 
-  /** The rows of `pks` as CSV lines in UTF-8 (each ending in CRLF): `rawCell` of each field, the derived cells after. */
-  bytes(pks: RowOrder, values: StoreRows | undefined): Uint8Array {
-    const w = new CsvBytes(pks.length * (bytesPerRow + 16));
+  /**
+   * The rows of `pks` as CSV lines in UTF-8 (each ending in CRLF): `rawCell` of each field, the derived cells after.
+   * `into`: a spent batch's buffer to write them in, if it is large enough.
+   */
+  bytes(pks: RowOrder, values: StoreRows | undefined, into?: ArrayBuffer): Uint8Array {
+    const w = new CsvBytes(pks.length * (bytesPerRow + 16), into);
     const v = values?.v;
     const iso = this.iso;
     this.read(

@@ -1,5 +1,6 @@
 import { openDatabase, type Db } from "@/db/client";
 import type { RowBatches } from "@/lib/export/csv";
+import { ownBatch } from "@/lib/export/csv-bytes";
 import type { Filters } from "../../../filters";
 import { callsOrder, callsOrderHead } from "./calls";
 import { CallsCsvReader, STORE_ROW } from "./calls-csv-reader";
@@ -186,7 +187,7 @@ export function callsCsvBatches(db: Db, f: Filters, scope: Scope, order?: CsvOrd
       if ("lines" in p) {
         const bytes = await p.lines;
         // The worker could not (stopped, aborted): this thread writes the batch.
-        yield bytes ?? reader.bytes(chunk, await ask(pks, ranges[k]));
+        yield bytes ? ownBatch(bytes) : reader.bytes(chunk, await ask(pks, ranges[k]));
       } else yield reader.bytes(chunk, await p.values);
     }
   }
@@ -197,8 +198,8 @@ export function callsCsvBatches(db: Db, f: Filters, scope: Scope, order?: CsvOrd
  * job): the store's values and the rows read there, in one read, for apps (pk, app id)
  * the request may see, ISO times in `tz`. What `callsCsvBatches` writes for the batch on its own thread.
  */
-export function callsCsvLines(db: Db, pks: RowOrder, apps: Array<[number, string]>, tz = "UTC"): Uint8Array {
-  return new CallsCsvReader(db, new Map(apps), tz).bytes(pks, storeRows(db, pks));
+export function callsCsvLines(db: Db, pks: RowOrder, apps: Array<[number, string]>, tz = "UTC", into?: ArrayBuffer): Uint8Array {
+  return new CallsCsvReader(db, new Map(apps), tz).bytes(pks, storeRows(db, pks), into);
 }
 
 /** The same rows as arrays, one at a time, in-process or with a given order (tests, scripts). */

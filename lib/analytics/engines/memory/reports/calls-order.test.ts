@@ -377,6 +377,11 @@ describe("calls CSV rows from the store and SQLite", () => {
           const apps = visibleApps(zoned, ALL).map((a) => [a.pk, a.appId] as [number, string]);
           const lines = [0, 700].map((a, k, starts) => callsCsvLines(zoned, pks.subarray(a, starts[k + 1] ?? pks.length), apps, tz));
           expect(new TextDecoder().decode(Buffer.concat(lines)), `${tz} ${f.sort} (the worker's lines)`).toBe(want.slice(want.indexOf("\r\n") + 2));
+          // The same lines written into spent batches' buffers (csv-bytes.ts spareBuffer), full of old bytes, or too small to be used.
+          const spent = [1 << 20, 16].map((size) => new Uint8Array(size).fill(0x3d).buffer);
+          const reused = [0, 700].map((a, k, starts) => callsCsvLines(zoned, pks.subarray(a, starts[k + 1] ?? pks.length), apps, tz, spent[k]));
+          if (pks.length > 0) expect(reused[0].buffer, "written into the spent buffer").toBe(spent[0]);
+          expect(Buffer.concat(reused).equals(Buffer.concat(lines)), `${tz} ${f.sort} (into spent buffers)`).toBe(true);
         }
       }
     } finally {

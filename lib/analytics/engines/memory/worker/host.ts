@@ -12,6 +12,7 @@ import type { Scope } from "../../../scope";
 import type { HeadFirstOrder, ReportRoute, RowOrder, StoreRows, StoreValuesOf } from "../report-route";
 import { REPORTS } from "../reports";
 import type { JobAnswers, JobKind, JobMessage, OrderPart, WorkerError, WorkerReply } from "./protocol";
+import { spareBuffer } from "@/lib/export/csv-bytes";
 
 /**
  * The analytics worker, host side: one worker thread owns the in-memory store and runs
@@ -136,7 +137,10 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
       q.waiters = q.waiters.filter((w) => !w.signal?.aborted);
       if (q.waiters.length === 0) continue; // every asker went away before it started
       inFlight = q;
-      worker.postMessage(q.job);
+      // A calls CSV batch is written into a spent batch's buffer when one is kept (csv-bytes.ts spareBuffer): moved there and back.
+      const into = q.job.kind === "lines" ? spareBuffer(0) : undefined;
+      if (into) worker.postMessage({ ...q.job, into }, [into]);
+      else worker.postMessage(q.job);
       return;
     }
   };

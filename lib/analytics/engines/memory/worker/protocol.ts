@@ -43,8 +43,11 @@ export interface JobArgs<N extends ReportName = ReportName> {
   order: ReportArgs<N>;
   /** The calls CSV's store values of a batch of pks (calls-csv.ts). */
   values: { pks: RowOrder };
-  /** The calls CSV's lines of a batch of pks, as UTF-8 (calls-csv.ts), for the apps given (pk, app id), ISO times in zone `tz`. */
-  lines: { pks: RowOrder; apps: Array<[number, string]>; tz: string };
+  /**
+   * The calls CSV's lines of a batch of pks, as UTF-8 (calls-csv.ts), for the apps given (pk, app id), ISO times in
+   * zone `tz`; `into`: a spent batch's buffer to write them in (moved to the worker, and back with the lines).
+   */
+  lines: { pks: RowOrder; apps: Array<[number, string]>; tz: string; into?: ArrayBuffer };
 }
 
 /** Each job kind's (last) answer. */

@@ -50,7 +50,7 @@ function run(job: WorkerJob, t0: number): JobAnswers[JobKind] {
     case "values":
       return storeRows(db, job.pks);
     case "lines":
-      return callsCsvLines(db, job.pks, job.apps, job.tz);
+      return callsCsvLines(db, job.pks, job.apps, job.tz, job.into);
     case "json":
       return REPORTS[job.name].json(db, job.filters, job.scope);
     case "rows":
