@@ -1,0 +1,136 @@
+import { afterAll, describe, expect, it } from "vitest";
+import * as A from "../direct";
+import { getParticipantPage } from "../reports/usage";
+import { setBlockBits } from "../store/store";
+import { setKeepAllSums } from "./blocks";
+import { DIMENSION_VALUES } from "../../../dims";
+import { round3 } from "../../../report-types";
+import { FIXTURE_UIDS, openFixtureDb, randomCall, rng, writeCalls } from "../../../test-fixtures";
+
+/**
+ * The participants page under filters the block sums cannot answer (scan/people-deferred.ts):
+ * calls (and total minutes) of every uid from the scan, the other sums of the page's uids
+ * afterwards. Every page — under every combination of the categorical filters, with and
+ * without a time window, by calls and by minutes, both directions — must equal the page
+ * of an independent SQL aggregate over `call_participants`, with the store in tiny blocks
+ * (scans beside block and superblock sums), superblock sums kept or not, and after re-syncs
+ * that move calls' entries to the end of the store.
+ */
+const ALL = { appPks: "all" as const };
+const base = Date.UTC(2025, 0, 1) / 1000;
+const SPAN = 60 * 86_400;
+
+interface Row { app: string; uid: string; calls: number; joined: number; unanswered: number; audioMinutes: number; videoMinutes: number; totalMinutes: number; firstCallAt: number; lastCallAt: number }
+
+describe("participants page, deferred sums", () => {
+  const db = openFixtureDb("people-deferred");
+  afterAll(() => {
+    setBlockBits();
+    setKeepAllSums(false);
+    db.$client.close();
+  });
+  const r = rng(2024);
+  // Light users (a few calls each, thousands of uids) with some heavy and hostile ones; time order, as a backfill writes.
+  const makeCall = (i: number) => {
+    const c = randomCall(r, i, base, SPAN);
+    for (const p of c.participants) p.uid = r() < 0.05 ? FIXTURE_UIDS[Math.floor(r() * FIXTURE_UIDS.length)]! : r() < 0.15 ? `heavy-${Math.floor(r() * 12)}` : `light-${Math.floor(r() * 3000)}`;
+    return c;
+  };
+  const calls = Array.from({ length: 3000 }, (_, i) => makeCall(i)).sort((a, b) => a.initiatedAt - b.initiatedAt);
+
+  /** Every matching (app, uid) as SQL aggregates the participant rows: a uid listed twice in a call counts once. */
+  function reference(f: A.Filters): Row[] {
+    const where: string[] = [];
+    const args: Array<string | number> = [];
+    const eq = (col: string, v: string | number | undefined) => {
+      if (v === undefined) return;
+      where.push(`${col} = ?`);
+      args.push(v);
+    };
+    eq("c.type", f.type);
+    eq("c.mode", f.mode);
+    eq("c.status", f.status);
+    eq("c.receiver_type", f.receiverType);
+    eq("c.has_recording", f.hasRecording === undefined ? undefined : Number(f.hasRecording));
+    eq("c.total_participants", f.participantsCount);
+    if (f.from !== undefined) (where.push("c.start_at >= ?"), args.push(f.from));
+    if (f.to !== undefined) (where.push("c.start_at < ?"), args.push(f.to));
+    if (f.uid !== undefined) (where.push("EXISTS (SELECT 1 FROM call_participants q WHERE q.call_pk = c.pk AND q.uid = ?)"), args.push(f.uid));
+    if (f.apps.length > 0) (where.push(`a.app_id IN (${f.apps.map(() => "?").join(", ")})`), args.push(...f.apps));
+    const rows = db.$client.prepare(`
+      WITH e AS (SELECT call_pk, app_pk, uid, max(is_joined <> 0) AS j, max(coalesce(state = 'unanswered', 0)) AS un,
+          sum(total_audio_minutes) AS au, sum(total_video_minutes) AS vi, sum(total_duration_minutes) AS tot
+        FROM call_participants GROUP BY call_pk, uid)
+      SELECT a.app_id AS app, e.uid AS uid, count(*) AS calls, sum(e.j) AS joined, sum(e.un) AS unanswered, sum(e.au) AS audioMinutes,
+          sum(e.vi) AS videoMinutes, sum(e.tot) AS totalMinutes, min(c.start_at) AS firstCallAt, max(c.start_at) AS lastCallAt
+      FROM e JOIN calls c ON c.pk = e.call_pk JOIN apps a ON a.pk = c.app_pk
+      ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+      GROUP BY c.app_pk, e.uid ORDER BY calls DESC, c.app_pk, e.uid`).all(...args) as Row[];
+    for (const row of rows) for (const k of ["audioMinutes", "videoMinutes", "totalMinutes"] as const) row[k] = round3(row[k]);
+    // The report's documented orders (reports.ts sortedParticipants): minutes, then calls, app and uid by locale.
+    if (f.sort === "minutes") rows.sort((a, b) => b.totalMinutes - a.totalMinutes || b.calls - a.calls || a.app.localeCompare(b.app) || a.uid.localeCompare(b.uid));
+    if (f.order === "asc") rows.reverse();
+    return rows;
+  }
+
+  /** Every combination of the categorical filters (each dimension unset or any of its values), with varied windows, orders and pages. */
+  function combinations(): A.Filters[] {
+    const opt = <T,>(xs: readonly T[]) => [undefined, ...xs];
+    const windows = [{}, { from: base + 9 * 86_400 + 77, to: base + 41 * 86_400 }, { from: base + 30 * 86_400 }, { to: base + 20 * 86_400 - 5 }];
+    const out: A.Filters[] = [];
+    let k = 0;
+    for (const type of opt(DIMENSION_VALUES.type))
+      for (const mode of opt(DIMENSION_VALUES.mode))
+        for (const status of opt(DIMENSION_VALUES.status))
+          for (const receiverType of opt(DIMENSION_VALUES.receiverType))
+            for (const hasRecording of [undefined, true, false]) {
+              const sort = k % 2 ? ("minutes" as const) : undefined;
+              const order = (k >> 1) % 2 ? ("asc" as const) : ("desc" as const);
+              out.push(A.filters({ type, mode, status, receiverType, hasRecording, ...windows[(k >> 2) % windows.length], ...(sort ? { sort } : {}), order, page: 1 + (k % 3), perPage: 25 }));
+              k++;
+            }
+    // The other filters that scan: participants count, uid, apps; with categories.
+    out.push(
+      A.filters({ participantsCount: 2 }), A.filters({ participantsCount: 3, type: "video", sort: "minutes" }),
+      A.filters({ uid: "heavy-3" }), A.filters({ uid: "zoë", status: "ended", order: "asc" }),
+      A.filters({ apps: ["app-two"], mode: "meet" }), A.filters({ apps: ["app-one", "app-three"], receiverType: "group", sort: "minutes", page: 2, perPage: 10 }),
+      A.filters({ type: "audio", perPage: 1000 }), A.filters({ status: "ended", page: 500 }),
+    );
+    return out;
+  }
+
+  function expectPages(label: string, sets: A.Filters[]) {
+    A.resetAnalyticsStore(db);
+    for (const f of sets) {
+      const want = reference(f);
+      const got = getParticipantPage(db, f, ALL);
+      const from = (f.page - 1) * f.perPage;
+      expect(got, `${label} ${JSON.stringify(f)}`).toEqual({ rows: want.slice(from, from + f.perPage), total: want.length });
+    }
+  }
+
+  it("equals the SQL aggregate's page under every categorical filter combination", () => {
+    setBlockBits(6); // blocks of 64 calls, superblocks of 1,024: sums, the last superblock's head and scans mixed
+    writeCalls(db, calls);
+    const s = A.analyticsStore(db);
+    // The deferred path needs exact minutes (thousandths); the uids are light enough that superblock sums are dropped.
+    expect([s.pAudio.scale, s.pVideo.scale, s.pTotal.scale]).toEqual([1000, 1000, 1000]);
+    expect(s.idUid.length).toBeGreaterThan(2000);
+    const sets = combinations();
+    expect(sets.length).toBeGreaterThan(540);
+    expectPages("dropped sums", sets);
+    expect(A.analyticsStore(db).dimsPeople.filter((b) => b?.dOff).length).toBe(0);
+    // Superblock sums kept: the categorical filters add them, the unfilled tail and the other filters scan.
+    setKeepAllSums(true);
+    expectPages("kept sums", sets.filter((_, i) => i % 3 === 0));
+    expect(A.analyticsStore(db).dimsPeople.filter((b) => b?.dOff).length).toBeGreaterThan(0);
+    setKeepAllSums(false);
+  });
+
+  it("still equals it after re-syncs move calls' entries and change their uids", () => {
+    const changed = calls.filter(() => r() < 0.15).map((c, i) => ({ ...makeCall(50_000 + i), appPk: c.appPk, sessionId: c.sessionId, initiatedAt: c.initiatedAt }));
+    writeCalls(db, changed);
+    db.$client.exec("DELETE FROM calls WHERE pk % 23 = 0");
+    expectPages("after re-sync", combinations().filter((_, i) => i % 4 === 1));
+  });
+});
