@@ -9,8 +9,9 @@ import { FIXTURE_UIDS, openFixtureDb, randomCall, rng, writeCalls } from "../../
 
 /**
  * The participants page under filters the block sums cannot answer (scan/people-deferred.ts):
- * calls (and total minutes) of every uid from the scan, the other sums of the page's uids
- * afterwards. Every page — under every combination of the categorical filters, with and
+ * calls (and total minutes) of every uid from the scan — whole blocks by their entries
+ * grouped by dims code (dims-entries.ts) — the other sums of the page's uids afterwards;
+ * and engagement, which counts calls per uid the same way. Every page — under every combination of the categorical filters, with and
  * without a time window, by calls and by minutes, both directions — must equal the page
  * of an independent SQL aggregate over `call_participants`, with the store in tiny blocks
  * (scans beside block and superblock sums), superblock sums kept or not, and after re-syncs
@@ -42,21 +43,21 @@ describe("participants page, deferred sums", () => {
   function reference(f: A.Filters): Row[] {
     const where: string[] = [];
     const args: Array<string | number> = [];
-    const eq = (col: string, v: string | number | undefined) => {
-      if (v === undefined) return;
-      where.push(`${col} = ?`);
-      args.push(v);
+    const cond = (clause: string, ...vs: Array<string | number>) => {
+      where.push(clause);
+      args.push(...vs);
     };
+    const eq = (col: string, v: string | number | undefined) => v !== undefined && cond(`${col} = ?`, v);
     eq("c.type", f.type);
     eq("c.mode", f.mode);
     eq("c.status", f.status);
     eq("c.receiver_type", f.receiverType);
     eq("c.has_recording", f.hasRecording === undefined ? undefined : Number(f.hasRecording));
     eq("c.total_participants", f.participantsCount);
-    if (f.from !== undefined) (where.push("c.start_at >= ?"), args.push(f.from));
-    if (f.to !== undefined) (where.push("c.start_at < ?"), args.push(f.to));
-    if (f.uid !== undefined) (where.push("EXISTS (SELECT 1 FROM call_participants q WHERE q.call_pk = c.pk AND q.uid = ?)"), args.push(f.uid));
-    if (f.apps.length > 0) (where.push(`a.app_id IN (${f.apps.map(() => "?").join(", ")})`), args.push(...f.apps));
+    if (f.from !== undefined) cond("c.start_at >= ?", f.from);
+    if (f.to !== undefined) cond("c.start_at < ?", f.to);
+    if (f.uid !== undefined) cond("EXISTS (SELECT 1 FROM call_participants q WHERE q.call_pk = c.pk AND q.uid = ?)", f.uid);
+    if (f.apps.length > 0) cond(`a.app_id IN (${f.apps.map(() => "?").join(", ")})`, ...f.apps);
     const rows = db.$client.prepare(`
       WITH e AS (SELECT call_pk, app_pk, uid, max(is_joined <> 0) AS j, max(coalesce(state = 'unanswered', 0)) AS un,
           sum(total_audio_minutes) AS au, sum(total_video_minutes) AS vi, sum(total_duration_minutes) AS tot
@@ -106,6 +107,10 @@ describe("participants page, deferred sums", () => {
       const got = getParticipantPage(db, f, ALL);
       const from = (f.page - 1) * f.perPage;
       expect(got, `${label} ${JSON.stringify(f)}`).toEqual({ rows: want.slice(from, from + f.perPage), total: want.length });
+      // Engagement counts calls per uid the same way (the grouped entries where a block allows).
+      const buckets = A.getEngagement(db, f, ALL);
+      const inBucket = (b: (typeof buckets)[number]) => want.filter((r) => r.calls >= b.minCalls && (b.maxCalls === null || r.calls <= b.maxCalls)).length;
+      expect(buckets.map((b) => b.participants), `engagement ${label} ${JSON.stringify(f)}`).toEqual(buckets.map(inBucket));
     }
   }
 
@@ -120,6 +125,8 @@ describe("participants page, deferred sums", () => {
     expect(sets.length).toBeGreaterThan(540);
     expectPages("dropped sums", sets);
     expect(A.analyticsStore(db).dimsPeople.filter((b) => b?.dOff).length).toBe(0);
+    // Whole blocks inside a window were counted by their entries grouped by dims code, the others slot by slot.
+    expect(A.analyticsStore(db).dimsEntries.filter(Boolean).length).toBeGreaterThan(20);
     // Superblock sums kept: the categorical filters add them, the unfilled tail and the other filters scan.
     setKeepAllSums(true);
     expectPages("kept sums", sets.filter((_, i) => i % 3 === 0));

@@ -1,3 +1,4 @@
+import { visitDimsEntries } from "./dims-entries";
 import { listsUid, type Plan } from "./plan";
 
 /**
@@ -24,15 +25,20 @@ import { listsUid, type Plan } from "./plan";
 /** Doubles per uid row: a local constant on purpose (people-rows.ts ROW says why). */
 const ROW = 8;
 
-/** The slots a page's scan matched, and whether it summed total minutes (`total`, per uid id, thousandths) already. */
+/**
+ * What a page's scan matched — the slots it scanned (`slots[0..n)`) and the full blocks
+ * it counted by their grouped entries (`blocks`, dims-entries.ts) — and whether it summed
+ * total minutes (`total`, per uid id, thousandths) already.
+ */
 export interface Deferred {
   slots: Int32Array;
   n: number;
+  blocks: number[];
   total: Float64Array | null;
 }
 
 export function newDeferred(uids: number, withTotal: boolean): Deferred {
-  return { slots: new Int32Array(1 << 16), n: 0, total: withTotal ? new Float64Array(uids) : null };
+  return { slots: new Int32Array(1 << 12), n: 0, blocks: [], total: withTotal ? new Float64Array(uids) : null };
 }
 
 /**
@@ -86,23 +92,30 @@ export function completeDeferred(plan: Plan, d: Deferred, ids: ArrayLike<number>
   const want = new Uint8Array(s.idUid.length);
   for (let q = 0; q < ids.length; q++) want[ids[q]] = 1;
   const addTotal = d.total === null;
+  const add = (j: number, t: number) => {
+    const u = uid[j];
+    const fl = flags[j];
+    const k = u * ROW;
+    acc[k + 1] += fl & 1;
+    acc[k + 2] += fl >> 1;
+    acc[k + 3] += pa[j];
+    acc[k + 4] += pv[j];
+    if (addTotal) acc[k + 5] += pt[j];
+    if (t < acc[k + 6]) acc[k + 6] = t;
+    if (t > acc[k + 7]) acc[k + 7] = t;
+  };
   const slots = d.slots;
   for (let q = 0, n = d.n; q < n; q++) {
     const i = slots[q];
-    const t = start[i];
-    for (let j = pOff[i], e = j + pLen[i]; j < e; j++) {
-      const u = uid[j];
-      if (want[u] === 0) continue;
-      const fl = flags[j];
-      const k = u * ROW;
-      acc[k + 1] += fl & 1;
-      acc[k + 2] += fl >> 1;
-      acc[k + 3] += pa[j];
-      acc[k + 4] += pv[j];
-      if (addTotal) acc[k + 5] += pt[j];
-      if (t < acc[k + 6]) acc[k + 6] = t;
-      if (t > acc[k + 7]) acc[k + 7] = t;
-    }
+    for (let j = pOff[i], e = j + pLen[i]; j < e; j++) if (want[uid[j]] === 1) add(j, start[i]);
+  }
+  // The grouped blocks name (slot, uid) pairs: the call lists that uid in one entry.
+  for (const b of d.blocks) {
+    visitDimsEntries(plan, s.dimsEntries[b]!, b, want, (i, u) => {
+      let j = pOff[i];
+      while (uid[j] !== u) j++;
+      add(j, start[i]);
+    });
   }
   if (d.total !== null) for (let q = 0; q < ids.length; q++) acc[ids[q] * ROW + 5] += d.total[ids[q]];
 }

@@ -3,6 +3,7 @@ import type { Filters } from "../../../filters";
 import { SUPER_SHIFT, type AnalyticsStore, type DimsPeople, type PeopleBlock } from "../store/store";
 import { blockCalls, inWindow, walkBlocks } from "./blocks";
 import { addDimsPeople, dimsPeople, dimsPeopleHead } from "./dims-people";
+import { allAppsAllowed, countDimsEntries, dimsEntries, dimsEntriesApply } from "./dims-entries";
 import { completeDeferred, newDeferred, scanDeferred, type Deferred } from "./people-deferred";
 import { newPeopleAcc, peopleScratch, resetPeopleRow } from "./people-rows";
 
@@ -125,9 +126,17 @@ function blockSumsExact(s: AnalyticsStore): boolean {
   return cols.every((c) => c.scale === 1000 && s.m * c.maxAbs <= Number.MAX_SAFE_INTEGER);
 }
 
-/** Adds the entries of the matching calls among slots [lo, hi) (entry by entry, in slot order). */
+/**
+ * Adds the entries of the matching calls among slots [lo, hi): entry by entry in slot
+ * order, or where only calls per uid are added (engagement, a page by calls) under
+ * categorical filters alone, a full block inside the window by its entries grouped by
+ * dims code (dims-entries.ts).
+ */
 function scanPeople(plan: Plan, lo: number, hi: number, listed: Int32Array, acc: Float64Array, withMinutes: boolean, deferred: Deferred | null): void {
   const { s, from, to } = plan;
+  const grouped = plan.pc < 0 && plan.uidIds === undefined && (deferred ? deferred.total === null : !withMinutes) && dimsEntriesApply(s);
+  const allApps = grouped && allAppsAllowed(plan);
+  const full = s.n >> s.blockBits;
   // Block by block, leaving out those whose starts all lie outside the window.
   const size = 1 << s.blockBits;
   for (let a = lo; a < hi; ) {
@@ -137,7 +146,11 @@ function scanPeople(plan: Plan, lo: number, hi: number, listed: Int32Array, acc:
       a = e;
       continue;
     }
-    if (deferred !== null) scanDeferred(plan, a, e, listed, deferred);
+    // Whole block, every start inside the window (the bounds may be loose, never narrow).
+    if (grouped && b < full && e - a === size && s.blockMinStart[b]! >= from && s.blockMaxStart[b]! < to) {
+      countDimsEntries(plan, allApps, dimsEntries(s, b), listed);
+      deferred?.blocks.push(b);
+    } else if (deferred !== null) scanDeferred(plan, a, e, listed, deferred);
     else scanPeopleSlots(plan, a, e, listed, acc, withMinutes);
     a = e;
   }
