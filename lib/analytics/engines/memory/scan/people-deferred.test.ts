@@ -11,11 +11,12 @@ import { FIXTURE_UIDS, openFixtureDb, randomCall, rng, writeCalls } from "../../
  * The participants page under filters the block sums cannot answer (scan/people-deferred.ts):
  * calls (and total minutes) of every uid from the scan — whole blocks by their entries
  * grouped by dims code (dims-entries.ts) — the other sums of the page's uids afterwards;
- * and engagement, which counts calls per uid the same way. Every page — under every combination of the categorical filters, with and
- * without a time window, by calls and by minutes, both directions — must equal the page
- * of an independent aggregate of `call_participants` (merged per call and uid by SQL,
- * summed here), with the store in tiny blocks (scans beside block and superblock sums), superblock sums kept or not, and after re-syncs
- * that move calls' entries to the end of the store.
+ * and engagement, which counts calls per uid the same way. Every page, under every
+ * combination of the categorical filters, with and without a time window, by calls and by
+ * minutes, both directions, must equal the page of an independent aggregate of
+ * `call_participants` (merged per call and uid by SQL, summed here). The store is in tiny
+ * blocks (scans beside block and superblock sums), with superblock sums kept or dropped,
+ * and re-syncs move calls' entries to the end of the store.
  */
 const ALL = { appPks: "all" as const };
 const base = Date.UTC(2025, 0, 1) / 1000;
