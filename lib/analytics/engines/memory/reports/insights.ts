@@ -121,7 +121,7 @@ export function getDurationDistribution(db: Db, f: Filters, scope: Scope): Durat
 
 /** Calls per participant: how many participants (app × uid) are listed in 1, 2–5, … calls. */
 export function getEngagement(db: Db, f: Filters, scope: Scope): EngagementBucketRow[] {
-  const p = peopleOf(db, f, resolveApps(db, f, scope), false);
+  const p = peopleOf(db, f, resolveApps(db, f, scope), "calls");
   const counts = ENGAGEMENT_BUCKETS.map(() => 0);
   for (const u of p.ids) {
     const n = p.listed[u];

@@ -3,7 +3,7 @@ import type { Filters } from "../../../filters";
 import { resolveApps, visibleApps, type Scope } from "../../../scope";
 import { round3, type AppUsageRow, type DailyUsageRow, type ParticipantUsageRow } from "../../../report-types";
 import { dailyOf } from "../scan/quarter";
-import { peopleOf } from "../scan/people";
+import { peopleOf, type PeopleNeed } from "../scan/people";
 import { perAppOf } from "../scan/per-app";
 import { startExtentOf, storeStartBounds } from "../scan/selection";
 import { dayNumberToDate, localDayNumber, offsetSegments } from "../../../tz";
@@ -24,7 +24,7 @@ export function getParticipantUsage(db: Db, f: Filters, scope: Scope): Participa
  * the scan: the first pages come from one pass that keeps the best `page × perPage`.
  */
 export function getParticipantPage(db: Db, f: Filters, scope: Scope): { rows: ParticipantUsageRow[]; total: number } {
-  const { p, rowOf, byCalls, appOf } = participantSums(db, f, scope);
+  const { p, rowOf, byCalls, appOf } = participantSums(db, f, scope, f.sort === "minutes" ? "page-minutes" : "page");
   const { idUid } = p.store;
   const minutes = (u: number) => round3(p.total[u]);
   const byMinutes = (x: number, y: number) =>
@@ -32,7 +32,9 @@ export function getParticipantPage(db: Db, f: Filters, scope: Scope): { rows: Pa
   const desc = f.sort === "minutes" ? byMinutes : byCalls;
   const order = f.order === "asc" ? (x: number, y: number) => desc(y, x) : desc;
   const from = (f.page - 1) * f.perPage;
-  return { rows: firstInOrder(p.ids, f.page * f.perPage, order).slice(from).map(rowOf), total: p.ids.length };
+  const page = firstInOrder(p.ids, f.page * f.perPage, order).slice(from);
+  p.complete(page); // the page's rows only: the other uids' sums are left partial (scan/people-deferred.ts)
+  return { rows: page.map(rowOf), total: p.ids.length };
 }
 
 /** The first k of `ids` by `cmp` (a total order), in order: one pass keeping the best k while k is small, else a sort. */
@@ -53,10 +55,10 @@ export function firstInOrder(ids: Int32Array, k: number, cmp: (a: number, b: num
   return best;
 }
 
-function participantSums(db: Db, f: Filters, scope: Scope) {
+function participantSums(db: Db, f: Filters, scope: Scope, need: PeopleNeed = "all") {
   const appPks = resolveApps(db, f, scope);
   const appIds = new Map(visibleApps(db, scope).map((a) => [a.pk, a.appId]));
-  const p = peopleOf(db, f, appPks);
+  const p = peopleOf(db, f, appPks, need);
   const { idApp, idUid } = p.store;
   const appOf = (u: number) => appIds.get(idApp[u]) ?? String(idApp[u]);
   const byCalls = (x: number, y: number) => p.listed[y] - p.listed[x] || idApp[x] - idApp[y] || compareBinary(idUid[x], idUid[y]);

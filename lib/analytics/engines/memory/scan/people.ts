@@ -3,6 +3,8 @@ import type { Filters } from "../../../filters";
 import { SUPER_SHIFT, type AnalyticsStore, type DimsPeople, type PeopleBlock } from "../store/store";
 import { blockCalls, inWindow, walkBlocks } from "./blocks";
 import { addDimsPeople, dimsPeople, dimsPeopleHead } from "./dims-people";
+import { allAppsAllowed, countDimsEntries, dimsEntries, dimsEntriesApply } from "./dims-entries";
+import { completeDeferred, newDeferred, scanDeferred, type Deferred } from "./people-deferred";
 import { newPeopleAcc, peopleScratch, resetPeopleRow } from "./people-rows";
 
 /** Doubles per uid row: a local constant on purpose (people-rows.ts ROW says why). */
@@ -14,6 +16,14 @@ import { compile, listsUid, type Plan } from "./plan";
  * reports. Block sums per uid (PeopleBlock) where no categorical filter applies, the
  * superblocks' sums per (dims code, uid) (dims-people.ts) where one does.
  */
+
+/**
+ * What a caller needs: every sum of every uid ("all": the CSV), calls per uid only
+ * ("calls": engagement), or a page of rows ("page", "page-minutes": calls — and total
+ * minutes, for `sort=minutes` — of every uid to order them, the other sums only of the
+ * uids `complete` is given: people-deferred.ts).
+ */
+export type PeopleNeed = "all" | "calls" | "page" | "page-minutes";
 
 /** Per uid id over the selection's calls (one entry per distinct uid per call). */
 export interface PeopleSums {
@@ -28,6 +38,12 @@ export interface PeopleSums {
   total: Float64Array;
   first: Float64Array;
   last: Float64Array;
+  /**
+   * Makes every sum of these uid ids whole (a page's: the "page" needs leave all but
+   * `listed` — and `total` for "page-minutes" — partial where entries were scanned);
+   * nothing to do for the other needs.
+   */
+  complete(ids: ArrayLike<number>): void;
 }
 
 /**
@@ -46,18 +62,22 @@ export interface PeopleSums {
  * otherwise, or for minutes held as plain doubles, every entry is added in slot order
  * as before).
  */
-export function peopleOf(db: Db, f: Filters, appPks: number[] | "all", withMinutes = true): PeopleSums {
+export function peopleOf(db: Db, f: Filters, appPks: number[] | "all", need: PeopleNeed = "all"): PeopleSums {
   const plan = compile(db, f, appPks);
   const { s, cellOk, pc, uidIds, none } = plan;
   const U = s.idUid.length;
+  const withMinutes = need !== "calls";
   const W = withMinutes ? U : 0;
   const listed = new Int32Array(U);
   // One row of ROW doubles per uid (listed unused, joined, unanswered, audio, video,
   // total, first, last): an entry touches one cache line, not seven arrays.
   const acc = newPeopleAcc(W);
-  if (none) return peopleSums(s, listed, acc, withMinutes);
-  const sumsApply = uidIds === undefined && pc < 0 && (!withMinutes || blockSumsExact(s));
-  const scan = (lo: number, hi: number) => scanPeople(plan, lo, hi, listed, acc, withMinutes);
+  if (none) return peopleSums(plan, listed, acc, withMinutes, null);
+  const exact = blockSumsExact(s);
+  const sumsApply = uidIds === undefined && pc < 0 && (!withMinutes || exact);
+  // A page: the scanned entries add calls (and total minutes) only; the rest waits for the page's uids.
+  const deferred = (need === "page" || need === "page-minutes") && exact ? newDeferred(U, need === "page-minutes") : null;
+  const scan = (lo: number, hi: number) => scanPeople(plan, lo, hi, listed, acc, withMinutes, deferred);
   if (sumsApply && cellOk.every((x) => x === 1)) {
     walkBlocks(plan, {
       bits: s.blockBits,
@@ -97,7 +117,7 @@ export function peopleOf(db: Db, f: Filters, appPks: number[] | "all", withMinut
       },
     });
   } else scan(0, s.n);
-  return peopleSums(s, listed, acc, withMinutes);
+  return peopleSums(plan, listed, acc, withMinutes, deferred);
 }
 
 /** Whether the participants' minutes are integer thousandths whose sums, in any order, are exact. */
@@ -106,15 +126,32 @@ function blockSumsExact(s: AnalyticsStore): boolean {
   return cols.every((c) => c.scale === 1000 && s.m * c.maxAbs <= Number.MAX_SAFE_INTEGER);
 }
 
-/** Adds the entries of the matching calls among slots [lo, hi) (entry by entry, in slot order). */
-function scanPeople(plan: Plan, lo: number, hi: number, listed: Int32Array, acc: Float64Array, withMinutes: boolean): void {
+/**
+ * Adds the entries of the matching calls among slots [lo, hi): entry by entry in slot
+ * order, or where only calls per uid are added (engagement, a page by calls) under
+ * categorical filters alone, a full block inside the window by its entries grouped by
+ * dims code (dims-entries.ts).
+ */
+function scanPeople(plan: Plan, lo: number, hi: number, listed: Int32Array, acc: Float64Array, withMinutes: boolean, deferred: Deferred | null): void {
   const { s, from, to } = plan;
+  const grouped = plan.pc < 0 && plan.uidIds === undefined && (deferred ? deferred.total === null : !withMinutes) && dimsEntriesApply(s);
+  const allApps = grouped && allAppsAllowed(plan);
+  const full = s.n >> s.blockBits;
   // Block by block, leaving out those whose starts all lie outside the window.
   const size = 1 << s.blockBits;
   for (let a = lo; a < hi; ) {
     const b = a >> s.blockBits;
     const e = Math.min(hi, (b + 1) * size);
-    if (s.blockMaxStart[b]! >= from && s.blockMinStart[b]! < to) scanPeopleSlots(plan, a, e, listed, acc, withMinutes);
+    if (!(s.blockMaxStart[b]! >= from && s.blockMinStart[b]! < to)) {
+      a = e;
+      continue;
+    }
+    // Whole block, every start inside the window (the bounds may be loose, never narrow).
+    if (grouped && b < full && e - a === size && s.blockMinStart[b]! >= from && s.blockMaxStart[b]! < to) {
+      countDimsEntries(plan, allApps, dimsEntries(s, b), listed);
+      deferred?.blocks.push(b);
+    } else if (deferred !== null) scanDeferred(plan, a, e, listed, deferred);
+    else scanPeopleSlots(plan, a, e, listed, acc, withMinutes);
     a = e;
   }
 }
@@ -238,7 +275,8 @@ function addPeopleBlock(s: AnalyticsStore, appOk: Uint8Array, blk: PeopleBlock, 
   }
 }
 
-function peopleSums(s: AnalyticsStore, listed: Int32Array, acc: Float64Array, withMinutes: boolean): PeopleSums {
+function peopleSums(plan: Plan, listed: Int32Array, acc: Float64Array, withMinutes: boolean, deferred: Deferred | null): PeopleSums {
+  const s = plan.s;
   const U = listed.length;
   const W = withMinutes ? U : 0;
   let n = 0;
@@ -249,9 +287,9 @@ function peopleSums(s: AnalyticsStore, listed: Int32Array, acc: Float64Array, wi
   const joined = new Int32Array(W), unanswered = new Int32Array(W);
   const audio = new Float64Array(W), video = new Float64Array(W), total = new Float64Array(W);
   const first = new Float64Array(W), last = new Float64Array(W);
-  if (withMinutes) {
-    for (const u of ids) {
-      const k = u * ROW;
+  const fill = (us: ArrayLike<number>) => {
+    for (let q = 0; q < us.length; q++) {
+      const u = us[q], k = u * ROW;
       joined[u] = acc[k + 1];
       unanswered[u] = acc[k + 2];
       audio[u] = acc[k + 3] / s.pAudio.scale;
@@ -260,6 +298,18 @@ function peopleSums(s: AnalyticsStore, listed: Int32Array, acc: Float64Array, wi
       first[u] = acc[k + 6];
       last[u] = acc[k + 7];
     }
-  }
-  return { store: s, ids, listed, joined, unanswered, audio, video, total, first, last };
+  };
+  if (withMinutes) fill(ids);
+  // "page-minutes": the order reads every uid's total minutes (exact integer thousandths, so the sum's order does not matter).
+  const dTotal = deferred?.total;
+  if (dTotal) for (const u of ids) total[u] = (acc[u * ROW + 5] + dTotal[u]) / s.pTotal.scale;
+  const done = deferred ? new Uint8Array(U) : null;
+  const complete = (us: ArrayLike<number>) => {
+    if (!deferred || !done) return;
+    const todo = Array.from(us).filter((u) => done[u] === 0 && listed[u] > 0);
+    for (const u of todo) done[u] = 1;
+    completeDeferred(plan, deferred, todo, acc);
+    fill(todo);
+  };
+  return { store: s, ids, listed, joined, unanswered, audio, video, total, first, last, complete };
 }

@@ -65,6 +65,8 @@ export interface AnalyticsStore {
   dimsPeople: Array<DimsPeople | undefined>;
   /** The same sums over the full blocks of the unfilled last superblock (scan/dims-people.ts dimsPeopleHead), valid at those blocks' stamps (`key`). */
   dimsPeopleHead?: { lo: number; hi: number; key: string; sums: DimsPeople };
+  /** Per full block: its participant entries grouped by dims code (scan/dims-entries.ts), valid at the block's stamp. */
+  dimsEntries: Array<DimsEntries | undefined>;
   /** Per block: its calls' sums per app and quarter hour of start (scan/quarter.ts), valid at the block's stamp. */
   quarterBlocks: Array<QuarterBlock | undefined>;
   /** Per block: its calls' sums per (app, cell) (scan/cube.ts), valid at the block's stamp. */
@@ -124,6 +126,21 @@ export interface DimsPeople {
   dOff: Int32Array | null;
   ids: Int32Array;
   sums: Float64Array;
+  minStart: number;
+  maxStart: number;
+}
+
+/**
+ * One block's participant entries grouped by the dims code of their call: the entries of
+ * dims code d are [dOff[d], dOff[d + 1]) — `uid` their uid ids, `slot` their call's slot
+ * minus the block's first — in slot order within a code. `minStart`/`maxStart` bound the
+ * block's starts.
+ */
+export interface DimsEntries {
+  stamp: number;
+  dOff: Int32Array;
+  uid: Int32Array;
+  slot: Uint16Array;
   minStart: number;
   maxStart: number;
 }
@@ -195,7 +212,7 @@ export function emptyStore(callCap: number, entryCap: number): AnalyticsStore {
     pOff: new IntColumn("i32", callCap), pLen: new IntColumn("u16", callCap),
     m: 0, garbage: 0, uid: new IntColumn("i32", entryCap), flags: new IntColumn("u8", entryCap),
     pAudio: new MinutesColumn(entryCap), pVideo: new MinutesColumn(entryCap), pTotal: new MinutesColumn(entryCap),
-    uidIds: new Map(), idApp: [], idUid: [], maxApp: 0, blockBits, blockStamp: [], peopleBlocks: [], superStamp: [], dimsPeople: [], quarterBlocks: [], cubeBlocks: [], heatBlocks: [], blockMinStart: [], blockMaxStart: [], seq: 0, loadedAt: 0, fullLoads: 0,
+    uidIds: new Map(), idApp: [], idUid: [], maxApp: 0, blockBits, blockStamp: [], peopleBlocks: [], superStamp: [], dimsPeople: [], dimsEntries: [], quarterBlocks: [], cubeBlocks: [], heatBlocks: [], blockMinStart: [], blockMaxStart: [], seq: 0, loadedAt: 0, fullLoads: 0,
   };
 }
 
