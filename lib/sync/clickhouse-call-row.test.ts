@@ -1,15 +1,16 @@
+import { isUtf8 } from "node:buffer";
 import { describe, expect, it } from "vitest";
 import { rowBinaryEncoder, Writer } from "@/lib/clickhouse/row-binary";
 import { callRow, type CallFact, type ParticipantFact } from "@/lib/clickhouse/rows";
 import { CALLS } from "@/lib/clickhouse/schema";
 import { parseCallRecord } from "@/lib/platform/call-record";
 import { writeCallRow } from "./clickhouse-call-row";
-import { contentHash, extraParticipantJson, PART_WIDTH, resolveRawBytes, resolveRawTexts, toWriteRow, W, type WriteRow } from "./writer";
+import { contentHash, extraParticipantJson, PART_WIDTH, resolveRawTexts, toWriteRow, W, type PendingCall, type WriteRow } from "./writer";
 
 /**
  * The sync's direct RowBinary encoding of a call (clickhouse-call-row.ts) against the path
- * it replaced: the staged row decoded to text, built into the call's object (rows.ts) and
- * encoded by the encoder compiled from the schema. The bytes must be identical, for raw
+ * it replaced: the call as a WriteRow (toWriteRow), its raw record decoded to text, built
+ * into the call's object (rows.ts) and encoded by the encoder compiled from the schema. The bytes must be identical, for raw
  * records left in the page (valid UTF-8 or not) and given as text. What those bytes store
  * on a real server is checked by row-binary.test.ts and clickhouse-sync.integration.test.ts.
  */
@@ -81,24 +82,23 @@ function pageOf(texts: Buffer[]): { page: Buffer; ranges: number[] } {
   return { page: Buffer.concat(parts), ranges };
 }
 
-function rowsInPage(texts: Buffer[]): { rows: WriteRow[]; page: Buffer } {
+function callsInPage(texts: Buffer[]): { calls: PendingCall[]; page: Buffer } {
   const { page, ranges } = pageOf(texts);
-  const rows = texts.map((t, i) => {
+  const calls = texts.map((t, i) => {
     const p = parsed(JSON.parse(t.toString("utf8")) as Record<string, unknown>);
-    return toWriteRow({ ...p, rawJson: null, rawStart: ranges[2 * i], rawEnd: ranges[2 * i + 1], hash: contentHash(t) });
+    return { ...p, rawJson: null, rawStart: ranges[2 * i], rawEnd: ranges[2 * i + 1], hash: contentHash(t) };
   });
-  return { rows, page };
+  return { calls, page };
 }
 
-/** The direct bytes of rows staged with their page, against the reference of the same rows decoded to text. */
-function compare(rows: () => { rows: WriteRow[]; page?: Buffer }): number {
-  const direct = rows();
-  if (direct.page) resolveRawBytes(direct.rows, direct.page);
-  const old = rows();
-  resolveRawTexts(old.rows, old.page);
+/** The direct bytes of staged calls against the reference: the same calls as WriteRows, decoded to text. */
+function compare({ calls, page }: { calls: PendingCall[]; page?: Buffer }): number {
   const w = new Writer(16); // small: the writer must grow
-  direct.rows.forEach((r, i) => writeCallRow(w, 42, r, 1_795_000_000_000 + i, 1_700_000_000_123));
-  const expected = Buffer.concat(old.rows.map((r, i) => reference(42, r, 1_795_000_000_000 + i, 1_700_000_000_123)));
+  const pageIsUtf8 = page !== undefined && isUtf8(page);
+  calls.forEach((p, i) => writeCallRow(w, 42, p, page, pageIsUtf8, 1_795_000_000_000 + i, 1_700_000_000_123));
+  const rows = calls.map(toWriteRow);
+  resolveRawTexts(rows, page);
+  const expected = Buffer.concat(rows.map((r, i) => reference(42, r, 1_795_000_000_000 + i, 1_700_000_000_123)));
   const got = w.take();
   expect(got.equals(expected)).toBe(true);
   return got.length;
@@ -108,22 +108,22 @@ describe("writeCallRow: the sync's calls straight to RowBinary", () => {
   const texts = records.map((r) => Buffer.from(JSON.stringify(r)));
 
   it("writes the same bytes as the schema's encoder for raw records left in a valid UTF-8 page", () => {
-    expect(compare(() => rowsInPage(texts))).toBeGreaterThan(70_000);
+    expect(compare(callsInPage(texts))).toBeGreaterThan(70_000);
   });
 
   it("writes the same bytes for a page with invalid UTF-8 (the raw record stored with U+FFFD, as decoding stores it)", () => {
     const bad = Buffer.from(JSON.stringify({ sessionId: "bad-utf8", status: "ended", startedAt: 1_700_000_000, note: "AB" }));
     bad[bad.indexOf("AB")] = 0xff; // an invalid byte inside a string
-    compare(() => rowsInPage([texts[0], bad, texts[1]]));
+    compare(callsInPage([texts[0], bad, texts[1]]));
   });
 
   it("writes the same bytes for raw records given as text (a page that could not be sliced)", () => {
-    compare(() => ({
-      rows: records.map((r) => {
+    compare({
+      calls: records.map((r) => {
         const rawJson = JSON.stringify(r);
-        return toWriteRow({ ...parsed(r), rawJson, hash: contentHash(rawJson) });
+        return { ...parsed(r), rawJson, hash: contentHash(rawJson) };
       }),
-    }));
+    });
   });
 
   it("writes strings of every length and script as Buffer encodes them", () => {

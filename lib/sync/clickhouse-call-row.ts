@@ -1,15 +1,16 @@
 import { thousandths } from "@/lib/clickhouse/rows";
 import type { Writer } from "@/lib/clickhouse/row-binary";
 import { CALLS } from "@/lib/clickhouse/schema";
-import { PART_WIDTH, W, type WriteRow } from "./writer";
+import type { PendingCall } from "./writer";
 
 /**
- * The sync's calls, from the rows it stages (WriteRow) straight into ClickHouse's
- * RowBinary: the same bytes as building the call's object (rows.ts `callRow`) and
- * encoding it with the encoder compiled from the schema (row-binary.ts), without the
- * objects and arrays made per call on the way, and with the raw record copied from the
- * page's bytes instead of being decoded into a string and encoded again. That path cost
- * about a third of the sync thread at 30,000 calls/s (session 8, decision 0015 §8).
+ * The sync's calls, as it stages them (PendingCall: the parsed call, its hash, its raw
+ * record), straight into ClickHouse's RowBinary: the same bytes as the flat WriteRow
+ * built into the call's object (rows.ts `callRow`) and encoded by the encoder compiled
+ * from the schema (row-binary.ts), without the arrays and objects made per call on the
+ * way, and with the raw record copied from the page's bytes instead of decoded into a
+ * string and encoded again. That path cost about a third of the sync thread's CPU
+ * (session 8; decision 0015 §8).
  *
  * The column order is the schema's: `CALL_COLUMNS` below is checked against `CALLS` when
  * this module loads, so a column added to the schema without this encoder fails at once
@@ -52,71 +53,81 @@ function nullableInt(w: Writer, v: unknown): void {
   w.i64(Number(v));
 }
 
-/** The raw record: text, or (resolveRawBytes) its UTF-8 bytes in the page. */
-function nullableText(w: Writer, v: unknown): void {
-  if (v === null || v === undefined) return w.u8(1);
+/**
+ * The raw record: its text, or its byte range in `page`. The bytes are the text's UTF-8
+ * when the page is valid UTF-8 (`pageIsUtf8`); otherwise the range is decoded, with U+FFFD
+ * for what is invalid, as the SQLite writers store it (writer.ts `resolveRawTexts`).
+ */
+function rawRecord(w: Writer, p: PendingCall, page: Buffer | undefined, pageIsUtf8: boolean): void {
+  if (p.rawJson !== null) return nullableString(w, p.rawJson);
+  if (!page || p.rawStart === undefined || p.rawEnd === undefined) throw new Error("a raw record staged as page offsets without its page");
   w.u8(0);
-  if (v instanceof Uint8Array) w.bytes(v);
-  else w.string(String(v));
+  if (pageIsUtf8) w.bytes(page.subarray(p.rawStart, p.rawEnd));
+  else w.string(page.toString("utf8", p.rawStart, p.rawEnd));
 }
 
 /**
- * Appends one version of a call: `r` as RunState staged it (its raw record as text or as
- * bytes: resolveRawBytes), written by the sync (`source = 'sync'`).
+ * Appends one version of a call as the sync staged it (`source = 'sync'`); `page`: the
+ * bytes its raw record may lie in (`pageIsUtf8`: `isUtf8(page)`, asked once a page).
  */
-export function writeCallRow(w: Writer, appPk: number, r: WriteRow, version: number, firstSeenMs: number): void {
+export function writeCallRow(
+  w: Writer, appPk: number, p: PendingCall, page: Buffer | undefined, pageIsUtf8: boolean, version: number, firstSeenMs: number,
+): void {
+  const c = p.call;
   w.u32(appPk);
-  w.string(String(r[W.sessionId]));
+  w.string(String(c.sessionId));
   w.i64(version);
   w.u8(0);
-  nullableString(w, r[W.mid]);
-  nullableString(w, r[W.type]);
-  nullableString(w, r[W.mode]);
-  nullableString(w, r[W.status]);
-  nullableString(w, r[W.initiator]);
-  nullableString(w, r[W.receiver]);
-  nullableString(w, r[W.receiverType]);
-  nullableInt(w, r[W.initiatedAt]);
-  nullableInt(w, r[W.startedAt]);
-  nullableInt(w, r[W.endedAt]);
-  w.i64(int(r[W.startAt]));
-  w.u8(r[W.hasRecording] === 1 ? 1 : 0);
-  w.i64(thousandths(r[W.audio] as number));
-  w.i64(thousandths(r[W.video] as number));
-  w.i64(thousandths(r[W.durationMinutes] as number));
-  w.i64(int(r[W.durationSeconds]));
-  w.u32(int(r[W.totalParticipants]));
+  nullableString(w, c.mid);
+  nullableString(w, c.type);
+  nullableString(w, c.mode);
+  nullableString(w, c.status);
+  nullableString(w, c.initiator);
+  nullableString(w, c.receiver);
+  nullableString(w, c.receiverType);
+  nullableInt(w, c.initiatedAt);
+  nullableInt(w, c.startedAt);
+  nullableInt(w, c.endedAt);
+  w.i64(int(c.startAt));
+  w.u8(c.hasRecording ? 1 : 0);
+  w.i64(thousandths(c.totalAudioMinutes));
+  w.i64(thousandths(c.totalVideoMinutes));
+  w.i64(thousandths(c.totalDurationMinutes));
+  w.i64(int(c.durationSeconds));
+  w.u32(int(c.totalParticipants));
   w.string("sync");
-  nullableString(w, r[W.hash]);
-  nullableText(w, r[W.raw]);
+  nullableString(w, p.hash);
+  rawRecord(w, p, page, pageIsUtf8);
   w.i64(firstSeenMs);
   w.i64(version);
-  // The participants as parallel arrays: one loop per column over the call's participants
-  // (written out: a helper taking the column's writer as a closure cost a call per value).
-  const n = r[W.participantCount] as number;
-  const end = W.parts + n * PART_WIDTH;
+  // The participants as parallel arrays: one loop per column (written out: a helper
+  // taking the column's writer as a closure cost a call per value).
+  const parts = c.participants;
+  const n = parts.length;
   w.varint(n);
-  for (let o = W.parts; o < end; o += PART_WIDTH) w.u32(Number(r[o]));
+  for (const x of parts) w.u32(Number(x.seq));
   w.varint(n);
-  for (let o = W.parts + 1; o < end; o += PART_WIDTH) w.string(String(r[o]));
+  for (const x of parts) w.string(String(x.uid));
   w.varint(n);
-  for (let o = W.parts + 2; o < end; o += PART_WIDTH) nullableString(w, r[o]);
+  for (const x of parts) nullableString(w, x.state);
   w.varint(n);
-  for (let o = W.parts + 3; o < end; o += PART_WIDTH) w.u8(r[o] === 1 ? 1 : 0);
-  for (let field = 4; field <= 6; field++) {
-    w.varint(n);
-    for (let o = W.parts + field; o < end; o += PART_WIDTH) w.i64(thousandths(r[o] as number));
-  }
+  for (const x of parts) w.u8(x.isJoined ? 1 : 0);
   w.varint(n);
-  for (let o = W.parts + 7; o < end; o += PART_WIDTH) nullableString(w, r[o]);
-  for (let field = 8; field <= 9; field++) {
-    w.varint(n);
-    for (let o = W.parts + field; o < end; o += PART_WIDTH) nullableInt(w, r[o]);
-  }
-  for (let field = 10; field <= 11; field++) {
-    w.varint(n);
-    for (let o = W.parts + field; o < end; o += PART_WIDTH) nullableString(w, r[o]);
-  }
+  for (const x of parts) w.i64(thousandths(x.totalAudioMinutes));
+  w.varint(n);
+  for (const x of parts) w.i64(thousandths(x.totalVideoMinutes));
+  w.varint(n);
+  for (const x of parts) w.i64(thousandths(x.totalDurationMinutes));
+  w.varint(n);
+  for (const x of parts) nullableString(w, x.deviceId);
+  w.varint(n);
+  for (const x of parts) nullableInt(w, x.joinedAt);
+  w.varint(n);
+  for (const x of parts) nullableInt(w, x.leftAt);
+  w.varint(n);
+  for (const x of parts) nullableString(w, x.mid);
+  w.varint(n);
+  for (const x of parts) nullableString(w, p.participantExtras[x.seq] ?? null);
 }
 
 /** A non-nullable integer column: a missing value is 0, as the schema's encoder writes it. */

@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import { once } from "node:events";
 import { PassThrough } from "node:stream";
 import type { Db } from "@/db/client";
@@ -9,7 +10,7 @@ import { raw, sql } from "@/lib/clickhouse/sql";
 import { CALL_ROW_COLUMNS, writeCallRow } from "./clickhouse-call-row";
 import type { StoredCalls } from "./stored-calls";
 import type { WriteSink } from "./write-sink";
-import { progressWriter, resolveRawBytes, resolveRawTexts, W, type BatchResult, type Existing, type SyncProgress, type WriteRow } from "./writer";
+import { progressWriter, type BatchResult, type Existing, type PendingCall, type SyncProgress } from "./writer";
 
 /**
  * The sync in ClickHouse mode: calls and their participants go to ClickHouse's `calls`
@@ -115,13 +116,12 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
     return rows.map((r) => r.session_id);
   }
 
-  stage(rows: WriteRow[], page?: Buffer): void {
+  stage(calls: PendingCall[], page?: Buffer): void {
     // Raw records left in the page are copied from its bytes (decoded only where the page is not valid UTF-8).
-    if (page) resolveRawBytes(rows, page);
-    else resolveRawTexts(rows, undefined);
-    for (const r of rows) {
+    const pageIsUtf8 = page !== undefined && isUtf8(page);
+    for (const p of calls) {
       if (this.failure) return; // the next commit reports it
-      const id = r[W.sessionId] as string;
+      const id = p.call.sessionId;
       // A later record of a call already in this insert goes into a new insert with a
       // higher version, so that it wins (two rows of one insert would share a version).
       if (this.current?.ids.has(id)) {
@@ -138,7 +138,7 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
         this.counts.updated++;
       }
       insert.ids.add(id);
-      writeCallRow(this.writer, this.appPk, r, insert.stamp, firstSeen);
+      writeCallRow(this.writer, this.appPk, p, page, pageIsUtf8, insert.stamp, firstSeen);
     }
     this.flushWriter();
   }
