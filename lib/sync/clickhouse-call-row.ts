@@ -112,23 +112,24 @@ export function writeCallRow(
   for (const x of parts) nullableString(w, x.state);
   w.varint(n);
   for (const x of parts) w.u8(x.isJoined ? 1 : 0);
-  w.varint(n);
-  for (const x of parts) w.i64(thousandths(x.totalAudioMinutes));
-  w.varint(n);
-  for (const x of parts) w.i64(thousandths(x.totalVideoMinutes));
-  w.varint(n);
-  for (const x of parts) w.i64(thousandths(x.totalDurationMinutes));
+  for (const field of MINUTE_FIELDS) {
+    w.varint(n);
+    for (const x of parts) w.i64(thousandths(x[field]));
+  }
   w.varint(n);
   for (const x of parts) nullableString(w, x.deviceId);
-  w.varint(n);
-  for (const x of parts) nullableInt(w, x.joinedAt);
-  w.varint(n);
-  for (const x of parts) nullableInt(w, x.leftAt);
+  for (const field of TIME_FIELDS) {
+    w.varint(n);
+    for (const x of parts) nullableInt(w, x[field]);
+  }
   w.varint(n);
   for (const x of parts) nullableString(w, x.mid);
   w.varint(n);
   for (const x of parts) nullableString(w, p.participantExtras[x.seq] ?? null);
 }
+
+const MINUTE_FIELDS = ["totalAudioMinutes", "totalVideoMinutes", "totalDurationMinutes"] as const;
+const TIME_FIELDS = ["joinedAt", "leftAt"] as const;
 
 /** A non-nullable integer column: a missing value is 0, as the schema's encoder writes it. */
 const int = (v: unknown) => (v === undefined ? 0 : Number(v));
