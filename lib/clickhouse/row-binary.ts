@@ -18,6 +18,8 @@ import type { TableSpec } from "./schema";
 type Encode = (w: Writer, v: unknown) => void;
 
 const TWO_32 = 4_294_967_296;
+/** Strings shorter than this have a one-byte length prefix when ASCII (LEB128 below 128). */
+const SHORT_STRING = 128;
 
 /** A growing byte buffer (outside the JS heap, so a page of rows costs the GC nothing). */
 export class Writer {
@@ -60,9 +62,19 @@ export class Writer {
     if (!Number.isSafeInteger(v)) throw new TypeError(`not a safe integer: ${String(v)}`);
     this.ensure(8);
     const hi = Math.floor(v / TWO_32);
-    this.buf.writeUInt32LE(v - hi * TWO_32, this.pos);
-    this.buf.writeInt32LE(hi, this.pos + 4);
-    this.pos += 8;
+    const lo = v - hi * TWO_32;
+    // Byte by byte: Buffer's writeUInt32LE / writeInt32LE check their arguments again.
+    const buf = this.buf;
+    const p = this.pos;
+    buf[p] = lo;
+    buf[p + 1] = lo >>> 8;
+    buf[p + 2] = lo >>> 16;
+    buf[p + 3] = lo >>> 24;
+    buf[p + 4] = hi;
+    buf[p + 5] = hi >> 8;
+    buf[p + 6] = hi >> 16;
+    buf[p + 7] = hi >> 24;
+    this.pos = p + 8;
   }
 
   f64(v: number): void {
@@ -72,10 +84,42 @@ export class Writer {
   }
 
   string(s: string): void {
+    // Short ASCII strings (ids, uids, states: most strings of a call) are copied char by
+    // char: cheaper than measuring and encoding them through Buffer's C++ calls. Their
+    // byte length is their length, so the length prefix is right unless a char is not
+    // ASCII; then the position goes back and the general path writes the string.
+    const len = s.length;
+    if (len < SHORT_STRING) {
+      const start = this.pos;
+      this.ensure(1 + len);
+      const buf = this.buf;
+      let p = start;
+      buf[p++] = len;
+      let i = 0;
+      for (; i < len; i++) {
+        const c = s.charCodeAt(i);
+        if (c >= 0x80) break;
+        buf[p++] = c;
+      }
+      if (i === len) {
+        this.pos = p;
+        return;
+      }
+      this.pos = start;
+    }
     const n = Buffer.byteLength(s, "utf8");
     this.varint(n);
     this.ensure(n);
     this.pos += this.buf.write(s, this.pos, n, "utf8");
+  }
+
+  /** A String column's value given as its UTF-8 bytes (a record's text left in its page). */
+  bytes(b: Uint8Array): void {
+    const n = b.length;
+    this.varint(n);
+    this.ensure(n);
+    this.buf.set(b, this.pos);
+    this.pos += n;
   }
 
   /** The bytes written so far, as a buffer of their own; the writer starts again empty. */

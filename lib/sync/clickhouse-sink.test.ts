@@ -7,7 +7,7 @@ import { openDatabase, type Db } from "@/db/client";
 import type { ClickHouse } from "@/lib/clickhouse/client";
 import { parseCallRecord } from "@/lib/platform/call-record";
 import { ClickHouseCalls } from "./clickhouse-sink";
-import { contentHash, toWriteRow, type WriteRow } from "./writer";
+import { contentHash, type PendingCall } from "./writer";
 
 /**
  * The sink's flow control, against a ClickHouse that takes the insert body slowly (a real
@@ -28,7 +28,7 @@ function db(): Db {
 }
 
 /** A page of `n` calls, each with a raw record of about 3 KB. */
-function page(from: number, n: number): WriteRow[] {
+function page(from: number, n: number): PendingCall[] {
   return Array.from({ length: n }, (_, i) => {
     const raw = {
       sessionId: `s-${from + i}`, type: "audio", mode: "call", status: "ended", initiator: "a", receiver: "b", receiverType: "user",
@@ -39,7 +39,7 @@ function page(from: number, n: number): WriteRow[] {
     const parsed = parseCallRecord(raw);
     if (!parsed.ok) throw new Error(parsed.reason);
     const rawJson = JSON.stringify(raw);
-    return toWriteRow({ call: parsed.call, rawJson, hash: contentHash(rawJson), participantExtras: [null] });
+    return { call: parsed.call, rawJson, hash: contentHash(rawJson), participantExtras: [null] };
   });
 }
 

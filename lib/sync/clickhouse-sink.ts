@@ -1,15 +1,16 @@
+import { isUtf8 } from "node:buffer";
 import { once } from "node:events";
 import { PassThrough } from "node:stream";
 import type { Db } from "@/db/client";
 import type { ClickHouse } from "@/lib/clickhouse/client";
 import { ensureClickHouseSchema } from "@/lib/clickhouse/ensure";
-import { callRow, type CallFact, type ParticipantFact } from "@/lib/clickhouse/rows";
-import { rowBinaryEncoder, Writer } from "@/lib/clickhouse/row-binary";
-import { CALLS, localName, qualified } from "@/lib/clickhouse/schema";
+import { Writer } from "@/lib/clickhouse/row-binary";
+import { localName, qualified } from "@/lib/clickhouse/schema";
 import { raw, sql } from "@/lib/clickhouse/sql";
+import { CALL_ROW_COLUMNS, writeCallRow } from "./clickhouse-call-row";
 import type { StoredCalls } from "./stored-calls";
 import type { WriteSink } from "./write-sink";
-import { PART_WIDTH, progressWriter, resolveRawTexts, W, type BatchResult, type Existing, type SyncProgress, type WriteRow } from "./writer";
+import { progressWriter, type BatchResult, type Existing, type PendingCall, type SyncProgress } from "./writer";
 
 /**
  * The sync in ClickHouse mode: calls and their participants go to ClickHouse's `calls`
@@ -32,12 +33,6 @@ import { PART_WIDTH, progressWriter, resolveRawTexts, W, type BatchResult, type 
  * is encoded as it is staged and nothing of the batch is held (decision 0007 §7: rows held
  * until a commit are promoted and cost old-space GC).
  */
-
-const CALL_ENCODER = rowBinaryEncoder(CALLS);
-
-// Module-level, not closures made per call: they run for every call of a backfill.
-const txt = (r: WriteRow, i: number) => r[i] as string | null;
-const num = (r: WriteRow, i: number) => r[i] as number | null;
 
 interface OpenInsert {
   body: PassThrough;
@@ -121,11 +116,12 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
     return rows.map((r) => r.session_id);
   }
 
-  stage(rows: WriteRow[], page?: Buffer): void {
-    resolveRawTexts(rows, page);
-    for (const r of rows) {
+  stage(calls: PendingCall[], page?: Buffer): void {
+    // Raw records left in the page are copied from its bytes (decoded only where the page is not valid UTF-8).
+    const pageIsUtf8 = page !== undefined && isUtf8(page);
+    for (const p of calls) {
       if (this.failure) return; // the next commit reports it
-      const id = r[W.sessionId] as string;
+      const id = p.call.sessionId;
       // A later record of a call already in this insert goes into a new insert with a
       // higher version, so that it wins (two rows of one insert would share a version).
       if (this.current?.ids.has(id)) {
@@ -142,7 +138,7 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
         this.counts.updated++;
       }
       insert.ids.add(id);
-      CALL_ENCODER.write(this.writer, callRow(this.toFact(r, insert.stamp, firstSeen)));
+      writeCallRow(this.writer, this.appPk, p, page, pageIsUtf8, insert.stamp, firstSeen);
     }
     this.flushWriter();
   }
@@ -185,7 +181,7 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
     const body = new PassThrough({ highWaterMark: 8 << 20 });
     body.on("error", () => undefined); // a failed insert destroys its body: the failure is reported by commit
     const done = ensureClickHouseSchema()
-      .then(() => this.ch.insertStream("calls", body, { format: "RowBinary", columns: CALL_ENCODER.columns }))
+      .then(() => this.ch.insertStream("calls", body, { format: "RowBinary", columns: CALL_ROW_COLUMNS }))
       .catch((err: unknown) => {
         this.failure ??= err instanceof Error ? err : new Error(String(err));
         body.destroy();
@@ -213,29 +209,5 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
     // Only after a failed run is an insert still open: what it carried is not committed.
     this.current?.body.destroy();
     this.current = undefined;
-  }
-
-  /** The call of a WriteRow as the warehouse's row builder takes it. */
-  private toFact(r: WriteRow, version: number, firstSeenMs: number): CallFact {
-    const n = r[W.participantCount] as number;
-    const participants: ParticipantFact[] = [];
-    // Participant values in WriteRow order: seq uid state is_joined audio video duration device_id joined_at left_at mid raw.
-    for (let j = 0, o = W.parts; j < n; j++, o += PART_WIDTH) {
-      participants.push({
-        seq: r[o] as number, uid: r[o + 1] as string, state: r[o + 2] as string | null, isJoined: r[o + 3] === 1,
-        totalAudioMinutes: r[o + 4] as number, totalVideoMinutes: r[o + 5] as number, totalDurationMinutes: r[o + 6] as number,
-        deviceId: r[o + 7] as string | null, joinedAt: r[o + 8] as number | null, leftAt: r[o + 9] as number | null,
-        mid: r[o + 10] as string | null, raw: r[o + 11] as string | null,
-      });
-    }
-    return {
-      appPk: this.appPk, sessionId: r[W.sessionId] as string, version,
-      mid: txt(r, W.mid), type: txt(r, W.type), mode: txt(r, W.mode), status: txt(r, W.status), initiator: txt(r, W.initiator),
-      receiver: txt(r, W.receiver), receiverType: txt(r, W.receiverType), initiatedAt: num(r, W.initiatedAt), startedAt: num(r, W.startedAt),
-      endedAt: num(r, W.endedAt), startAt: r[W.startAt] as number, platformHasRecording: r[W.hasRecording] === 1,
-      totalAudioMinutes: r[W.audio] as number, totalVideoMinutes: r[W.video] as number, totalDurationMinutes: r[W.durationMinutes] as number,
-      durationSeconds: r[W.durationSeconds] as number, totalParticipants: r[W.totalParticipants] as number, source: "sync",
-      contentHash: txt(r, W.hash), raw: txt(r, W.raw), firstSeenMs, updatedMs: version, participants,
-    };
   }
 }

@@ -19,7 +19,7 @@ const { spawnEmulator } = await import("@/lib/emulator/testing");
 const { syncApp } = await import("./sync-app");
 const { ClickHouseCalls } = await import("./clickhouse-sink");
 const { parseCallRecord } = await import("@/lib/platform/call-record");
-const { contentHash, toWriteRow } = await import("./writer");
+const { contentHash } = await import("./writer");
 type Emu = Awaited<ReturnType<typeof spawnEmulator>>;
 type Db = ReturnType<typeof openDatabase>;
 type TestCh = Awaited<ReturnType<typeof startClickHouse>>;
@@ -191,7 +191,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () 
       const parsed = parseCallRecord(raw);
       if (!parsed.ok) throw new Error(parsed.reason);
       const rawJson = JSON.stringify(raw);
-      return toWriteRow({ call: parsed.call, rawJson, hash: contentHash(rawJson), participantExtras: [] });
+      return { call: parsed.call, rawJson, hash: contentHash(rawJson), participantExtras: [] };
     };
     const sink = new ClickHouseCalls(clickhouse(), db, app.pk);
     sink.stage([row("ongoing", 1.25)]);

@@ -4,7 +4,7 @@ import type { PageCursor } from "./resume";
 import type { StoredCalls } from "./stored-calls";
 import type { SyncSummary } from "./summary";
 import type { WriteSink } from "./write-sink";
-import { contentHash, extraParticipantJson, isFinalStatus, toWriteRow, type Existing, type PendingCall, type WriteRow } from "./writer";
+import { contentHash, extraParticipantJson, isFinalStatus, type Existing, type PendingCall } from "./writer";
 
 const MAX_REASONS = 100;
 
@@ -110,7 +110,7 @@ export class RunState {
     const found = lookup.length ? await this.writer.findMany(lookup.map((p) => p.call.sessionId)) : [];
     const existing = new Map<string, Existing | undefined>();
     lookup.forEach((p, i) => existing.set(p.call.sessionId, found[i]));
-    const rows: WriteRow[] = [];
+    const staging: PendingCall[] = [];
     for (const p of fresh) {
       const id = p.call.sessionId;
       const ex = existing.get(id);
@@ -122,9 +122,9 @@ export class RunState {
       allKnown = false;
       // A later version of a call already staged is staged too: written after it, it wins.
       this.staged.add(id);
-      rows.push(toWriteRow(p));
+      staging.push(p);
     }
-    this.sink.stage(rows, raw?.bytes);
+    this.sink.stage(staging, raw?.bytes);
     if (this.sink.drained) await this.sink.drained();
     this.summary.timings.parseMs += performance.now() - t0;
     if (this.staged.size >= this.batchSize) await this.flush();

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SyncHarness as Harness } from "./testing";
+import type { PendingCall } from "./writer";
 
 process.env.AUTH_SECRET ??= "integration-test-secret-at-least-32-characters";
 process.env.LOG_LEVEL ??= "silent";
@@ -27,10 +28,14 @@ afterAll(async () => {
 });
 
 /** A row the writer takes: one call without participants. */
-const row = (i: number): unknown[] => [
-  `lock-${i}`, null, "audio", "call", "ended", "a", "b", "user", 1_700_000_000 + i, 1_700_000_001 + i, 1_700_000_050 + i, 1_700_000_001 + i,
-  0, 1, 0, 0.8, 49, 2, `hash-${i}`, "{}", 0,
-];
+const row = (i: number): PendingCall => ({
+  call: {
+    sessionId: `lock-${i}`, mid: null, type: "audio", mode: "call", status: "ended", initiator: "a", receiver: "b", receiverType: "user",
+    initiatedAt: 1_700_000_000 + i, startedAt: 1_700_000_001 + i, endedAt: 1_700_000_050 + i, startAt: 1_700_000_001 + i, hasRecording: false,
+    totalAudioMinutes: 1, totalVideoMinutes: 0, totalDurationMinutes: 0.8, durationSeconds: 49, totalParticipants: 2, participants: [],
+  },
+  rawJson: "{}", hash: `hash-${i}`, participantExtras: [],
+});
 
 describe("the write lock during a backfill (issue 18)", () => {
   it("a write batch waits for another connection's write lock instead of failing at once", async () => {

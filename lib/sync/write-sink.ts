@@ -3,7 +3,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { Db } from "@/db/client";
-import { resolveRawTexts, type BatchResult, type CallWriter, type SyncProgress, type WriteRow } from "./writer";
+import { resolveRawTexts, toWriteRow, type BatchResult, type CallWriter, type PendingCall, type SyncProgress, type WriteRow } from "./writer";
 
 /**
  * Where batches are written: inline on this thread, or on a worker thread with its own
@@ -18,10 +18,11 @@ import { resolveRawTexts, type BatchResult, type CallWriter, type SyncProgress, 
 export interface WriteSink {
   readonly kind: "inline" | "worker" | "clickhouse";
   /**
-   * Queues rows for the next commit. `page`: the bytes their raw records lie in, when
-   * they were staged as offsets (W.raw); the sink may take its memory over.
+   * Queues calls for the next commit. `page`: the bytes their raw records lie in, when
+   * they were staged as offsets (rawStart, rawEnd); the sink may take its memory over.
+   * Each sink builds its own rows (SQLite: the flat WriteRow; ClickHouse: RowBinary).
    */
-  stage(rows: WriteRow[], page?: Buffer): void;
+  stage(calls: PendingCall[], page?: Buffer): void;
   /**
    * Resolves when the sink can take more (a sink that streams to a slower store makes the
    * sync wait here instead of buffering). Absent: always ready.
@@ -46,7 +47,8 @@ export function inlineSink(writer: CallWriter): WriteSink {
   let staged: WriteRow[] = [];
   return {
     kind: "inline",
-    stage: (rows, page) => {
+    stage: (calls, page) => {
+      const rows = calls.map(toWriteRow);
       resolveRawTexts(rows, page);
       for (const r of rows) staged.push(r);
     },
@@ -134,9 +136,10 @@ export function workerSink(db: Db, appPk: number): WriteSink | undefined {
   worker.on("exit", (code) => failAll(new Error(`write worker exited (${code})`)));
   return {
     kind: "worker",
-    stage: (rows, page) => {
+    stage: (calls, page) => {
       // After a failure the next commit rejects; nothing to stage into.
-      if (dead || !rows.length) return;
+      if (dead || !calls.length) return;
+      const rows = calls.map(toWriteRow);
       if (!page) return worker.postMessage({ rows });
       // The page's memory moves to the worker instead of being copied: the caller is done
       // with it (its records are hashed), and the worker decodes the raw records from it.
