@@ -8,7 +8,12 @@
  * hand-written ones with escapes, unicode, strings for numbers, unknown and repeated keys,
  * nested values, missing and null fields, and invalid UTF-8.
  */
-import { describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { openDatabase } from "@/db/client";
+import { addApp } from "@/lib/apps/registry";
 import { generateCallAt, makeContext } from "@/lib/emulator/generator";
 import { DATA_MIXES, DATA_MIX_NAMES } from "@/lib/emulator/mixes";
 import { INVALID_KINDS, serializeServed, serializeWire, toWire } from "@/lib/emulator/quirks";
@@ -19,8 +24,12 @@ import type { PageCursor } from "./resume";
 import { RunState } from "./run-state";
 import type { StoredCalls } from "./stored-calls";
 import type { SyncSummary } from "./summary";
-import type { WriteSink } from "./write-sink";
-import type { WriteRow } from "./writer";
+import { workerSink, type WriteSink } from "./write-sink";
+import { CallWriter, type WriteRow } from "./writer";
+
+process.env.AUTH_SECRET ??= "test-secret-test-secret-test-secret-00";
+const dir = mkdtempSync(path.join(tmpdir(), "callboard-record-reading-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 
 /** A record with bytes that are not UTF-8 (stored with U+FFFD on both paths). */
@@ -49,17 +58,22 @@ function pageOf(records: Array<string | Buffer>, separator = ","): Buffer {
   return Buffer.concat(parts);
 }
 
-/** What RunState stages for a page, and the records it skips with their reasons. */
-async function staged(records: unknown[], bytes: Buffer, ranges: number[], extras?: Array<Array<string | null> | undefined>) {
-  const rows: WriteRow[] = [];
-  const sink = { kind: "worker", stage: (r: WriteRow[]) => rows.push(...r), commit: async () => ({ inserted: 0, updated: 0, refused: [], ms: 0 }), saveProgress: () => undefined, close: async () => undefined } as WriteSink;
-  const writer = { storedCount: () => 0, findMany: () => [], ongoingSessionIds: () => [] } as unknown as StoredCalls;
+/** A run's bookkeeping over `sink`, committing every `batchSize` calls. */
+function runState(writer: StoredCalls, sink: WriteSink, batchSize: number) {
   const summary = {
     skipped: 0, skippedRecords: [], unchanged: 0, inserted: 0, updated: 0,
     timings: { wallMs: 0, fetchWaitMs: 0, fetchMs: 0, parseMs: 0, dbMs: 0, refreshMs: 0 },
   } as unknown as SyncSummary;
   const cursor = { handedThrough: () => 0, committed: () => undefined } as unknown as PageCursor;
-  const state = new RunState(writer, sink, summary, 1e9, cursor, () => undefined);
+  return { state: new RunState(writer, sink, summary, batchSize, cursor, () => undefined), summary };
+}
+
+/** What RunState stages for a page, and the records it skips with their reasons. */
+async function staged(records: unknown[], bytes: Buffer, ranges: number[], extras?: Array<Array<string | null> | undefined>) {
+  const rows: WriteRow[] = [];
+  const sink = { kind: "worker", stage: (r: WriteRow[]) => rows.push(...r), commit: async () => ({ inserted: 0, updated: 0, refused: [], ms: 0 }), saveProgress: () => undefined, close: async () => undefined } as WriteSink;
+  const writer = { storedCount: () => 0, findMany: () => [], ongoingSessionIds: () => [] } as unknown as StoredCalls;
+  const { state, summary } = runState(writer, sink, 1e9);
   const result = await state.handle(records, { bytes, ranges }, extras);
   return { rows, skipped: summary.skippedRecords, count: summary.skipped, result };
 }
@@ -113,5 +127,42 @@ describe("reading a page from its bytes", () => {
       }
     });
     await expectSameRows(pageOf(records, " ,\n\t"));
+  });
+
+  it("stores byte-identical rows through the write worker from both readings", async () => {
+    const pages = [pageOf(mixRecords().slice(0, 300)), pageOf([...HOSTILE_RECORDS, INVALID_UTF8]), pageOf(mixRecords().slice(300, 600))];
+    const store = async (name: string, read: (bytes: Buffer) => { records: unknown[]; ranges: number[]; extras?: Array<Array<string | null> | undefined> }) => {
+      const db = openDatabase(path.join(dir, `${name}.db`));
+      const app = addApp(db, { appId: "app1", name: "app", region: "us", apiKey: "k".repeat(32), callsUrl: "http://127.0.0.1:9" });
+      const sink = workerSink(db, app.pk)!;
+      const { state, summary } = runState(new CallWriter(db, app.pk), sink, 250);
+      // Each page's own copy: the worker takes a page's memory over.
+      for (const bytes of pages) {
+        const own = Buffer.from(bytes);
+        const r = read(own);
+        await state.handle(r.records, { bytes: own, ranges: r.ranges }, r.extras);
+      }
+      await state.drain();
+      await sink.close();
+      // The stamps (first_seen_ms, updated_ms) are the worker's clock at each write
+      // transaction: compared by their rank (which batch), not their value.
+      for (const col of ["first_seen_ms", "updated_ms"]) {
+        db.$client.exec(`UPDATE calls SET ${col} = (SELECT count(DISTINCT c.${col}) FROM calls c WHERE c.${col} < calls.${col})`);
+      }
+      const all = (sql: string) => db.$client.prepare(sql).raw().all();
+      const out = {
+        calls: all("SELECT *, typeof(raw), hex(raw) FROM calls ORDER BY pk"),
+        participants: all("SELECT *, typeof(raw), hex(uid), hex(raw) FROM call_participants ORDER BY call_pk, seq"),
+        changes: all("SELECT * FROM analytics_changes ORDER BY seq"),
+        skipped: summary.skippedRecords,
+      };
+      db.$client.close();
+      return out;
+    };
+    const before = await store("json", (bytes) => ({ records: (JSON.parse(bytes.toString("utf8")) as { data: unknown[] }).data, ranges: arrayMemberRanges(bytes, "data")! }));
+    const after = await store("bytes", (bytes) => readCallsPage(bytes, 1000)!);
+    expect(before.calls.length).toBeGreaterThan(500);
+    expect(before.participants.length).toBeGreaterThan(1500);
+    expect(after).toEqual(before);
   });
 });
