@@ -49,6 +49,22 @@ describe("readCallsPage", () => {
     expect(readCallsPage(page("[]"), 1000)!.records).toEqual([]);
   });
 
+  it("reads every number as JSON.parse does (digits, decimals, exponents, -0, long ones)", () => {
+    const rng = mulberry32(7);
+    const texts: string[] = ["0", "-0", "-0.0", "0.1", "0.30000000000000004", "9007199254740993", "123456789012345", "1234567890123456", "1.7976931348623157e308", "5e-324", "1E+2", "-1e-7"];
+    for (let n = 0; n < 20_000; n++) {
+      const intDigits = Math.floor(rng() * 12);
+      const fracDigits = Math.floor(rng() * 10);
+      let t = rng() < 0.2 ? "-" : "";
+      t += intDigits === 0 ? "0" : String(1 + Math.floor(rng() * 9)) + Array.from({ length: intDigits - 1 }, () => Math.floor(rng() * 10)).join("");
+      if (fracDigits > 0) t += "." + Array.from({ length: fracDigits }, () => Math.floor(rng() * 10)).join("");
+      texts.push(t);
+    }
+    const records = texts.map((t) => `{"totalAudioMinutes":${t}}`);
+    const read = readCallsPage(page(`[${records.join(",")}]`), 100_000)!;
+    texts.forEach((t, i) => expect(Object.is((read.records[i] as CallFields).totalAudioMinutes, JSON.parse(t)), t).toBe(true));
+  });
+
   it("leaves to JSON.parse every page that is not plain JSON of the expected shape", () => {
     const refused = [
       `{"data":[{"sessionId":"a"}],"data":[{"sessionId":"b"}]}`, // data twice

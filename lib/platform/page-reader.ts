@@ -266,7 +266,12 @@ class Reader {
     return this.high ? this.b.utf8Slice(open + 1, close) : this.b.latin1Slice(open + 1, close);
   }
 
-  /** A number at i (strict JSON syntax) and its value. */
+  /**
+   * A number at i (strict JSON syntax) and its value. With up to 15 digits, k of them
+   * after the point, the value is digits / 10^k: both are exact doubles, and one IEEE
+   * division rounds once, so it is the correctly rounded value, as JSON.parse's is
+   * (Clinger's fast path). Anything else (an exponent, more digits) goes to Number().
+   */
   number(): number {
     const b = this.b;
     const start = this.i;
@@ -279,13 +284,17 @@ class Reader {
     else if (b[i] >= 49 && b[i] <= 57) {
       while (b[i] >= 48 && b[i] <= 57) v = v * 10 + (b[i++] - 48);
     } else throw BAIL;
-    let plain = i - intStart <= 15;
+    let digits = i - intStart;
+    let fraction = 0;
     if (b[i] === DOT) {
-      plain = false;
       i++;
       if (!(b[i] >= 48 && b[i] <= 57)) throw BAIL;
-      while (b[i] >= 48 && b[i] <= 57) i++;
+      const fracStart = i;
+      while (b[i] >= 48 && b[i] <= 57) v = v * 10 + (b[i++] - 48);
+      fraction = i - fracStart;
+      digits += fraction;
     }
+    let plain = digits <= 15;
     if (b[i] === 101 || b[i] === 69) {
       plain = false;
       i++;
@@ -294,7 +303,10 @@ class Reader {
       while (b[i] >= 48 && b[i] <= 57) i++;
     }
     this.i = i;
-    if (plain) return neg ? -v : v;
+    if (plain) {
+      const x = fraction === 0 ? v : v / POW10[fraction];
+      return neg ? -x : x;
+    }
     return Number(this.b.latin1Slice(start, i));
   }
 
@@ -518,6 +530,9 @@ class Reader {
     return { fields, extra: extra ? JSON.stringify(extra) : null };
   }
 }
+
+/** 10^0 … 10^15: exact doubles (a plain number has at most 15 digits, so at most 15 after the point). */
+const POW10 = Array.from({ length: 16 }, (_, k) => 10 ** k);
 
 const TRUE = Buffer.from("true");
 const FALSE = Buffer.from("false");
