@@ -58,7 +58,7 @@ export async function walkPages(client: CallsClient, state: RunState, summary: S
     summary.fetched += page.records.length;
     o.cursor?.served(page.pagination.perPage ?? page.records.length);
     o.cursor?.handing(page.page);
-    const { allKnown, initiated, repeated } = await state.handle(page.records, page.raw);
+    const { allKnown, initiated, repeated } = await state.handle(page.records, page.raw, page.participantExtras);
     for (const t of initiated) {
       if (t === null) continue;
       if (t > lastInitiated) result.ordered = false;

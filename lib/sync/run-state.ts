@@ -1,5 +1,5 @@
 import { parseCallRecord } from "@/lib/platform/call-record";
-import type { RawRecords } from "@/lib/platform/calls-client";
+import { rawRecordText, type RawRecords } from "@/lib/platform/calls-client";
 import type { PageCursor } from "./resume";
 import type { StoredCalls } from "./stored-calls";
 import type { SyncSummary } from "./summary";
@@ -69,7 +69,11 @@ export class RunState {
    * record was already stored, final and unchanged, and the initiatedAt values in order;
    * for the convergence guard, how many records this run had already seen (the window).
    */
-  async handle(records: unknown[], raw?: RawRecords): Promise<{ allKnown: boolean; initiated: Array<number | null>; repeated: number }> {
+  async handle(
+    records: unknown[],
+    raw?: RawRecords,
+    extras?: Array<Array<string | null> | undefined>,
+  ): Promise<{ allKnown: boolean; initiated: Array<number | null>; repeated: number }> {
     const t0 = performance.now();
     if (this.pagesInGeneration++ === DEDUPE_GENERATION_PAGES) {
       this.seenBefore = this.seen;
@@ -81,7 +85,11 @@ export class RunState {
     let allKnown = records.length > 0;
     let repeated = 0;
     for (let i = 0; i < records.length; i++) {
-      const r = parseCallRecord(records[i]);
+      // A record read by its known fields (extras[i] set: see CallsPage.participantExtras).
+      const byFields = extras?.[i] !== undefined;
+      let r = parseCallRecord(records[i]);
+      // Refused: parsed whole again, so that the reason is worded from the record as sent.
+      if (!r.ok && byFields) r = parseCallRecord(JSON.parse(rawRecordText(raw!, i)));
       if (!r.ok) {
         this.skip(r.sessionId, r.reason);
         allKnown = false;
@@ -101,8 +109,12 @@ export class RunState {
       initiated.push(prev === undefined ? r.call.initiatedAt : null);
       if (r.call.status === "ongoing") this.seenOngoing.add(id);
       else this.seenOngoing.delete(id);
-      const rawParticipants = Array.isArray(r.raw.participants) ? (r.raw.participants as unknown[]) : [];
-      fresh.push({ call: r.call, rawJson, rawStart, rawEnd, hash, participantExtras: rawParticipants.map(extraParticipantJson) });
+      let participantExtras = byFields ? extras![i]! : undefined;
+      if (!participantExtras) {
+        const rawParticipants = Array.isArray(r.raw.participants) ? (r.raw.participants as unknown[]) : [];
+        participantExtras = rawParticipants.map(extraParticipantJson);
+      }
+      fresh.push({ call: r.call, rawJson, rawStart, rawEnd, hash, participantExtras });
     }
     // What is stored, in one read transaction per page (none needed on a first backfill).
     this.startedEmpty ??= (await this.writer.storedCount()) === 0;
