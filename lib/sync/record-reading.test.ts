@@ -25,7 +25,7 @@ import { RunState } from "./run-state";
 import type { StoredCalls } from "./stored-calls";
 import type { SyncSummary } from "./summary";
 import { workerSink, type WriteSink } from "./write-sink";
-import { CallWriter, type WriteRow } from "./writer";
+import { CallWriter, toWriteRow, type PendingCall, type WriteRow } from "./writer";
 
 process.env.AUTH_SECRET ??= "test-secret-test-secret-test-secret-00";
 const dir = mkdtempSync(path.join(tmpdir(), "callboard-record-reading-"));
@@ -71,7 +71,7 @@ function runState(writer: StoredCalls, sink: WriteSink, batchSize: number) {
 /** What RunState stages for a page, and the records it skips with their reasons. */
 async function staged(records: unknown[], bytes: Buffer, ranges: number[], extras?: Array<Array<string | null> | undefined>) {
   const rows: WriteRow[] = [];
-  const sink = { kind: "worker", stage: (r: WriteRow[]) => rows.push(...r), commit: async () => ({ inserted: 0, updated: 0, refused: [], ms: 0 }), saveProgress: () => undefined, close: async () => undefined } as WriteSink;
+  const sink = { kind: "worker", stage: (calls: PendingCall[]) => void rows.push(...calls.map(toWriteRow)), commit: async () => ({ inserted: 0, updated: 0, refused: [], ms: 0 }), saveProgress: () => undefined, close: async () => undefined } as WriteSink;
   const writer = { storedCount: () => 0, findMany: () => [], ongoingSessionIds: () => [] } as unknown as StoredCalls;
   const { state, summary } = runState(writer, sink, 1e9);
   const result = await state.handle(records, { bytes, ranges }, extras);
