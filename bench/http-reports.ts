@@ -6,7 +6,7 @@
  * full calls CSV's rate and first byte.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import type { DataMixName } from "@/lib/emulator/mixes";
@@ -177,16 +177,22 @@ export async function runHttpReportsBench({ calls = 1_000_000, mixes = SYNC_MIXE
   ensureProductionBuild();
   const rows: BenchRow[] = [];
   const target = calls >= 5_000_000 ? 300 : 50;
+  if (keepDir) mkdirSync(keepDir, { recursive: true });
   for (const mix of mixes) {
     const share = SYNC_MIXES.find((m) => m.mix === mix)?.share ?? 1;
     const n = Math.round(calls * share);
-    if (keepDir) mkdirSync(keepDir, { recursive: true });
     const dir = keepDir ?? mkdtempSync(path.join(tmpdir(), "callboard-bench-http-"));
     const file = path.join(dir, keepDir ? `${mix}-${n}.db` : "warehouse.db");
+    // A kept warehouse counts once its sync finished: an interrupted build is built again.
+    const built = `${file}.built`;
     try {
-      // The upstream prerenders here: building the warehouse is not what is measured. Not
-      // at 5M and more: prerendering 10M records took the emulator past its 180 s start limit.
-      if (!keepDir || !existsSync(file)) await measureSyncBackfill({ calls: n, mix, prerender: n < 5_000_000, file });
+      if (!keepDir || !existsSync(built)) {
+        for (const f of [file, `${file}-wal`, `${file}-shm`]) rmSync(f, { force: true });
+        // The upstream prerenders here: building the warehouse is not what is measured. Not
+        // at 5M and more: prerendering 10M records took the emulator past its 180 s start limit.
+        await measureSyncBackfill({ calls: n, mix, prerender: n < 5_000_000, file });
+        if (keepDir) writeFileSync(built, "");
+      }
       const token = await prepareAccess(file);
       const server = await startProductionServer({ DATABASE_PATH: file, AUTH_SECRET: SECRET });
       const pid = server.child.pid;
