@@ -1,13 +1,16 @@
 /**
- * Benchmark: backfill of one app with N calls (~3 participants each) from the emulator
- * over HTTP into ClickHouse (CLICKHOUSE_URL mode) on a two-shard cluster of local
- * clickhouse-server processes started by the test harness. Reports calls/s end to end,
- * the syncing process's peak RSS, and the CPU of Callboard, the emulator and ClickHouse.
+ * Benchmark: backfill of one app with N calls of a data mix (platform: ~3 participants
+ * each) from the emulator over HTTP into ClickHouse (CLICKHOUSE_URL mode) on a two-shard
+ * cluster of local clickhouse-server processes started by the test harness. Reports
+ * calls/s end to end, the syncing process's peak RSS, and the CPU of Callboard, the
+ * emulator and ClickHouse. The emulator renders its pages as they are asked for (its CPU
+ * on the same cores, as a real upstream's would be) unless `prerender` is set.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { ClickHouse } from "@/lib/clickhouse/client";
+import type { DataMixName } from "@/lib/emulator/mixes";
 import type { BenchRow } from "./run";
 import { childCpuSeconds } from "./production-server";
 import { spawnBenchEmulator } from "./sync-backfill";
@@ -28,12 +31,21 @@ export interface ClickHouseSyncResult {
   mainBusy?: number;
 }
 
-export async function measureClickHouseSync({ calls = 1_000_000, shards = 2 as 1 | 2, batchSize = undefined as number | undefined } = {}): Promise<ClickHouseSyncResult> {
+export interface ClickHouseSyncOptions {
+  calls?: number;
+  shards?: 1 | 2;
+  batchSize?: number;
+  mix?: DataMixName;
+  /** The emulator renders every page before the sync starts (its CPU then hidden from the figure). */
+  prerender?: boolean;
+}
+
+export async function measureClickHouseSync({ calls = 1_000_000, shards = 2, batchSize, mix = "platform", prerender = false }: ClickHouseSyncOptions = {}): Promise<ClickHouseSyncResult> {
   process.env.AUTH_SECRET ??= "bench-only-secret-bench-only-secret-000";
   process.env.LOG_LEVEL ??= "silent";
   const { startClickHouse } = await import("@/lib/clickhouse/testing");
   const ch = await startClickHouse({ shards });
-  const emu = await spawnBenchEmulator(calls, { mix: "platform", prerender: true });
+  const emu = await spawnBenchEmulator(calls, { mix, prerender });
   const dir = mkdtempSync(path.join(tmpdir(), "callboard-bench-chsync-"));
   try {
     Object.assign(process.env, ch.env("bench_sync"));
@@ -44,6 +56,10 @@ export async function measureClickHouseSync({ calls = 1_000_000, shards = 2 as 1
     const { syncApp } = await import("@/lib/sync/sync-app");
     const { clickhouse, closeClickHouse, openClickHouse } = await import("@/lib/clickhouse/client");
     const { ensureClickHouseSchema } = await import("@/lib/clickhouse/ensure");
+    const { migrateClickHouse } = await import("@/lib/clickhouse/migrate");
+    // Migrated here, not only by ensureClickHouseSchema: that runs once per process, and a
+    // second mix of the same run has a cluster of its own.
+    await migrateClickHouse(ch.config("bench_sync"));
     await ensureClickHouseSchema();
     const db = openDatabase(path.join(dir, "warehouse.db"));
     const info = emu.apps[0];
@@ -131,14 +147,20 @@ export function serverPid(dir: string): number | undefined {
 
 const per = (s: number | undefined, calls: number) => (s === undefined ? "?" : `${((s * 1e6) / calls).toFixed(0)}`);
 
-export async function runClickHouseSyncBench(opts: { calls?: number } = {}): Promise<BenchRow[]> {
-  const r = await measureClickHouseSync(opts);
+export async function runClickHouseSyncBench({ mixes = ["platform"], ...opts }: { calls?: number; mixes?: DataMixName[]; prerender?: boolean } = {}): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  for (const mix of mixes) rows.push(...clickHouseSyncRows(mix, opts.prerender === true, await measureClickHouseSync({ ...opts, mix })));
+  return rows;
+}
+
+function clickHouseSyncRows(mix: DataMixName, prerender: boolean, r: ClickHouseSyncResult): BenchRow[] {
   const n = r.calls.toLocaleString("en");
+  const area = `clickhouse sync (${mix}, upstream ${prerender ? "prerendered" : "rendering its pages"})`;
   return [
-    { area: "clickhouse", metric: `sync into ClickHouse (2 local shards): backfill ${n} calls over HTTP (${r.participantsPerCall.toFixed(2)} participant rows per call)`, target: ">= 30,000 calls/s", measured: `${r.callsPerSecond.toLocaleString("en")} calls/s (${(r.wallMs / 1000).toFixed(1)} s)`, ok: r.callsPerSecond >= 30_000 },
-    { area: "clickhouse", metric: "peak RSS of the syncing Callboard process", target: "< 600 MB", measured: `${r.peakRssMb} MB`, ok: r.peakRssMb < 600 },
-    { area: "clickhouse", metric: "CPU per call: Callboard / emulator / ClickHouse (both shards) during the sync", target: "", measured: `${per(r.syncCpuSeconds, r.calls)} / ${per(r.emulatorCpuSeconds, r.calls)} / ${per(r.clickhouseCpuSeconds, r.calls)} µs` },
-    { area: "clickhouse", metric: "ClickHouse CPU per call after the sync, until the merges it started are done", target: "", measured: `${per(r.clickhouseSettleCpuSeconds, r.calls)} µs` },
-    { area: "clickhouse", metric: "sync thread busy; parse / inserts (overlapping)", target: "", measured: `${r.mainBusy === undefined ? "?" : Math.round(r.mainBusy * 100)}%; ${(r.parseMs / 1000).toFixed(1)} s / ${(r.insertMs / 1000).toFixed(1)} s` },
+    { area, metric: `sync into ClickHouse (2 local shards): backfill ${n} calls over HTTP (${r.participantsPerCall.toFixed(2)} participant rows per call)`, target: ">= 30,000 calls/s", measured: `${r.callsPerSecond.toLocaleString("en")} calls/s (${(r.wallMs / 1000).toFixed(1)} s)`, ok: r.callsPerSecond >= 30_000 },
+    { area, metric: "peak RSS of the syncing Callboard process", target: "< 600 MB", measured: `${r.peakRssMb} MB`, ok: r.peakRssMb < 600 },
+    { area, metric: "CPU per call: Callboard / emulator / ClickHouse (both shards) during the sync", target: "", measured: `${per(r.syncCpuSeconds, r.calls)} / ${per(r.emulatorCpuSeconds, r.calls)} / ${per(r.clickhouseCpuSeconds, r.calls)} µs` },
+    { area, metric: "ClickHouse CPU per call after the sync, until the merges it started are done", target: "", measured: `${per(r.clickhouseSettleCpuSeconds, r.calls)} µs` },
+    { area, metric: "sync thread busy; parse / inserts (overlapping)", target: "", measured: `${r.mainBusy === undefined ? "?" : Math.round(r.mainBusy * 100)}%; ${(r.parseMs / 1000).toFixed(1)} s / ${(r.insertMs / 1000).toFixed(1)} s` },
   ];
 }

@@ -10,6 +10,8 @@
  *   npm run bench -- --only http --calls 10000000 --mix platform --keep DIR
  *                                      # reports through the server; the warehouse kept in
  *                                      # DIR and reused by the next run with the same DIR
+ *   npm run bench -- --only clickhouse-sync --mix platform,heavy-users [--prerender]
+ *                                      # sync into a two-shard ClickHouse, per mix
  *   npm run bench -- --only clickhouse [--calls N] [--compare-calls M]
  *                                      # every report through the production server on a
  *                                      # two-shard ClickHouse: N calls (default 10M) generated
@@ -39,9 +41,10 @@ const program = new Command("bench")
   .option("--calls <n>", "override the call count of the sync and analytics benches")
   .option("--compare-calls <n>", "clickhouse: calls of the in-memory / copy / ClickHouse comparison (default 1M; 0 skips it)")
   .option("--keep <dir>", "http: keep each mix's warehouse in <dir> and reuse it on later runs")
-  .option("--mix <names>", "sync: data mixes to run, comma-separated (default: platform,heavy-users,light-users,big-meetings)")
+  .option("--mix <names>", "sync, http, clickhouse-sync: data mixes to run, comma-separated (default: platform,heavy-users,light-users,big-meetings; clickhouse-sync: platform)")
+  .option("--prerender", "clickhouse-sync: the emulator renders its pages before the sync (its CPU hidden; default: rendered as asked, like a real upstream)")
   .parse(process.argv);
-const opts = program.opts<{ only?: string; quick?: boolean; calls?: string; compareCalls?: string; mix?: string; rounds?: string; keep?: string }>();
+const opts = program.opts<{ only?: string; quick?: boolean; calls?: string; compareCalls?: string; mix?: string; rounds?: string; keep?: string; prerender?: boolean }>();
 
 function printTable(rows: BenchRow[]): void {
   const cols: Array<keyof BenchRow> = ["area", "metric", "target", "measured", "ok"];
@@ -59,17 +62,16 @@ async function main(): Promise<void> {
   const want = (area: string) => !opts.only || opts.only === area;
   const calls = opts.calls ? Number(opts.calls) : undefined;
 
+  const mixes = opts.mix?.split(",").map((m) => m.trim());
+  const unknown = mixes?.find((m) => !isDataMixName(m));
+  if (unknown) throw new Error(`--mix: unknown mix "${unknown}"`);
   if (want("sync")) {
     const { runSyncBackfillBench } = await import("./sync-backfill");
-    const mixes = opts.mix?.split(",").map((m) => m.trim());
-    const unknown = mixes?.find((m) => !isDataMixName(m));
-    if (unknown) throw new Error(`--mix: unknown mix "${unknown}"`);
     rows.push(...(await runSyncBackfillBench({ calls: calls ?? (opts.quick ? 100_000 : 1_000_000), mixes: mixes?.filter(isDataMixName) })));
   }
   if (want("http")) {
     const { runHttpReportsBench } = await import("./http-reports");
-    const mixes = opts.mix?.split(",").map((m) => m.trim()).filter(isDataMixName);
-    for (const n of calls ? [calls] : opts.quick ? [100_000] : [1_000_000, 10_000_000]) rows.push(...(await runHttpReportsBench({ calls: n, mixes: mixes?.length ? mixes : undefined, keepDir: opts.keep })));
+    for (const n of calls ? [calls] : opts.quick ? [100_000] : [1_000_000, 10_000_000]) rows.push(...(await runHttpReportsBench({ calls: n, mixes: mixes?.length ? mixes.filter(isDataMixName) : undefined, keepDir: opts.keep })));
   }
   if (opts.only === "sync-long") {
     const { runLongBackfillBench } = await import("./sync-backfill");
@@ -81,7 +83,7 @@ async function main(): Promise<void> {
   }
   if (want("clickhouse-sync")) {
     const { runClickHouseSyncBench } = await import("./clickhouse-sync");
-    rows.push(...(await runClickHouseSyncBench({ calls: calls ?? (opts.quick ? 100_000 : 1_000_000) })));
+    rows.push(...(await runClickHouseSyncBench({ calls: calls ?? (opts.quick ? 100_000 : 1_000_000), mixes: mixes?.filter(isDataMixName), prerender: opts.prerender })));
   }
   if (want("clickhouse")) {
     const { runClickHouseReportsBench } = await import("./clickhouse-reports");
