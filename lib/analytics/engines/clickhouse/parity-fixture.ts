@@ -110,6 +110,8 @@ export async function buildWarehouse(targets: ClickHouse[]): Promise<Warehouse> 
       changed.push(c);
     });
     for (let i = 0; i < 5; i++) rec.run(1, `not-synced-${i}`, `https://rec.example/orphan-${i}`, null, null, NOW - 3600 * i, now + 100 + i);
+    // Recordings of one start second received in the same millisecond, in two apps, stored in an order neither session id nor URL gives.
+    ["tie-rec-c", "tie-rec-a", "tie-rec-d", "tie-rec-b"].forEach((id, i) => rec.run(1 + (i % 2), id, `https://rec.example/tie-${3 - i}`, null, null, TIE_START - 600, now + 500));
   })();
   // More deliveries after the first copy (the second carries them), some for calls that already had some.
   const laterDeliveries = await sendCallDeliveries(file, db, "c.pk % 8 IN (1, 4)", 22);
