@@ -97,6 +97,8 @@ const FACT_COLUMNS: Array<[string, string]> = [
   ["p_left_at", "arrayMap(i -> if(joined[i + 1], toNullable(started + secs[i + 1]), NULL), idx)"],
   ["p_mid", "arrayMap(i -> if(joined[i + 1], toNullable(lower(hex(cityHash64(n, 80 + i)))), NULL), idx)"],
   ["p_raw", "arrayMap(i -> CAST(NULL AS Nullable(String)), idx)"],
+  // As a copied warehouse holds it: the SQLite pk (the call's number, from 1).
+  ["arrival", "toUInt64(n + 1)"],
 ];
 
 /**

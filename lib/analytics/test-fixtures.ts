@@ -7,6 +7,10 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { openDatabase, type Db } from "@/db/client";
+import type { AnalyticsEngine } from "./engine-interface";
+import { MAX_PER_PAGE, type Filters } from "./filters";
+import type { CallListRow } from "./report-types";
+import type { Scope } from "./scope";
 
 export interface FixtureParticipant {
   uid: string;
@@ -135,3 +139,13 @@ export function writeCalls(db: Db, calls: FixtureCall[]): void {
 }
 
 export const participantsCountOf = (c: FixtureCall) => c.participants.filter((p) => p.isJoined).length;
+
+/** Every call of an engine's calls list in its order (page by page: the JSON the routes send). */
+export async function allCalls(engine: AnalyticsEngine, f: Filters, scope: Scope = { appPks: "all" }): Promise<CallListRow[]> {
+  const out: CallListRow[] = [];
+  for (let page = 1; ; page++) {
+    const answer = await engine.report("calls", { ...f, page, perPage: MAX_PER_PAGE }, scope);
+    out.push(...answer.data);
+    if (page >= answer.meta.pagination.total_pages) return out;
+  }
+}

@@ -85,6 +85,8 @@ const calls: CopySource = {
           totalAudioMinutes: c.total_audio_minutes, totalVideoMinutes: c.total_video_minutes, totalDurationMinutes: c.total_duration_minutes,
           durationSeconds: c.duration_seconds, totalParticipants: c.total_participants, source: c.source, contentHash: c.content_hash,
           raw: c.raw, firstSeenMs: c.first_seen_ms, updatedMs: c.updated_ms, participants: parts.get(c.pk) ?? [],
+          // The source's pk: a copied warehouse breaks ties in its calls list exactly as its source did.
+          arrival: c.pk,
         }),
       ),
     };

@@ -1,7 +1,10 @@
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "@/db/client";
-import { openFixtureDb, randomCall, rng, writeCalls } from "@/lib/analytics/test-fixtures";
+import { allCalls, openFixtureDb, randomCall, rng, writeCalls } from "@/lib/analytics/test-fixtures";
+import { filters } from "@/lib/analytics/filters";
+import { createMemoryEngine } from "@/lib/analytics/engines/memory";
+import { createClickHouseEngine } from "@/lib/analytics/engines/clickhouse";
 import { openClickHouse, type ClickHouse } from "./client";
 import { CopyMismatchError, copyToClickHouse, type CopyProgress } from "./copy";
 import { migrateClickHouse } from "./migrate";
@@ -111,6 +114,31 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("copy --to clickhouse", () => {
     expect(d.r).toBe(7);
   });
 
+  it("keeps the source's order: calls with equal keys list as the in-memory engine lists them (arrival = the SQLite pk)", async () => {
+    const db = openFixtureDb("copy-order");
+    fillWarehouse(db, 1200, 5);
+    const ch = await client("copy_order");
+    // Interrupted once, resumed, and a call changed in between (copied again).
+    const abort = new AbortController();
+    await expect(copyToClickHouse(db, ch, { batchSize: 100, signal: abort.signal, onProgress: (p) => p.table === "calls" && p.done >= 500 && abort.abort() })).rejects.toThrow(/interrupted/);
+    db.$client.prepare("UPDATE calls SET total_audio_minutes = 0, total_video_minutes = 0, updated_ms = ? WHERE pk = 7").run(Date.now());
+    await copyToClickHouse(db, ch, { batchSize: 300 });
+    const arrivals = await ch.rows<{ app: number; session: string; arrival: number }>("SELECT app_pk AS app, session_id AS session, argMax(arrival, version) AS arrival FROM copy_order.calls GROUP BY app_pk, session_id ORDER BY arrival");
+    expect(arrivals).toEqual(db.$client.prepare("SELECT app_pk AS app, session_id AS session, pk AS arrival FROM calls ORDER BY pk").all());
+    const mem = createMemoryEngine({ db: () => db });
+    const engine = createClickHouseEngine({ ch, db: () => db });
+    const ids = (rows: Array<{ app: string; sessionId: string }>) => rows.map((r) => `${r.app}/${r.sessionId}`);
+    for (const sort of ["start", "duration", "participants", "minutes"] as const) {
+      for (const order of ["asc", "desc"] as const) {
+        const f = filters({ sort, order });
+        expect(ids(await allCalls(engine, f)), `${sort} ${order}`).toEqual(ids(await allCalls(mem, f)));
+      }
+    }
+    // Something to order: most calls share their participant count with hundreds of others.
+    const runs = db.$client.prepare("SELECT max(n) FROM (SELECT count(*) AS n FROM calls GROUP BY total_participants)").pluck().get() as number;
+    expect(runs).toBeGreaterThan(200);
+  });
+
   it("fails loudly when ClickHouse and SQLite disagree after the copy", async () => {
     const db = openFixtureDb("copy-mismatch");
     fillWarehouse(db, 200, 3);
@@ -121,7 +149,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("copy --to clickhouse", () => {
       appPk: 1, sessionId: "stray", version: 1, mid: null, type: "audio", mode: "call", status: "ended", initiator: null, receiver: null,
       receiverType: "user", initiatedAt: BASE, startedAt: BASE, endedAt: BASE + 60, startAt: BASE, platformHasRecording: false,
       totalAudioMinutes: 1, totalVideoMinutes: 0, totalDurationMinutes: 1, durationSeconds: 60, totalParticipants: 0, source: "sync",
-      contentHash: null, raw: null, firstSeenMs: 1, updatedMs: 1, participants: [],
+      contentHash: null, raw: null, firstSeenMs: 1, updatedMs: 1, participants: [], arrival: 0,
     });
     await ch.insert("calls", [stray]);
     const error = await copyToClickHouse(db, ch).catch((e: unknown) => e);

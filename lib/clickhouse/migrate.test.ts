@@ -6,6 +6,22 @@ import { CLIENT_SESSIONS, FACT_TABLES } from "./schema";
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./testing";
 import { openChdb } from "./testing-chdb";
 import { forHost } from "./config";
+import { MIGRATIONS } from "./migrations";
+import { openFixtureDb } from "@/lib/analytics/test-fixtures";
+import { filters } from "@/lib/analytics/filters";
+import { createClickHouseEngine } from "@/lib/analytics/engines/clickhouse";
+
+process.env.AUTH_SECRET ??= "migrate-test-secret-at-least-32-characters";
+
+/** A `calls` row as JSONEachRow (without `arrival` unless given: a warehouse of migration 0003 has no such column). */
+const callRowOf = (app: number, session: string, version: number, audio: number, more: Record<string, unknown> = {}) => ({
+  app_pk: app, session_id: session, version, deleted: 0, start_at: 1_700_000_000, platform_has_recording: 0,
+  total_audio_minutes_x1000: audio, total_video_minutes_x1000: 0, total_duration_minutes_x1000: 0, duration_seconds: 0,
+  total_participants: 0, source: "sync", first_seen_ms: 1, updated_ms: version,
+  p_seq: [], p_uid: [], p_state: [], p_is_joined: [], p_total_audio_minutes_x1000: [], p_total_video_minutes_x1000: [],
+  p_total_duration_minutes_x1000: [], p_device_id: [], p_joined_at: [], p_left_at: [], p_mid: [], p_raw: [],
+  ...more,
+});
 
 const DB = "callboard_migrate_test";
 
@@ -30,7 +46,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse schema on a two-shard cluste
     const first = await migrateClickHouse(ch.config(DB));
     expect(first.onCluster).toBe(false);
     expect(first.hosts).toHaveLength(2);
-    expect(first.applied.map((a) => a.id)).toEqual([1, 2, 3, 1, 2, 3]);
+    expect(first.applied.map((a) => a.id)).toEqual([1, 2, 3, 4, 1, 2, 3, 4]);
     expect(first.hosts.join(" ")).not.toContain(ch.password);
     for (const i of [0, 1]) {
       const tables = (await shard(i).rows<{ name: string; engine: string }>(`SELECT name, engine FROM system.tables WHERE database = '${DB}' ORDER BY name`));
@@ -47,13 +63,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse schema on a two-shard cluste
 
   it("spreads calls over both shards by (app, session) and keeps every version of a call on one shard", async () => {
     const c = shard(0);
-    const row = (app: number, session: string, version: number, audio: number) => ({
-      app_pk: app, session_id: session, version, deleted: 0, start_at: 1_700_000_000, platform_has_recording: 0,
-      total_audio_minutes_x1000: audio, total_video_minutes_x1000: 0, total_duration_minutes_x1000: 0, duration_seconds: 0,
-      total_participants: 0, source: "sync", first_seen_ms: 1, updated_ms: version,
-      p_seq: [], p_uid: [], p_state: [], p_is_joined: [], p_total_audio_minutes_x1000: [], p_total_video_minutes_x1000: [],
-      p_total_duration_minutes_x1000: [], p_device_id: [], p_joined_at: [], p_left_at: [], p_mid: [], p_raw: [],
-    });
+    const row = callRowOf;
     const first = Array.from({ length: 200 }, (_, i) => row(1, `s${i}`, 1, 1000));
     const second = Array.from({ length: 200 }, (_, i) => row(1, `s${i}`, 2, 2000));
     await c.insert("calls", first);
@@ -64,14 +74,52 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse schema on a two-shard cluste
     const [total] = await c.rows<{ n: number; audio: number }>(`SELECT count() AS n, sum(total_audio_minutes_x1000) AS audio FROM ${DB}.calls FINAL`);
     expect(total).toEqual({ n: 200, audio: 400_000 });
   });
+
+  it("adds calls.arrival to a warehouse of migration 0003 on every host; its calls (arrival 0) still list in one order", async () => {
+    const old = "callboard_migrate_0003";
+    const config = ch.config(old);
+    for (const s of ch.servers) {
+      const host = openClickHouse(forHost(config, s.host), { noDatabase: true });
+      clients.push(host);
+      expect((await applyMigrations(host, host.placement, false, MIGRATIONS.slice(0, 3))).map((m) => m.id)).toEqual([1, 2, 3]);
+    }
+    const client = openClickHouse(config);
+    clients.push(client);
+    // Calls stored before 0004, equal in start (the list's key), arriving in an order their keys do not give.
+    const sessions = ["s-9", "s-3", "s-7", "s-1", "s-5"];
+    await client.insert("calls", sessions.flatMap((session, i) => [callRowOf(2, session, 1, 0), callRowOf(1, `${session}-${i}`, 1, 0)]));
+    const report = await migrateClickHouse(config);
+    expect(report.applied.map((a) => a.id)).toEqual([4, 4]);
+    for (const i of [0, 1]) {
+      const columns = await shard(i).rows<{ table: string; type: string }>(`SELECT table, type FROM system.columns WHERE database = '${old}' AND name = 'arrival' ORDER BY table`);
+      expect(columns).toEqual([{ table: "calls", type: "UInt64" }, { table: "calls_local", type: "UInt64" }]);
+    }
+    // Calls written since, with their arrival (the copy's SQLite pks).
+    await client.insert("calls", [callRowOf(1, "new-b", 1, 0, { arrival: 12 }), callRowOf(2, "new-a", 1, 0, { arrival: 11 })]);
+    expect(await client.rows(`SELECT arrival, count() AS n FROM ${old}.calls GROUP BY arrival ORDER BY arrival`)).toEqual([
+      { arrival: 0, n: 10 }, { arrival: 11, n: 1 }, { arrival: 12, n: 1 },
+    ]);
+    const db = openFixtureDb("migrate-0004"); // apps 1–3
+    const engine = createClickHouseEngine({ ch: client, db: () => db });
+    const list = async (order: "asc" | "desc") =>
+      (await engine.report("calls", filters({ sort: "start", order, perPage: 100 }), { appPks: "all" })).data.map((r) => `${r.app}/${r.sessionId}`);
+    const oldOnes = [...sessions.map((s, i) => `app-one/${s}-${i}`).sort(), ...[...sessions].sort().map((s) => `app-two/${s}`)];
+    const asc = [...oldOnes, "app-two/new-a", "app-one/new-b"];
+    expect(await list("asc")).toEqual(asc);
+    expect(await list("desc")).toEqual([...asc].reverse());
+    db.$client.close();
+  });
 });
 
 describe("ClickHouse schema on chdb (a current ClickHouse)", () => {
-  it("runs the same migrations", async () => {
+  it("runs the same migrations, 0004 on a warehouse of 0003 too", async () => {
     const c = openChdb(DB);
     try {
+      expect((await applyMigrations(c, c.placement, false, MIGRATIONS.slice(0, 3))).map((m) => m.id)).toEqual([1, 2, 3]);
+      await c.insert("calls", [callRowOf(1, "old", 1, 0)]);
       const applied = await applyMigrations(c, c.placement);
-      expect(applied.map((m) => m.id)).toEqual([1, 2, 3]);
+      expect(applied.map((m) => m.id)).toEqual([4]);
+      expect(await c.rows(`SELECT session_id, arrival FROM ${DB}.calls`)).toEqual([{ session_id: "old", arrival: 0 }]);
       expect(await applyMigrations(c, c.placement)).toEqual([]);
       const tables = await c.rows<{ name: string }>(`SELECT name FROM system.tables WHERE database = '${DB}' ORDER BY name`);
       expect(tables.map((t) => t.name)).toEqual([MIGRATIONS_TABLE, "copy_checkpoints", ...[...FACT_TABLES, CLIENT_SESSIONS].map((t) => t.name)].sort());

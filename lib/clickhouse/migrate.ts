@@ -37,7 +37,10 @@ export async function applyMigrations(ch: ClickHouse, p: Placement, onCluster = 
   const applied: Migration[] = [];
   for (const m of migrations) {
     if (done.has(m.id)) continue;
-    for (const statement of m.statements(p, onCluster)) await ch.command(statement);
+    for (const statement of m.statements(p, onCluster)) {
+      if (typeof statement === "string") await ch.command(statement);
+      else if ((await ch.rows(statement.doneIf)).length === 0) await ch.command(statement.sql);
+    }
     await ch.command(sql`INSERT INTO ${raw(table)} (id, name, applied_ms) VALUES (${m.id}, ${m.name}, ${Date.now()})`.text);
     applied.push(m);
   }

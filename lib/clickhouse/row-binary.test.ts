@@ -17,7 +17,7 @@ const call = (over: Partial<CallFact>): CallFact => ({
   initiator: "ünï", receiver: "grp-😀", receiverType: "group", initiatedAt: 1_700_000_000, startedAt: null, endedAt: 1_700_000_900,
   startAt: 1_700_000_000, platformHasRecording: true, totalAudioMinutes: 1.5, totalVideoMinutes: 0.001, totalDurationMinutes: 12.345,
   durationSeconds: 741, totalParticipants: 2, source: "sync", contentHash: "h", raw: '{"a":"\\"quoted\\" \\n tab\\t ✓"}',
-  firstSeenMs: 1, updatedMs: 1_795_000_000_123,
+  firstSeenMs: 1, updatedMs: 1_795_000_000_123, arrival: 1_795_000_000_123_456,
   participants: [
     { seq: 0, uid: "alice", state: "ended", isJoined: true, totalAudioMinutes: 1.5, totalVideoMinutes: 0, totalDurationMinutes: 1.5, deviceId: "d-1", joinedAt: 1_700_000_001, leftAt: 1_700_000_091, mid: "m", raw: null },
     { seq: 1, uid: "bob\u0000nul", state: null, isJoined: false, totalAudioMinutes: 0, totalVideoMinutes: 0, totalDurationMinutes: 0, deviceId: null, joinedAt: null, leftAt: null, mid: null, raw: '{"x":1}' },

@@ -58,6 +58,8 @@ export interface CallFact {
   updatedMs: number;
   /** In the platform's order (seq ascending). */
   participants: ParticipantFact[];
+  /** When the call first arrived, as an ordinal kept across versions (schema.ts CALLS `arrival`): the SQLite pk when copied. */
+  arrival: number;
 }
 
 /** A `calls` row: the call and its participants as parallel arrays. */
@@ -85,12 +87,13 @@ export function callRow(c: CallFact): Record<string, unknown> {
     p_left_at: p.map((x) => x.leftAt),
     p_mid: p.map((x) => x.mid),
     p_raw: p.map((x) => x.raw),
+    arrival: c.arrival,
   };
 }
 
 /** The tombstone of a deleted call: a newer version that every report skips. */
 export function callTombstone(appPk: number, sessionId: string, version: number): Record<string, unknown> {
-  return { app_pk: appPk, session_id: sessionId, version, deleted: 1, start_at: 0, source: "deleted", first_seen_ms: 0, updated_ms: version };
+  return { app_pk: appPk, session_id: sessionId, version, deleted: 1, start_at: 0, source: "deleted", first_seen_ms: 0, updated_ms: version, arrival: 0 };
 }
 
 export interface RecordingFact {

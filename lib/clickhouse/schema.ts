@@ -78,6 +78,14 @@ export const CALLS: TableSpec = {
     P("mid", "Nullable(String)"),
     /** The participant's fields Callboard has no column for, as JSON (null: none). */
     P("raw", "Nullable(String)"),
+    /**
+     * When the call first arrived, as an ordinal that only grows: the SQLite pk when copied
+     * (copy-sources.ts), else the sync's arrival clock (lib/sync/clickhouse-sink.ts). Kept
+     * across versions, like first_seen_ms. It breaks ties in the calls list as SQLite's pk
+     * does in the in-memory engine; 0 on rows written before migration 0004 (ties then go
+     * by app and session). Decision 0014 §10.
+     */
+    ["arrival", "UInt64"],
   ],
   engine: "ReplacingMergeTree(version)",
   orderBy: "(app_pk, session_id)",
@@ -238,4 +246,40 @@ export function createTableStatements(p: Placement, t: TableSpec, onCluster = fa
     `CREATE TABLE IF NOT EXISTS ${qualified(p.database, t.name)}${on} AS ${local} ` +
     `ENGINE = Distributed(${quoteIdentifier(p.cluster)}, ${quoteIdentifier(p.database)}, ${quoteIdentifier(localName(p, t.name))}, ${t.shardBy})`;
   return [create, distributed];
+}
+
+/**
+ * A migration's statement: plain SQL, or SQL to skip when `doneIf` (a query) returns a row.
+ * 18.16 has no `ADD COLUMN IF NOT EXISTS` (it came in 19.x, and was broken in 19.3), so a
+ * column added by a migration interrupted half way is asked for in `system.columns`.
+ */
+export type MigrationStatement = string | { sql: string; doneIf: string };
+
+/**
+ * The statements adding column `name` of `t` (its type from the spec) where the table lives,
+ * each skipped where the column already is: one server: the table; a cluster: the local
+ * table and the Distributed table in front of it (a Distributed table copies its columns
+ * when created), on every host (`onCluster`: once, with ON CLUSTER, asked of the host
+ * that runs it). The column goes last, as in the spec.
+ */
+export function addColumnStatements(p: Placement, t: TableSpec, name: string, onCluster = false): MigrationStatement[] {
+  const column = t.columns.find(([n]) => n === name);
+  if (!column) throw new Error(`${t.name} has no column ${name} in its spec`);
+  const on = onCluster && p.cluster ? ` ON CLUSTER ${quoteIdentifier(p.cluster)}` : "";
+  const add = (table: string): MigrationStatement => ({
+    sql: `ALTER TABLE ${qualified(p.database, table)}${on} ADD COLUMN ${quoteIdentifier(name)} ${column[1]}`,
+    doneIf: `SELECT 1 FROM system.columns WHERE database = ${quoteString(p.database)} AND table = ${quoteString(table)} AND name = ${quoteString(name)}`,
+  });
+  return p.cluster ? [add(localName(p, t.name)), add(t.name)] : [add(t.name)];
+}
+
+/** A plain identifier (quoteIdentifier's rule) as a string literal. */
+function quoteString(name: string): string {
+  quoteIdentifier(name);
+  return `'${name}'`;
+}
+
+/** `t` as it was before later migrations added `columns` (what an earlier migration created). */
+export function withoutColumns(t: TableSpec, columns: readonly string[]): TableSpec {
+  return { ...t, columns: t.columns.filter(([n]) => !columns.includes(n)) };
 }

@@ -119,7 +119,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON || SKIP_WITHOUT_BUILD)("the production se
       appPk, sessionId: SESSION, version: 1, mid: null, type: "video", mode: "call", status: "ended", initiator: "ada", receiver: "bob", receiverType: "user",
       initiatedAt: 1_770_000_000, startedAt: 1_770_000_005, endedAt: 1_770_000_155, startAt: 1_770_000_005, platformHasRecording: false,
       totalAudioMinutes: 0, totalVideoMinutes: 2.5, totalDurationMinutes: 2.5, durationSeconds: 150, totalParticipants: 1, source: "sync",
-      contentHash: null, raw: null, firstSeenMs: 1, updatedMs: 1, participants: [participant],
+      contentHash: null, raw: null, firstSeenMs: 1, updatedMs: 1, participants: [participant], arrival: 1,
     })]);
     expect(db.$client.prepare("SELECT count(*) FROM calls").pluck().get()).toBe(0);
     const list = (await (await get("/api/v1/calls?app=acme")).json()) as { data: Array<{ sessionId: string; totalVideoMinutes: number }>; meta: { pagination: { total: number } } };

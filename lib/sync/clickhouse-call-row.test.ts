@@ -16,7 +16,7 @@ import { contentHash, extraParticipantJson, PART_WIDTH, resolveRawTexts, toWrite
  */
 
 /** The row as the sink built it before session 8 (its `toFact`), encoded by the schema's encoder. */
-function reference(appPk: number, r: WriteRow, version: number, firstSeenMs: number): Buffer {
+function reference(appPk: number, r: WriteRow, version: number, firstSeenMs: number, arrival: number): Buffer {
   const participants: ParticipantFact[] = [];
   for (let j = 0, o = W.parts; j < (r[W.participantCount] as number); j++, o += PART_WIDTH) {
     participants.push({
@@ -34,7 +34,7 @@ function reference(appPk: number, r: WriteRow, version: number, firstSeenMs: num
     startedAt: n(W.startedAt), endedAt: n(W.endedAt), startAt: r[W.startAt] as number, platformHasRecording: r[W.hasRecording] === 1,
     totalAudioMinutes: r[W.audio] as number, totalVideoMinutes: r[W.video] as number, totalDurationMinutes: r[W.durationMinutes] as number,
     durationSeconds: r[W.durationSeconds] as number, totalParticipants: r[W.totalParticipants] as number, source: "sync",
-    contentHash: t(W.hash), raw: t(W.raw), firstSeenMs, updatedMs: version, participants,
+    contentHash: t(W.hash), raw: t(W.raw), firstSeenMs, updatedMs: version, participants, arrival,
   };
   const w = new Writer(64);
   rowBinaryEncoder(CALLS).write(w, callRow(fact));
@@ -95,10 +95,12 @@ function callsInPage(texts: Buffer[]): { calls: PendingCall[]; page: Buffer } {
 function compare({ calls, page }: { calls: PendingCall[]; page?: Buffer }): number {
   const w = new Writer(16); // small: the writer must grow
   const pageIsUtf8 = page !== undefined && isUtf8(page);
-  calls.forEach((p, i) => writeCallRow(w, 42, p, page, pageIsUtf8, 1_795_000_000_000 + i, 1_700_000_000_123));
+  // Arrivals as the sink's clock makes them (about 2^50) and as the copy's SQLite pks are.
+  const arrival = (i: number) => (i % 2 === 0 ? 1_795_000_000_000_000 + i : 1 + i);
+  calls.forEach((p, i) => writeCallRow(w, 42, p, page, pageIsUtf8, 1_795_000_000_000 + i, 1_700_000_000_123, arrival(i)));
   const rows = calls.map(toWriteRow);
   resolveRawTexts(rows, page);
-  const expected = Buffer.concat(rows.map((r, i) => reference(42, r, 1_795_000_000_000 + i, 1_700_000_000_123)));
+  const expected = Buffer.concat(rows.map((r, i) => reference(42, r, 1_795_000_000_000 + i, 1_700_000_000_123, arrival(i))));
   const got = w.take();
   expect(got.equals(expected)).toBe(true);
   return got.length;

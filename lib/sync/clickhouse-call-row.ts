@@ -30,7 +30,7 @@ const CALL_COLUMNS = [
   "p_total_audio_minutes_x1000 Array(Int64)", "p_total_video_minutes_x1000 Array(Int64)",
   "p_total_duration_minutes_x1000 Array(Int64)", "p_device_id Array(Nullable(String))",
   "p_joined_at Array(Nullable(Int64))", "p_left_at Array(Nullable(Int64))", "p_mid Array(Nullable(String))",
-  "p_raw Array(Nullable(String))",
+  "p_raw Array(Nullable(String))", "arrival UInt64",
 ] as const;
 
 const schemaColumns = CALLS.columns.map(([name, type]) => `${name} ${type}`);
@@ -68,10 +68,11 @@ function rawRecord(w: Writer, p: PendingCall, page: Buffer | undefined, pageIsUt
 
 /**
  * Appends one version of a call as the sync staged it (`source = 'sync'`); `page`: the
- * bytes its raw record may lie in (`pageIsUtf8`: `isUtf8(page)`, asked once a page).
+ * bytes its raw record may lie in (`pageIsUtf8`: `isUtf8(page)`, asked once a page);
+ * `arrival`: the call's arrival ordinal (the sink's clock, or the one it was stored with).
  */
 export function writeCallRow(
-  w: Writer, appPk: number, p: PendingCall, page: Buffer | undefined, pageIsUtf8: boolean, version: number, firstSeenMs: number,
+  w: Writer, appPk: number, p: PendingCall, page: Buffer | undefined, pageIsUtf8: boolean, version: number, firstSeenMs: number, arrival: number,
 ): void {
   const c = p.call;
   w.u32(appPk);
@@ -126,6 +127,7 @@ export function writeCallRow(
   for (const x of parts) nullableString(w, x.mid);
   w.varint(n);
   for (const x of parts) nullableString(w, p.participantExtras[x.seq] ?? null);
+  w.i64(arrival);
 }
 
 const MINUTE_FIELDS = ["totalAudioMinutes", "totalVideoMinutes", "totalDurationMinutes"] as const;

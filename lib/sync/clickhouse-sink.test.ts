@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { openDatabase, type Db } from "@/db/client";
 import type { ClickHouse } from "@/lib/clickhouse/client";
 import { parseCallRecord } from "@/lib/platform/call-record";
-import { ClickHouseCalls } from "./clickhouse-sink";
+import { ClickHouseCalls, nextArrival } from "./clickhouse-sink";
 import { contentHash, type PendingCall } from "./writer";
 
 /**
@@ -81,5 +81,22 @@ describe("ClickHouse sink flow control", () => {
     // and two pages (the one staged, the encoder's buffer) were held, against 60 MB unbounded.
     expect(read.bytes).toBeGreaterThan(58_000_000);
     expect(peak).toBeLessThan(16 * 1024 * 1024 + 8_000_000);
+  });
+});
+
+describe("the arrival clock", () => {
+  it("numbers calls strictly increasing, above the wall clock in microseconds' scale and every SQLite pk, as safe integers", () => {
+    const before = Date.now() * 1000;
+    let last = nextArrival();
+    expect(last).toBeGreaterThanOrEqual(before);
+    // Far faster than a thousand a millisecond: the clock runs ahead by one each, never repeats.
+    let notAfter = 0;
+    for (let i = 0; i < 200_000; i++) {
+      const next = nextArrival();
+      if (next <= last) notAfter++;
+      last = next;
+    }
+    expect(notAfter).toBe(0);
+    expect(Number.isSafeInteger(last)).toBe(true);
   });
 });

@@ -32,7 +32,26 @@ import { progressWriter, type BatchResult, type Existing, type PendingCall, type
  * part to merge), streamed while the sync fetches and parses the batch's pages: each call
  * is encoded as it is staged and nothing of the batch is held (decision 0007 §7: rows held
  * until a commit are promoted and cost old-space GC).
+ *
+ * Each call keeps the arrival ordinal it was first stored with (`arrival`, looked up with
+ * its first_seen_ms); a new call takes the next one of this process's arrival clock, in
+ * the order the sync stages calls — the order in which SQLite's pk would number them, so
+ * that rows with equal sort keys list in the same order in both modes (decision 0014 §10).
  */
+
+let lastArrival = 0;
+
+/**
+ * The next arrival ordinal of this process: the clock's microsecond-scaled millisecond
+ * (`Date.now() × 1000`), or one more than the last when calls come faster than that —
+ * strictly increasing for every sink of the process (two apps syncing at once never share
+ * one), after every earlier run (the clock moves on), and above every copied SQLite pk.
+ * A safe integer until the year 2255.
+ */
+export function nextArrival(): number {
+  lastArrival = Math.max(Date.now() * 1000, lastArrival + 1);
+  return lastArrival;
+}
 
 interface OpenInsert {
   body: PassThrough;
@@ -48,13 +67,20 @@ interface StoredRow {
   source: string;
   status: string | null;
   first_seen_ms: number;
+  arrival: number;
   deleted: number;
+}
+
+/** A call of the current batch known to be stored (looked up, or staged before): what its next version keeps. */
+interface Known {
+  firstSeen: number;
+  arrival: number;
 }
 
 export class ClickHouseCalls implements StoredCalls, WriteSink {
   readonly kind = "clickhouse" as const;
-  /** Calls of the current batch known to be stored (looked up, or staged before): their first_seen_ms. */
-  private known = new Map<string, number>();
+  /** Calls of the current batch known to be stored (looked up, or staged before). */
+  private known = new Map<string, Known>();
   private lastStamp = 0;
   /** Encoded rows of the page being staged. */
   private readonly writer = new Writer();
@@ -89,7 +115,8 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
     await ensureClickHouseSchema();
     const rows = await this.ch.rows<StoredRow>(
       sql`SELECT session_id, argMax(content_hash, version) AS content_hash, argMax(source, version) AS source,
-            argMax(status, version) AS status, argMax(first_seen_ms, version) AS first_seen_ms, argMax(deleted, version) AS deleted
+            argMax(status, version) AS status, argMax(first_seen_ms, version) AS first_seen_ms, argMax(arrival, version) AS arrival,
+            argMax(deleted, version) AS deleted
           FROM ${this.table} WHERE app_pk = ${this.appPk} AND session_id IN ${sessionIds} GROUP BY session_id`.text,
     );
     const byId = new Map<string, StoredRow>();
@@ -97,7 +124,7 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
     return sessionIds.map((id) => {
       const r = byId.get(id);
       if (!r) return undefined;
-      this.known.set(id, Number(r.first_seen_ms));
+      this.known.set(id, { firstSeen: Number(r.first_seen_ms), arrival: Number(r.arrival) });
       return { hash: r.content_hash, source: r.source, status: r.status };
     });
   }
@@ -129,16 +156,16 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
         this.endInsert();
       }
       const insert = (this.current ??= this.openInsert());
-      let firstSeen = this.known.get(id);
-      if (firstSeen === undefined) {
-        firstSeen = insert.stamp;
-        this.known.set(id, firstSeen);
+      let known = this.known.get(id);
+      if (known === undefined) {
+        known = { firstSeen: insert.stamp, arrival: nextArrival() };
+        this.known.set(id, known);
         this.counts.inserted++;
       } else {
         this.counts.updated++;
       }
       insert.ids.add(id);
-      writeCallRow(this.writer, this.appPk, p, page, pageIsUtf8, insert.stamp, firstSeen);
+      writeCallRow(this.writer, this.appPk, p, page, pageIsUtf8, insert.stamp, known.firstSeen, known.arrival);
     }
     this.flushWriter();
   }

@@ -20,6 +20,12 @@ const { syncApp } = await import("./sync-app");
 const { ClickHouseCalls } = await import("./clickhouse-sink");
 const { parseCallRecord } = await import("@/lib/platform/call-record");
 const { contentHash } = await import("./writer");
+const { createMemoryEngine } = await import("@/lib/analytics/engines/memory");
+const { createClickHouseEngine } = await import("@/lib/analytics/engines/clickhouse");
+const { filters, MAX_PER_PAGE } = await import("@/lib/analytics/filters");
+const { allCalls } = await import("@/lib/analytics/test-fixtures");
+type Engine = ReturnType<typeof createClickHouseEngine>;
+type Filters = ReturnType<typeof filters>;
 type Emu = Awaited<ReturnType<typeof spawnEmulator>>;
 type Db = ReturnType<typeof openDatabase>;
 type TestCh = Awaited<ReturnType<typeof startClickHouse>>;
@@ -108,6 +114,9 @@ function register(db: Db, appId: string) {
   return addApp(db, { appId, name: appId, region: info.region, apiKey: info.apiKey, callsUrl: info.callsUrl });
 }
 
+/** Every call of the list, in the engine's order: app/session id of each. */
+const listed = async (engine: Engine, f: Filters) => (await allCalls(engine, f)).map((r) => `${r.app}/${r.sessionId}`);
+
 const sqliteCalls = (db: Db) => db.$client.prepare("SELECT count(*) FROM calls").pluck().get() as number;
 
 describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () => {
@@ -180,6 +189,11 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () 
     // More rows than calls (the old versions are still there until a merge), each call counted once.
     expect(after.versions).toBeGreaterThan(after.calls);
     await expectSame(app.pk, t);
+    // A new version keeps the call's arrival (its place among calls with equal sort keys).
+    const [arrivals] = await clickhouse().rows<{ moved: number; unset: number }>(
+      `SELECT countIf(n > 1) AS moved, countIf(a = 0) AS unset FROM (SELECT uniqExact(arrival) AS n, min(arrival) AS a FROM calls WHERE app_pk = ${app.pk} GROUP BY session_id)`,
+    );
+    expect(arrivals).toEqual({ moved: 0, unset: 0 });
   });
 
   it("keeps the later record of a call staged twice in one batch (it changed between two pages)", async () => {
@@ -200,6 +214,8 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () 
     const [stored] = await sink.findMany([String(record.sessionId)]);
     expect(stored).toMatchObject({ status: "ended" });
     expect(await inClickHouse(app.pk)).toMatchObject({ calls: 1, audio: 9.5, versions: 2 });
+    const arrivals = await clickhouse().rows<{ arrival: number }>(`SELECT DISTINCT arrival FROM calls WHERE app_pk = ${app.pk}`);
+    expect(arrivals).toHaveLength(1);
   });
 
   it("converges with no double counting after a sync process is SIGKILLed mid-way", async () => {
@@ -224,6 +240,61 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () 
     expect(again).toMatchObject({ inserted: 0, updated: 0, unchanged: BETA });
     await expectSame(app.pk, t);
     expect(sqliteCalls(db)).toBe(0);
+  });
+
+  it("lists calls with equal keys in the order a SQLite-mode warehouse synced from the same upstream does, re-syncs included", async () => {
+    // SQLite mode (no CLICKHOUSE_URL while it syncs): pks number the calls as the sync stages them.
+    const inSqliteMode = async (run: () => Promise<void>) => {
+      const saved = { url: process.env.CLICKHOUSE_URL, cluster: process.env.CLICKHOUSE_CLUSTER };
+      delete process.env.CLICKHOUSE_URL;
+      delete process.env.CLICKHOUSE_CLUSTER;
+      resetEnvForTests();
+      try {
+        await run();
+      } finally {
+        if (saved.url !== undefined) process.env.CLICKHOUSE_URL = saved.url;
+        if (saved.cluster !== undefined) process.env.CLICKHOUSE_CLUSTER = saved.cluster;
+        resetEnvForTests();
+      }
+    };
+    const dir = mkdtempSync(path.join(tmpdir(), "callboard-sqlite-sync-"));
+    const local = openDatabase(path.join(dir, "warehouse.db"));
+    opened.push({ db: local, dir });
+    const syncBoth = async (db: Db) => {
+      for (const appId of ["alpha", "beta"]) expect((await syncApp(db, getAppById(db, appId)!, { trigger: "test", perPage: 300, client: fastClient })).status).toBe("succeeded");
+    };
+    register(local, "alpha");
+    register(local, "beta");
+    await inSqliteMode(() => syncBoth(local));
+    expect(sqliteCalls(local)).toBeGreaterThan(ALPHA);
+    // ClickHouse mode, the same upstream, the same apps in the same order.
+    const { db } = await freshWarehouse();
+    register(db, "alpha");
+    register(db, "beta");
+    await syncBoth(db);
+    expect(sqliteCalls(db)).toBe(0);
+    // The platform moves on (ongoing calls end, new calls), and both sync again: changed calls keep their place.
+    await emu.admin.advance({ appId: "alpha", seconds: 3600, newCalls: 60, endOngoing: true });
+    await inSqliteMode(() => syncBoth(local));
+    await syncBoth(db);
+
+    const mem = createMemoryEngine({ db: () => local });
+    const ch = createClickHouseEngine({ db: () => db });
+    let longestRun = 0;
+    for (const sort of ["start", "duration", "participants", "minutes"] as const) {
+      for (const order of ["asc", "desc"] as const) {
+        const f = filters({ sort, order });
+        const want = await listed(mem, f);
+        expect(want).toHaveLength(sqliteCalls(local));
+        expect(await listed(ch, f), `${sort} ${order}`).toEqual(want);
+        if (sort === "minutes" && order === "asc") {
+          const minutes = (await mem.report("calls", { ...f, perPage: MAX_PER_PAGE }, { appPks: "all" })).data.map((r) => r.totalAudioMinutes + r.totalVideoMinutes);
+          longestRun = minutes.filter((m) => m === 0).length;
+        }
+      }
+    }
+    // Hundreds of calls share 0 minutes: a page edge inside their run lists the same calls on both.
+    expect(longestRun).toBeGreaterThan(100);
   });
 
   it("fails clearly while a shard is down (no password in the error) and converges once it is back", async () => {

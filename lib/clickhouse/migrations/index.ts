@@ -1,19 +1,21 @@
-import type { Placement } from "../schema";
+import type { MigrationStatement, Placement } from "../schema";
 import { migration0001 } from "./0001_facts";
 import { migration0002 } from "./0002_copy_checkpoints";
 import { migration0003 } from "./0003_client_sessions";
+import { migration0004 } from "./0004_call_arrival";
 
 /**
  * The ClickHouse migrations, in order, like db/migrations for SQLite: a new one is a new
  * numbered file added here, never an edit of an applied one. ClickHouse DDL is not
- * transactional, so every statement must be idempotent (IF NOT EXISTS, ADD COLUMN IF NOT
- * EXISTS, …): a migration interrupted half way is simply run again.
+ * transactional, so every statement must be idempotent (CREATE … IF NOT EXISTS, or a
+ * statement with a `doneIf` query: 18.16 has no ADD COLUMN IF NOT EXISTS): a migration
+ * interrupted half way is simply run again.
  */
 export interface Migration {
   id: number;
   name: string;
   /** Its statements for this placement (`onCluster`: written with ON CLUSTER, run once). */
-  statements: (p: Placement, onCluster: boolean) => string[];
+  statements: (p: Placement, onCluster: boolean) => MigrationStatement[];
 }
 
-export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003];
+export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003, migration0004];

@@ -11,11 +11,20 @@ import { callTombstone, type ClickHouse } from "@/lib/clickhouse";
 import { copyToClickHouse } from "@/lib/clickhouse/copy";
 import { spawnEmulator } from "@/lib/emulator/testing";
 import { syncApp } from "@/lib/sync";
-import { tempDbFile } from "@/lib/analytics/test-fixtures";
+import { tempDbFile, writeCalls, type FixtureCall } from "@/lib/analytics/test-fixtures";
 import { sendCallDeliveries } from "./parity-deliveries";
 
 /** 2026-04-15T00:00Z: eight months of history cover the autumn DST ends and the March 2026 starts. */
 export const NOW = 1_776_211_200;
+
+/**
+ * The start second of a run of missed calls in two apps (0 minutes, 0 seconds, no one
+ * joined), written in two rounds, each round's session ids descending while SQLite
+ * numbers them ascending: their order is their arrival (the pk), which neither the app
+ * nor the session id gives. The newest start of the warehouse, so the run crosses the
+ * calls list's first page edges (start, desc) and its last ones (asc).
+ */
+export const TIE_START = NOW + 3 * 3600;
 
 /** uids beyond the emulator's own hostile ones: SQL quoting, escapes, NUL, control and combining characters. */
 export const ODD_UIDS = ["o'brien\\'; DROP TABLE calls; --", "nul\u0000byte", "back\\\\slash\\", "100%_like", "del\u007fchar", "👩‍👩‍👧 family", "e\u0301clair", "  spaced  "];
@@ -62,6 +71,7 @@ export async function buildWarehouse(targets: ClickHouse[]): Promise<Warehouse> 
   for (const a of emu.apps) addApp(db, { appId: a.appId, name: `${a.appId} app`, region: a.region, apiKey: a.apiKey, callsUrl: a.callsUrl });
   const ids = emu.apps.map((a) => a.appId);
   await syncAll(db, ids);
+  writeTies(db, "tie", 70);
   // Webhooks of a quarter of the calls (joins, leaves, starts and ends), stored by the real ingest.
   const deliveries = await sendCallDeliveries(file, db, "c.pk % 4 = 0", 21);
   await copyAll(db, targets);
@@ -69,6 +79,7 @@ export async function buildWarehouse(targets: ClickHouse[]): Promise<Warehouse> 
   // The platform moves on: ongoing calls end, new calls, recordings; a re-sync changes rows.
   await emu.admin.advance({ seconds: 7200, newCalls: 40, endOngoing: true, addRecordings: 25 });
   await syncAll(db, ids);
+  writeTies(db, "tie-late", 30);
   const s = db.$client;
   const now = Date.now();
   const sample = (sqlPart: string, n: number) =>
@@ -99,6 +110,8 @@ export async function buildWarehouse(targets: ClickHouse[]): Promise<Warehouse> 
       changed.push(c);
     });
     for (let i = 0; i < 5; i++) rec.run(1, `not-synced-${i}`, `https://rec.example/orphan-${i}`, null, null, NOW - 3600 * i, now + 100 + i);
+    // Recordings of one start second received in the same millisecond, in two apps, stored in an order neither session id nor URL gives.
+    ["tie-rec-c", "tie-rec-a", "tie-rec-d", "tie-rec-b"].forEach((id, i) => rec.run(1 + (i % 2), id, `https://rec.example/tie-${3 - i}`, null, null, TIE_START - 600, now + 500));
   })();
   // More deliveries after the first copy (the second carries them), some for calls that already had some.
   const laterDeliveries = await sendCallDeliveries(file, db, "c.pk % 8 IN (1, 4)", 22);
@@ -124,4 +137,19 @@ export async function buildWarehouse(targets: ClickHouse[]): Promise<Warehouse> 
       db.$client.close();
     },
   };
+}
+
+/** `n` missed calls starting at TIE_START, alternating alpha and beta, session ids descending (see TIE_START). */
+function writeTies(db: Db, prefix: string, n: number): void {
+  const pkOf = (appId: string) => db.$client.prepare("SELECT pk FROM apps WHERE app_id = ?").pluck().get(appId) as number;
+  const apps = [pkOf("alpha"), pkOf("beta")];
+  const calls: FixtureCall[] = Array.from({ length: n }, (_, i) => ({
+    appPk: apps[i % 2], sessionId: `${prefix}-${String(n - i).padStart(3, "0")}`, type: "audio", mode: "call",
+    status: i % 3 === 0 ? "rejected" : "unanswered", receiverType: "user", initiatedAt: TIE_START, startedAt: null, endedAt: TIE_START + 20,
+    hasRecording: false, audio: 0, video: 0, total: 0, durationSeconds: 0,
+    participants: ["caller", "callee"].map((uid) => ({ uid: `${uid}-${i % 4}`, state: "unanswered", isJoined: false, audio: 0, video: 0, total: 0, joinedAt: null, leftAt: null })),
+  }));
+  writeCalls(db, calls);
+  const now = Date.now();
+  db.$client.prepare(`UPDATE calls SET source = 'sync', first_seen_ms = ?, updated_ms = ? WHERE session_id LIKE '${prefix}-%'`).run(now, now);
 }

@@ -11,16 +11,18 @@ import { getRecordings, iterateRecordings } from "./reports/recordings";
 import { getClients } from "./reports/clients";
 import { getAwaitingRecordings, getRecordingSummary, iterateAwaitingRecordings, withRecordingFacts } from "./reports/recording-status";
 import { listOf, type ReportRoute } from "./report-route";
-import { getAppUsage, getDailyUsage, getParticipantPage, getParticipantUsage } from "./reports/usage";
+import { compareBinary, getAppUsage, getDailyUsage, getParticipantPage, getParticipantUsage } from "./reports/usage";
 
 /** How the memory engine answers every report of the table (lib/analytics/reports.ts). */
 
 /** Participants in the requested order: `sort=minutes` by total minutes, else by calls
- * (the report's own order, most first); `order=asc` turns either around. The JSON page
- * and the CSV share it, so a download lists exactly what the dashboard table shows. */
+ * (the report's own order, most first: calls, then app pk and uid bytes); `order=asc`
+ * turns either around. The JSON page and the CSV share it, so a download lists exactly
+ * what the dashboard table shows. */
 function sortedParticipants(db: Db, f: Filters, scope: Scope) {
   const rows = getParticipantUsage(db, f, scope);
-  if (f.sort === "minutes") rows.sort((a, b) => b.totalMinutes - a.totalMinutes || b.calls - a.calls || a.app.localeCompare(b.app) || a.uid.localeCompare(b.uid));
+  // Stable: equal minutes keep the report's own order (decision 0014 §10).
+  if (f.sort === "minutes") rows.sort((a, b) => b.totalMinutes - a.totalMinutes);
   if (f.order === "asc") rows.reverse();
   return rows;
 }
@@ -48,7 +50,7 @@ function combinedParticipants(db: Db, f: Filters, scope: Scope): CombinedPartici
   }
   const rows = [...byUid.values()].map((r) => ({ ...r, apps: r.apps.sort() }));
   const key = f.sort === "minutes" ? (r: CombinedParticipantRow) => r.totalMinutes : (r: CombinedParticipantRow) => r.calls;
-  rows.sort((a, b) => key(b) - key(a) || b.calls - a.calls || a.uid.localeCompare(b.uid));
+  rows.sort((a, b) => key(b) - key(a) || b.calls - a.calls || compareBinary(a.uid, b.uid));
   if (f.order === "asc") rows.reverse();
   return rows;
 }

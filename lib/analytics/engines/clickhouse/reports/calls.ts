@@ -9,15 +9,17 @@ import { getCallEvents } from "@/lib/ingest/call-events";
 import { appScope, tablesOf, type AppScope, type ChContext, type Tables } from "../context";
 import { fromCalls, hasRecordingSql } from "../conditions";
 import { callKey, linksPerCall } from "./recording-status";
-import { minutes } from "./shared";
+import { ARRIVAL_ORDER, minutes } from "./shared";
 
 /**
  * The calls list (one page, its total), its CSV (every matching call, streamed in the
  * list's order) and one call with its participants and recordings.
  *
- * Order: the sort key, then (app, session id) — in `desc` the exact reverse. The
- * in-memory engine breaks ties by arrival instead (SQLite's pk, which ClickHouse does not
- * have): calls with equal keys may come in another order (docs/decisions/0014).
+ * Order: the sort key, then arrival (`calls.arrival`: the SQLite pk when copied, the
+ * sync's arrival clock otherwise), then (app, session id) for rows stored before arrival
+ * was kept — in `desc` the exact reverse. The in-memory engine's order is the sort key,
+ * then SQLite's pk: a copied warehouse lists calls with equal keys exactly as its source,
+ * and a sync numbers new calls in the order SQLite would (docs/decisions/0014 §10).
  */
 
 /** What a list row is made of (`calls` columns; has a recording computed). */
@@ -49,7 +51,7 @@ const SORT_KEYS: Record<Filters["sort"], string> = {
 
 function orderBy(f: Filters): Sql {
   const dir = f.order === "asc" ? "ASC" : "DESC";
-  return raw(`ORDER BY ${SORT_KEYS[f.sort]} ${dir}, app_pk ${dir}, session_id ${dir}`);
+  return raw(`ORDER BY ${SORT_KEYS[f.sort]} ${dir}, ${ARRIVAL_ORDER(dir)}`);
 }
 
 function toRow(r: ListRowRaw, apps: AppScope): CallListRow {

@@ -9,8 +9,8 @@ import { participantsOrder, participantsQuery, uidCountQuery, type ParticipantRa
 /**
  * Participants across apps: each uid once, its per-app participants rows (usage.ts)
  * summed, the apps it is used in listed. Order as the in-memory engine's: by calls (most
- * first), or `sort=minutes` by total minutes then calls; then uid — in bytes here, where
- * the in-memory engine compares by locale (decision 0014 §10); `order=asc` the exact reverse.
+ * first), or `sort=minutes` by total minutes then calls; then uid in bytes (both engines:
+ * decision 0014 §10); `order=asc` the exact reverse.
  */
 
 function combinedQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {

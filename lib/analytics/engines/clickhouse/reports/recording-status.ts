@@ -5,6 +5,7 @@ import type { Scope } from "@/lib/analytics/scope";
 import { appScope, tablesOf, type AppScope, type ChContext, type Tables } from "../context";
 import { fromCalls } from "../conditions";
 import { hasCallFilters, RECORDING_TIME } from "./recordings";
+import { ARRIVAL_ORDER } from "./shared";
 
 /**
  * The platform's recording flag against the links `recording_generated` webhooks
@@ -65,13 +66,13 @@ export async function getRecordingSummary(ctx: ChContext, f: Filters, scope: Sco
 const AWAITING_COLUMNS = `app_pk AS appPk, session_id AS sessionId, type, mode, status, initiator, receiver, receiver_type AS receiverType,
   start_at AS startAt, ended_at AS endedAt, duration_seconds AS durationSeconds`;
 
-/** Flagged calls without a link, newest first (ties: app and session, newest first: the in-memory engine's pk is not here). */
+/** Flagged calls without a link, newest first (ties: latest arrival first, as the in-memory engine's pk; calls.ts ARRIVAL_ORDER). */
 function awaitingQuery(t: Tables, f: Filters, pks: readonly number[]): Sql {
   if (pks.length === 0) return sql`SELECT ${raw(AWAITING_COLUMNS)} FROM ${t.calls} WHERE 0`;
   return sql`SELECT ${raw(AWAITING_COLUMNS)} ${fromCalls(t, f, pks)} AND platform_has_recording = 1 AND NOT ${hasLinkSql(t, pks)}`;
 }
 
-const AWAITING_ORDER = raw("ORDER BY startAt DESC, appPk DESC, sessionId DESC");
+const AWAITING_ORDER = raw(`ORDER BY start_at DESC, ${ARRIVAL_ORDER("DESC")}`);
 
 type AwaitingRaw = Omit<AwaitingRecordingRow, "app"> & { appPk: number };
 

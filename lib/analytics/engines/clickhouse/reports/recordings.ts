@@ -8,8 +8,9 @@ import { callConditions } from "../conditions";
 /**
  * Recordings, newest first (by startTime, else arrival second), with the in-memory
  * engine's meaning: `from`/`to` apply to that time; call filters (type, uid, …) keep only
- * recordings whose call is synced and matches. Ties: newest arrival, then session id and
- * URL (the in-memory engine's SQLite pk is not in ClickHouse).
+ * recordings whose call is synced and matches. Ties: latest received first, then app,
+ * session id and URL (bytes), newest first — the in-memory engine's order too
+ * (decision 0014 §10).
  */
 
 export function hasCallFilters(f: Filters): boolean {
@@ -34,7 +35,7 @@ function fromRecordings(ctx: ChContext, f: Filters, apps: AppScope): Sql {
   return sql`FROM ${t.recordings} FINAL WHERE ${and(conds)}`;
 }
 
-const ORDER = `ORDER BY ${RECORDING_TIME} DESC, received_ms DESC, session_id DESC, recording_url DESC`;
+const ORDER = `ORDER BY ${RECORDING_TIME} DESC, received_ms DESC, app_pk DESC, session_id DESC, recording_url DESC`;
 
 /** A recording as ClickHouse returns it (its call looked up afterwards). */
 type RecordingRaw = Omit<RecordingRow, "app" | "callKnown" | "callType" | "callStartAt"> & { appPk: number };

@@ -232,7 +232,7 @@ export function getCall(db: Db, ref: CallRef, scope: Scope): CallDetail {
     .map((p) => ({ ...p, isJoined: p.isJoined !== 0 }));
   const recordings = db.all<RecordingDetail>(sql`SELECT recording_url AS recordingUrl, recording_date AS recordingDate, duration,
       start_time AS startTime, received_ms AS receivedMs
-    FROM recordings WHERE app_pk = ${app.pk} AND session_id = ${ref.sessionId} ORDER BY start_time, pk`);
+    FROM recordings WHERE app_pk = ${app.pk} AND session_id = ${ref.sessionId} ORDER BY start_time, received_ms, recording_url, pk`);
   const { pk: _pk, mid, source, raw, ...rest } = row;
   const events = getCallEvents(db, app.pk, ref.sessionId);
   const clients = getCallClients(db, app.pk, ref.sessionId);

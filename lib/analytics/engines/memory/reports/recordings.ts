@@ -11,9 +11,10 @@ export function hasCallFilters(f: Filters): boolean {
     f.hasRecording !== undefined || f.participantsCount !== undefined || f.uid !== undefined;
 }
 
-/** Recordings, newest first (by startTime, else arrival). `from`/`to` apply to the
- * recording's startTime; call filters (type, uid, …) keep only recordings whose call is
- * synced and matches. */
+/** Recordings, newest first (by startTime, else arrival second; ties: latest received,
+ * then app, session id and URL in bytes, newest first — an order ClickHouse computes too,
+ * decision 0014 §10). `from`/`to` apply to the recording's startTime; call filters
+ * (type, uid, …) keep only recordings whose call is synced and matches. */
 function recordingsQuery(db: Db, f: Filters, scope: Scope) {
   const appPks = resolveApps(db, f, scope);
   const callFilter = hasCallFilters(f) ? sql`c.pk IS NOT NULL AND ${and(rawConditions(f, appPks))}` : undefined;
@@ -22,7 +23,7 @@ function recordingsQuery(db: Db, f: Filters, scope: Scope) {
       c.start_at AS callStartAt
     FROM recordings r LEFT JOIN calls c ON c.app_pk = r.app_pk AND c.session_id = r.session_id
     WHERE ${and([appCondition("r.app_pk", appPks), timeCondition(f.from, f.to, "coalesce(r.start_time, r.received_ms / 1000)"), callFilter])}
-    ORDER BY coalesce(r.start_time, r.received_ms / 1000) DESC, r.pk DESC`;
+    ORDER BY coalesce(r.start_time, r.received_ms / 1000) DESC, r.received_ms DESC, r.app_pk DESC, r.session_id DESC, r.recording_url DESC, r.pk DESC`;
 }
 
 type Raw = Omit<RecordingRow, "app" | "callKnown"> & { appPk: number; callKnown: number };

@@ -17,18 +17,16 @@ export function getParticipantUsage(db: Db, f: Filters, scope: Scope): Participa
 
 /**
  * One page of the participants in the requested order (`sort=minutes`: total minutes,
- * then calls, app and uid by locale, then the report's own order; `order=asc` the
- * reverse), and how many there are: the order of the CSV (reports.ts sortedParticipants),
+ * then the report's own order — calls, app pk, uid bytes, as ClickHouse orders them,
+ * decision 0014 §10; `order=asc` the reverse), and how many there are: the order of the CSV (reports.ts sortedParticipants),
  * but only the page's rows are built. A warehouse of many light users holds hundreds of
  * thousands of uids, and a row object and a locale comparison for each took longer than
  * the scan: the first pages come from one pass that keeps the best `page × perPage`.
  */
 export function getParticipantPage(db: Db, f: Filters, scope: Scope): { rows: ParticipantUsageRow[]; total: number } {
-  const { p, rowOf, byCalls, appOf } = participantSums(db, f, scope, f.sort === "minutes" ? "page-minutes" : "page");
-  const { idUid } = p.store;
+  const { p, rowOf, byCalls } = participantSums(db, f, scope, f.sort === "minutes" ? "page-minutes" : "page");
   const minutes = (u: number) => round3(p.total[u]);
-  const byMinutes = (x: number, y: number) =>
-    minutes(y) - minutes(x) || p.listed[y] - p.listed[x] || appOf(x).localeCompare(appOf(y)) || idUid[x].localeCompare(idUid[y]) || byCalls(x, y);
+  const byMinutes = (x: number, y: number) => minutes(y) - minutes(x) || byCalls(x, y);
   const desc = f.sort === "minutes" ? byMinutes : byCalls;
   const order = f.order === "asc" ? (x: number, y: number) => desc(y, x) : desc;
   const from = (f.page - 1) * f.perPage;
@@ -74,7 +72,7 @@ function participantSums(db: Db, f: Filters, scope: Scope, need: PeopleNeed = "a
     firstCallAt: p.first[u],
     lastCallAt: p.last[u],
   });
-  return { p, rowOf, byCalls, appOf };
+  return { p, rowOf, byCalls };
 }
 
 
