@@ -7,7 +7,7 @@
  * rows, and a re-sync in which calls changed, lost or gained participants, or came twice.
  * Every row of calls, call_participants and the change log must match, types included.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -34,6 +34,17 @@ beforeEach(() => {
   vi.useFakeTimers({ toFake: ["Date"] });
   vi.setSystemTime(1_780_000_000_000);
 });
+
+/**
+ * The participant-insert trigger as migration 0009 made it (0020 dropped it): the change
+ * log the reference writer keeps is the one main's schema kept.
+ */
+function participantInsertTriggerOf0009(): string {
+  const sql = readFileSync(path.join(process.cwd(), "db/migrations/0009_new_calls_by_pk.sql"), "utf8");
+  const create = sql.split("--> statement-breakpoint").map((x) => x.trim()).find((x) => x.startsWith("CREATE TRIGGER analytics_log_participants_ai"));
+  if (!create) throw new Error("0009 no longer creates analytics_log_participants_ai");
+  return create;
+}
 
 function warehouse(name: string): { db: Db; appPk: number } {
   const db = openDatabase(path.join(dir, `${name}-${Math.random().toString(36).slice(2)}.db`));
@@ -93,9 +104,10 @@ function dump(db: Db) {
  * What the sync stores, written the plainest way and independently of CallWriter: each
  * call inserted unless its key is stored, else upserted (each of the two uses up a pk
  * under AUTOINCREMENT, conflict or not); every value a bound parameter, one INSERT per participant row,
- * raw records as text, and the change log as the schema's triggers keep it, plus the
- * sync's own entry for a call it updates. CallWriter's statements (multi-row INSERTs,
- * bytes for text, triggers it does without) must store exactly this.
+ * raw records as text, and the change log as the schema's triggers kept it before
+ * migration 0020 (the test gives the reference its participant-insert trigger back), plus
+ * the sync's own entry for a call it updates. CallWriter's statements (multi-row INSERTs,
+ * bytes for text, no trigger on inserts) must store exactly this.
  */
 function referenceWrite(db: Db, appPk: number, rows: WriteRow[], now: number): void {
   const s = db.$client;
@@ -175,6 +187,7 @@ describe("the write worker's lean path", () => {
     const plain = warehouse("plain");
     const lean = warehouse("lean");
     const reference = warehouse("reference");
+    reference.db.$client.exec(participantInsertTriggerOf0009());
     for (const w of [plain, lean, reference]) webhookRow(w.db, w.appPk, "from-webhook");
     const plainWriter = new CallWriter(plain.db, plain.appPk, { maxParticipantRowsPerStatement: 1 });
     const leanWriter = new CallWriter(lean.db, lean.appPk);

@@ -243,8 +243,10 @@ const insertCall = (probe: boolean) => `INSERT INTO calls (app_pk, session_id, m
 /**
  * A call's participant rows go in one INSERT of up to this many rows (more in chunks of
  * this many). Each statement run costs better-sqlite3's call and argument handling and
- * SQLite's reset and VDBE setup; per row, the trigger and the B-tree insert are the same
- * as with one statement per row, in the same order.
+ * SQLite's reset and VDBE setup; per row, the B-tree insert is the same as with one
+ * statement per row, in the same order. (A row trigger on the table would make SQLite
+ * stage every multi-row INSERT in a temporary table first: migration 0020 dropped the
+ * last one on inserts.)
  */
 const MAX_PARTICIPANT_ROWS_PER_STATEMENT = 32;
 
@@ -252,6 +254,17 @@ const PARTICIPANT_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 const insertParticipantRows = (k: number) => `INSERT INTO call_participants (call_pk, app_pk, seq, uid, state, is_joined, total_audio_minutes,
     total_video_minutes, total_duration_minutes, device_id, joined_at, left_at, mid, raw)
   VALUES ${Array.from({ length: k }, () => PARTICIPANT_ROW).join(", ")}`;
+
+/**
+ * Logs a call for the analytics store's readers (db/schema/analytics.ts): an entry naming
+ * it unless the newest entry already does. Parameters: the call's pk, twice. No trigger
+ * logs a participant insert (migration 0020, docs/decisions/0025): whoever inserts
+ * participants of a call it did not insert in the same transaction runs this, as
+ * CallWriter does for every call it updates. A new call needs no entry: readers find it
+ * by pk, its participants with it.
+ */
+export const LOG_CALL_CHANGE =
+  "INSERT INTO analytics_changes (call_pk) SELECT ? WHERE (SELECT call_pk FROM analytics_changes ORDER BY seq DESC LIMIT 1) IS NOT ?";
 
 export interface CallWriterOptions {
   /** Participant rows per INSERT (default 32); 1 writes each row by its own statement. */
@@ -306,9 +319,7 @@ export class CallWriter {
        RETURNING pk`,
     );
     this.deleteParticipants = sqlite.prepare("DELETE FROM call_participants WHERE call_pk = ?");
-    this.logChange = sqlite.prepare(
-      "INSERT INTO analytics_changes (call_pk) SELECT ? WHERE (SELECT call_pk FROM analytics_changes ORDER BY seq DESC LIMIT 1) IS NOT ?",
-    );
+    this.logChange = sqlite.prepare(LOG_CALL_CHANGE);
     this.progress = progressWriter(sqlite);
     this.writeBatch = sqlite.transaction((batch: Iterable<WriteRow>) => {
       // One stamp per batch (first_seen_ms / updated_ms), strictly increasing.
@@ -429,8 +440,8 @@ export class CallWriter {
       // An updated row (a webhook-made one included) may hold participants under this pk;
       // a row just inserted cannot (AUTOINCREMENT never reuses a pk).
       this.deleteParticipants.run(pk);
-      // The change-log triggers skip participants of the call this connection inserted
-      // last (lib/analytics/changelog-sql.ts); that may be this one, from an earlier batch.
+      // No trigger logs the participant rows inserted next (LOG_CALL_CHANGE): the call is
+      // logged here, unless its update or the delete just did.
       this.logChange.run(pk, pk);
       inserted = false;
     }
