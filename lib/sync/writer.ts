@@ -241,12 +241,13 @@ const insertCall = (probe: boolean) => `INSERT INTO calls (app_pk, session_id, m
     ?, ?, ?, ?, ?, 'sync', ?, CAST(? AS TEXT), ?, ?)`;
 
 /**
- * A call's participant rows go in one INSERT of up to this many rows (more in chunks of
- * this many). Each statement run costs better-sqlite3's call and argument handling and
+ * Participant rows go in INSERTs of up to this many rows, those of consecutive calls
+ * together (the rows waiting are inserted before a call is updated, and at the end of the
+ * transaction). Each statement run costs better-sqlite3's call and argument handling and
  * SQLite's reset and VDBE setup; per row, the B-tree insert is the same as with one
  * statement per row, in the same order. (A row trigger on the table would make SQLite
- * stage every multi-row INSERT in a temporary table first: migration 0020 dropped the
- * last one on inserts.)
+ * stage every multi-row INSERT in a temporary table first, and the one that logged
+ * inserts told calls apart by `last_insert_rowid()`: migration 0020 dropped it.)
  */
 const MAX_PARTICIPANT_ROWS_PER_STATEMENT = 32;
 
@@ -267,7 +268,7 @@ export const LOG_CALL_CHANGE =
   "INSERT INTO analytics_changes (call_pk) SELECT ? WHERE (SELECT call_pk FROM analytics_changes ORDER BY seq DESC LIMIT 1) IS NOT ?";
 
 export interface CallWriterOptions {
-  /** Participant rows per INSERT (default 32); 1 writes each row by its own statement. */
+  /** Participant rows per INSERT (default 32, several calls' rows together); 1 writes each row by its own statement. */
   maxParticipantRowsPerStatement?: number;
 }
 
@@ -289,6 +290,9 @@ export class CallWriter {
   private readonly ongoing: Statement<[number], string>;
   private readonly writeBatch: Transaction<(batch: Iterable<WriteRow>) => WriteCounts>;
   private lastStamp = 0;
+  /** Participant rows of the transaction's calls not inserted yet: their parameters, and how many rows. */
+  private participantParams: unknown[] = [];
+  private participantRows = 0;
 
   constructor(
     private readonly db: Db,
@@ -327,10 +331,13 @@ export class CallWriter {
       this.lastStamp = now;
       this.probeRecordings = this.appHasRecordings.get(this.appPk) === 1;
       const counts: WriteCounts = { inserted: 0, updated: 0 };
+      this.participantParams = [];
+      this.participantRows = 0;
       for (const p of batch) {
         if (this.writeOne(p, now)) counts.inserted++;
         else counts.updated++;
       }
+      this.flushParticipants();
       return counts;
     });
   }
@@ -435,7 +442,9 @@ export class CallWriter {
       inserted = true;
     } else {
       // Stored already, possibly earlier in this very batch (a call staged twice because it
-      // changed between two pages): an update either way.
+      // changed between two pages): an update either way. Its earlier rows, if still
+      // waiting, go in first, so that the delete below replaces them.
+      this.flushParticipants();
       pk = this.upsert.get(...this.callParams(r, now, true))!.pk;
       // An updated row (a webhook-made one included) may hold participants under this pk;
       // a row just inserted cannot (AUTOINCREMENT never reuses a pk).
@@ -446,14 +455,19 @@ export class CallWriter {
       inserted = false;
     }
     const n = r[W.participantCount] as number;
-    for (let j = 0, o = W.parts; j < n; ) {
-      const k = Math.min(n - j, this.maxParticipantRows);
-      const params: unknown[] = [];
-      for (let end = j + k; j < end; j++, o += PART_WIDTH) {
-        params.push(pk, app, r[o], r[o + 1], r[o + 2], r[o + 3], r[o + 4], r[o + 5], r[o + 6], r[o + 7], r[o + 8], r[o + 9], r[o + 10], r[o + 11]);
-      }
-      (this.insertParticipants[k] ??= this.db.$client.prepare(insertParticipantRows(k))).run(...params);
+    for (let j = 0, o = W.parts; j < n; j++, o += PART_WIDTH) {
+      this.participantParams.push(pk, app, r[o], r[o + 1], r[o + 2], r[o + 3], r[o + 4], r[o + 5], r[o + 6], r[o + 7], r[o + 8], r[o + 9], r[o + 10], r[o + 11]);
+      if (++this.participantRows === this.maxParticipantRows) this.flushParticipants();
     }
     return inserted;
+  }
+
+  /** Inserts the participant rows waiting, in one statement (rows of several calls, in their order). */
+  private flushParticipants(): void {
+    const k = this.participantRows;
+    if (k === 0) return;
+    (this.insertParticipants[k] ??= this.db.$client.prepare(insertParticipantRows(k))).run(...this.participantParams);
+    this.participantParams = [];
+    this.participantRows = 0;
   }
 }
