@@ -1,8 +1,8 @@
 /**
  * The write-path side of the analytics store: triggers that append the pk of every
  * changed call to `analytics_changes` (db/schema/analytics.ts). Migration
- * `0006_analytics_changes.sql` holds the first version (written once; 0009 and 0020
- * change the participant-insert trigger, then drop it);
+ * `0006_analytics_changes.sql` holds the first version (written once; 0009 changes two
+ * triggers, 0020 drops the participant-insert one);
  * docs/decisions/0006-analytics-rollups.md says why a log and not rollups.
  *
  * Cost: one rowid append per changed call. A participant row written right after its
