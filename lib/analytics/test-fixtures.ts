@@ -7,6 +7,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { openDatabase, type Db } from "@/db/client";
+import { LOG_CALL_CHANGE } from "@/lib/sync/writer";
 import type { AnalyticsEngine } from "./engine-interface";
 import { MAX_PER_PAGE, type Filters } from "./filters";
 import type { CallListRow } from "./report-types";
@@ -122,15 +123,20 @@ export function writeCalls(db: Db, calls: FixtureCall[]): void {
       total_duration_minutes = excluded.total_duration_minutes, duration_seconds = excluded.duration_seconds,
       total_participants = excluded.total_participants
     RETURNING pk`).pluck();
+  const stored = s.prepare("SELECT 1 FROM calls WHERE app_pk = ? AND session_id = ?").pluck();
   const del = s.prepare("DELETE FROM call_participants WHERE call_pk = ?");
+  const log = s.prepare(LOG_CALL_CHANGE);
   const insP = s.prepare(`INSERT INTO call_participants (call_pk, app_pk, seq, uid, state, is_joined, total_audio_minutes, total_video_minutes,
       total_duration_minutes, joined_at, left_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   s.transaction(() => {
     for (const c of calls) {
+      const existed = stored.get(c.appPk, c.sessionId) !== undefined;
       const pk = upsert.get({
         ...c, startAt: startOf(c), rec: c.hasRecording ? 1 : 0, pc: c.participants.filter((p) => p.isJoined).length,
       }) as number;
       del.run(pk);
+      // No trigger logs participant inserts: a call stored before is logged here.
+      if (existed) log.run(pk, pk);
       c.participants.forEach((p, seq) =>
         insP.run(pk, c.appPk, seq, p.uid, p.state, p.isJoined ? 1 : 0, p.audio, p.video, p.total, p.joinedAt, p.leftAt),
       );

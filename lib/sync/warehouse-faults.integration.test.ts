@@ -28,10 +28,11 @@ afterAll(async () => {
 
 const runs = (db: Db) => db.$client.prepare("SELECT status, error FROM sync_runs ORDER BY pk").all() as Array<{ status: string; error: string | null }>;
 
-/** The warehouse's size limit, as SQLite counts it (per connection; the write worker takes the sync's). */
-function limitGrowth(db: Db, pages: number): void {
+/** The warehouse's size limit, as SQLite counts it: in pages (per connection; the write worker takes the sync's). */
+function limitGrowth(db: Db, bytes: number): void {
   const used = db.$client.pragma("page_count", { simple: true }) as number;
-  db.$client.pragma(`max_page_count = ${used + pages}`);
+  const pageSize = db.$client.pragma("page_size", { simple: true }) as number;
+  db.$client.pragma(`max_page_count = ${used + Math.ceil(bytes / pageSize)}`);
 }
 
 async function expectRecovered(db: Db, appId: string, failedRun: number): Promise<void> {
@@ -49,7 +50,7 @@ describe("a full disk (issue 12 item 8)", () => {
   it("fails the sync clearly, keeps everything stored intact, and the next run resumes once there is room", async () => {
     const { db } = h.freshDb();
     h.register(db, "full");
-    limitGrowth(db, 500); // about 2 MB: room for a third of the app's calls
+    limitGrowth(db, 2_000_000); // room for a third of the app's calls
     const r = await syncApp(db, getAppById(db, "full")!, { trigger: "test", perPage: 200, batchSize: 200, client: fastClient });
     expect(r.status).toBe("failed");
     expect(r.error).toMatch(/^sync of app full failed: the warehouse's disk is full \(SQLITE_FULL: database or disk is full\); free space, then sync again\. The calls stored before are kept\. The next run resumes at page \d+\.$/);

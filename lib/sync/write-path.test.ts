@@ -7,7 +7,7 @@
  * rows, and a re-sync in which calls changed, lost or gained participants, or came twice.
  * Every row of calls, call_participants and the change log must match, types included.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -17,7 +17,7 @@ import { generateCallAt, makeContext } from "@/lib/emulator/generator";
 import { DATA_MIXES, type DataMixName } from "@/lib/emulator/mixes";
 import { serializeServed } from "@/lib/emulator/quirks";
 import { parseCallRecord } from "@/lib/platform/call-record";
-import { CallWriter, contentHash, extraParticipantJson, resolveRawBytes, resolveRawTexts, toWriteRow, W, type WriteRow } from "./writer";
+import { CallWriter, contentHash, extraParticipantJson, resolveRawBytes, resolveRawTexts, toWriteRow, PART_WIDTH, W, type WriteRow } from "./writer";
 
 process.env.AUTH_SECRET ??= "test-secret-test-secret-test-secret-00";
 
@@ -34,6 +34,17 @@ beforeEach(() => {
   vi.useFakeTimers({ toFake: ["Date"] });
   vi.setSystemTime(1_780_000_000_000);
 });
+
+/**
+ * The participant-insert trigger as migration 0009 made it (0020 dropped it): the change
+ * log the reference writer keeps is the one main's schema kept.
+ */
+function participantInsertTriggerOf0009(): string {
+  const sql = readFileSync(path.join(process.cwd(), "db/migrations/0009_new_calls_by_pk.sql"), "utf8");
+  const create = sql.split("--> statement-breakpoint").map((x) => x.trim()).find((x) => x.startsWith("CREATE TRIGGER analytics_log_participants_ai"));
+  if (!create) throw new Error("0009 no longer creates analytics_log_participants_ai");
+  return create;
+}
 
 function warehouse(name: string): { db: Db; appPk: number } {
   const db = openDatabase(path.join(dir, `${name}-${Math.random().toString(36).slice(2)}.db`));
@@ -89,6 +100,51 @@ function dump(db: Db) {
   };
 }
 
+/**
+ * What the sync stores, written the plainest way and independently of CallWriter: each
+ * call inserted unless its key is stored, else upserted (each of the two uses up a pk
+ * under AUTOINCREMENT, conflict or not); every value a bound parameter, one INSERT per participant row,
+ * raw records as text, and the change log as the schema's triggers kept it before
+ * migration 0020 (the test gives the reference its participant-insert trigger back), plus
+ * the sync's own entry for a call it updates. CallWriter's statements (multi-row INSERTs,
+ * bytes for text, no trigger on inserts) must store exactly this.
+ */
+function referenceWrite(db: Db, appPk: number, rows: WriteRow[], now: number): void {
+  const s = db.$client;
+  const recorded = s.prepare("SELECT EXISTS (SELECT 1 FROM recordings WHERE app_pk = ? AND session_id = ?)").pluck();
+  const cols = `mid, type, mode, status, initiator, receiver, receiver_type, initiated_at, started_at, ended_at, start_at,
+    platform_has_recording, has_recording, total_audio_minutes, total_video_minutes, total_duration_minutes, duration_seconds,
+    total_participants, content_hash, raw`.split(",").map((c) => c.trim());
+  const insert = s.prepare(`INSERT INTO calls (app_pk, session_id, ${cols.join(", ")}, source, first_seen_ms, updated_ms)
+    VALUES (${Array.from({ length: cols.length + 2 }, () => "?").join(", ")}, 'sync', ?, ?) ON CONFLICT (app_pk, session_id) DO NOTHING`);
+  const upsert = s.prepare(`INSERT INTO calls (app_pk, session_id, ${cols.join(", ")}, source, first_seen_ms, updated_ms)
+    VALUES (${Array.from({ length: cols.length + 2 }, () => "?").join(", ")}, 'sync', ?, ?) ON CONFLICT (app_pk, session_id) DO UPDATE SET
+    ${cols.map((c) => `${c} = excluded.${c}`).join(", ")}, source = 'sync', updated_ms = excluded.updated_ms RETURNING pk`).pluck();
+  const dropParticipants = s.prepare("DELETE FROM call_participants WHERE call_pk = ?");
+  const logUpdate = s.prepare("INSERT INTO analytics_changes (call_pk) SELECT ? WHERE (SELECT call_pk FROM analytics_changes ORDER BY seq DESC LIMIT 1) IS NOT ?");
+  const participant = s.prepare(`INSERT INTO call_participants (call_pk, app_pk, seq, uid, state, is_joined, total_audio_minutes,
+    total_video_minutes, total_duration_minutes, device_id, joined_at, left_at, mid, raw) VALUES (${Array.from({ length: 14 }, () => "?").join(", ")})`);
+  s.transaction(() => {
+    for (const r of rows) {
+      const platformFlag = r[W.hasRecording] as number;
+      const hasRecording = platformFlag === 1 || recorded.get(appPk, r[W.sessionId]) === 1 ? 1 : 0;
+      const values = [r[W.mid], r[W.type], r[W.mode], r[W.status], r[W.initiator], r[W.receiver], r[W.receiverType], r[W.initiatedAt],
+        r[W.startedAt], r[W.endedAt], r[W.startAt], platformFlag, hasRecording, r[W.audio], r[W.video], r[W.durationMinutes],
+        r[W.durationSeconds], r[W.totalParticipants], r[W.hash], r[W.raw]];
+      const inserted = insert.run(appPk, r[W.sessionId], ...values, now, now);
+      let pk = Number(inserted.lastInsertRowid);
+      if (inserted.changes === 0) {
+        pk = upsert.get(appPk, r[W.sessionId], ...values, now, now) as number;
+        dropParticipants.run(pk);
+        logUpdate.run(pk, pk);
+      }
+      for (let j = 0, o = W.parts; j < (r[W.participantCount] as number); j++, o += PART_WIDTH) {
+        participant.run(pk, appPk, ...r.slice(o, o + PART_WIDTH));
+      }
+    }
+  }).immediate();
+}
+
 /** A webhook-made row with two participants, as the ingest leaves one before the sync. */
 function webhookRow(db: Db, appPk: number, sessionId: string): void {
   const s = db.$client;
@@ -130,7 +186,9 @@ describe("the write worker's lean path", () => {
 
     const plain = warehouse("plain");
     const lean = warehouse("lean");
-    for (const w of [plain, lean]) webhookRow(w.db, w.appPk, "from-webhook");
+    const reference = warehouse("reference");
+    reference.db.$client.exec(participantInsertTriggerOf0009());
+    for (const w of [plain, lean, reference]) webhookRow(w.db, w.appPk, "from-webhook");
     const plainWriter = new CallWriter(plain.db, plain.appPk, { maxParticipantRowsPerStatement: 1 });
     const leanWriter = new CallWriter(lean.db, lean.appPk);
     for (const [texts, invalid] of [[first, undefined], [resync, invalidAt]] as const) {
@@ -142,6 +200,9 @@ describe("the write worker's lean path", () => {
       expect(b.some((r) => Buffer.isBuffer(r[W.raw]))).toBe(invalid === undefined); // bytes bound only for valid UTF-8 pages
       expect(plainWriter.writeTolerant(a)).toMatchObject({ refused: [] });
       expect(leanWriter.writeTolerant(b)).toMatchObject({ refused: [] });
+      const c = rowsOf(p);
+      resolveRawTexts(c, p.bytes);
+      referenceWrite(reference.db, reference.appPk, c, Date.now());
       vi.advanceTimersByTime(1_000);
     }
 
@@ -156,6 +217,7 @@ describe("the write worker's lean path", () => {
     expect(want.participants.some((x) => (x as { uid: string }).uid.startsWith("hook-"))).toBe(false);
     expect(want.changes.length).toBeGreaterThan(3);
     expect(got).toEqual(want);
+    expect(got).toEqual(dump(reference.db));
   });
 
   it("stores each record's text as the platform sent it when bound as bytes", () => {

@@ -13,29 +13,13 @@ import { parentPort, workerData } from "node:worker_threads";
 import { openDatabase } from "@/db/client";
 import { threadCpuMs } from "./thread-cpu";
 import type { WorkerConnectionLimits } from "./write-sink";
-import { CallWriter, resolveRawBytes, type BatchResult, type SyncProgress, type WriteRow } from "./writer";
-
-/** Pages of WAL after which this connection checkpoints: 16,384 pages of 4 KB, 64 MB. */
-const WORKER_WAL_AUTOCHECKPOINT_PAGES = 16_384;
+import { CallWriter, resolveRawBytes, tuneForBackfill, type BatchResult, type SyncProgress, type WriteRow } from "./writer";
 
 const { file, appPk, limits } = workerData as { file: string; appPk: number; limits: WorkerConnectionLimits };
 const db = openDatabase(file, { migrate: false });
 db.$client.pragma(`busy_timeout = ${Math.max(0, Math.floor(limits.busyTimeoutMs))}`);
 db.$client.pragma(`max_page_count = ${Math.max(1, Math.floor(limits.maxPageCount))}`);
-// Backfill writes append at the ends of the B-trees: a small cache does as well as the
-// default 64 MB and keeps the syncing process's memory down.
-db.$client.pragma("cache_size = -16384");
-// Checkpoint every 64 MB of WAL instead of every 4 MB (SQLite's default). A backfill's
-// transaction rewrites most leaf pages of the (app_pk, session_id) index (its keys are
-// random), and each checkpoint copies every page written since the last one and syncs
-// both files: at the default, one checkpoint per transaction. At 64 MB a page rewritten
-// by ten transactions is copied once. Durability is unchanged: a committed transaction
-// is in the WAL either way, and the next connection recovers it (decision 0007 §13).
-db.$client.pragma(`wal_autocheckpoint = ${WORKER_WAL_AUTOCHECKPOINT_PAGES}`);
-// Foreign keys are not checked here: this connection only inserts participants of the
-// call it has just written, and calls of an app whose removal waits for this sync's
-// lock (removeApp). The checks cost a parent lookup per row, about 2 µs per call.
-db.$client.pragma("foreign_keys = OFF");
+tuneForBackfill(db.$client);
 const writer = new CallWriter(db, appPk);
 
 type Message = { rows: WriteRow[]; page?: ArrayBuffer; pageLength?: number } | { id: number } | { progress: { runPk: number; counts: SyncProgress } } | { close: true };

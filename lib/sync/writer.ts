@@ -132,6 +132,29 @@ export function resolveRawBytes(rows: WriteRow[], page: Buffer): void {
   }
 }
 
+/** WAL after which the write worker's connection checkpoints: 64 MB, counted in the file's pages. */
+const BACKFILL_WAL_AUTOCHECKPOINT_BYTES = 64 * 1024 * 1024;
+
+/** The write worker's connection settings (lib/sync/write-worker.ts; bench/sync-writer.ts times them). */
+export function tuneForBackfill(sqlite: Database.Database): void {
+  // Backfill writes append at the ends of the B-trees: a small cache does as well as the
+  // default 64 MB and keeps the syncing process's memory down.
+  sqlite.pragma("cache_size = -16384");
+  // Checkpoint every 64 MB of WAL instead of every 1,000 pages (SQLite's default). A
+  // transaction can rewrite many leaf pages of the (app_pk, session_id) index (wherever
+  // session ids do not follow time), and each checkpoint copies every page written since
+  // the last one and syncs both files: at the default, one checkpoint per transaction. At
+  // 64 MB a page rewritten by ten transactions is copied once. Durability is unchanged: a
+  // committed transaction is in the WAL either way, and the next connection recovers it
+  // (decision 0007 §13).
+  const pageSize = sqlite.pragma("page_size", { simple: true }) as number;
+  sqlite.pragma(`wal_autocheckpoint = ${Math.ceil(BACKFILL_WAL_AUTOCHECKPOINT_BYTES / pageSize)}`);
+  // Foreign keys are not checked: this connection only inserts participants of the call it
+  // has just written, and calls of an app whose removal waits for this sync's lock
+  // (removeApp). The checks cost a parent lookup per row, about 2 µs per call.
+  sqlite.pragma("foreign_keys = OFF");
+}
+
 /** Statuses after which the platform no longer changes a call on its own. */
 export function isFinalStatus(status: string | null): boolean {
   return status !== "ongoing" && status !== "initiated";
@@ -218,10 +241,13 @@ const insertCall = (probe: boolean) => `INSERT INTO calls (app_pk, session_id, m
     ?, ?, ?, ?, ?, 'sync', ?, CAST(? AS TEXT), ?, ?)`;
 
 /**
- * A call's participant rows go in one INSERT of up to this many rows (more in chunks of
- * this many). Each statement run costs better-sqlite3's call and argument handling and
- * SQLite's reset and VDBE setup; per row, the trigger and the B-tree insert are the same
- * as with one statement per row, in the same order.
+ * Participant rows go in INSERTs of up to this many rows, those of consecutive calls
+ * together (the rows waiting are inserted before a call is updated, and at the end of the
+ * transaction). Each statement run costs better-sqlite3's call and argument handling and
+ * SQLite's reset and VDBE setup; per row, the B-tree insert is the same as with one
+ * statement per row, in the same order. (A row trigger on the table would make SQLite
+ * stage every multi-row INSERT in a temporary table first, and the one that logged
+ * inserts told calls apart by `last_insert_rowid()`: migration 0020 dropped it.)
  */
 const MAX_PARTICIPANT_ROWS_PER_STATEMENT = 32;
 
@@ -230,8 +256,19 @@ const insertParticipantRows = (k: number) => `INSERT INTO call_participants (cal
     total_video_minutes, total_duration_minutes, device_id, joined_at, left_at, mid, raw)
   VALUES ${Array.from({ length: k }, () => PARTICIPANT_ROW).join(", ")}`;
 
+/**
+ * Logs a call for the analytics store's readers (db/schema/analytics.ts): an entry naming
+ * it unless the newest entry already does. Parameters: the call's pk, twice. No trigger
+ * logs a participant insert (migration 0020, docs/decisions/0025): whoever inserts
+ * participants of a call it did not insert in the same transaction runs this, as
+ * CallWriter does for every call it updates. A new call needs no entry: readers find it
+ * by pk, its participants with it.
+ */
+export const LOG_CALL_CHANGE =
+  "INSERT INTO analytics_changes (call_pk) SELECT ? WHERE (SELECT call_pk FROM analytics_changes ORDER BY seq DESC LIMIT 1) IS NOT ?";
+
 export interface CallWriterOptions {
-  /** Participant rows per INSERT (default 32); 1 writes each row by its own statement. */
+  /** Participant rows per INSERT (default 32, several calls' rows together); 1 writes each row by its own statement. */
   maxParticipantRowsPerStatement?: number;
 }
 
@@ -253,6 +290,9 @@ export class CallWriter {
   private readonly ongoing: Statement<[number], string>;
   private readonly writeBatch: Transaction<(batch: Iterable<WriteRow>) => WriteCounts>;
   private lastStamp = 0;
+  /** Participant rows of the transaction's calls not inserted yet: their parameters, and how many rows. */
+  private participantParams: unknown[] = [];
+  private participantRows = 0;
 
   constructor(
     private readonly db: Db,
@@ -283,9 +323,7 @@ export class CallWriter {
        RETURNING pk`,
     );
     this.deleteParticipants = sqlite.prepare("DELETE FROM call_participants WHERE call_pk = ?");
-    this.logChange = sqlite.prepare(
-      "INSERT INTO analytics_changes (call_pk) SELECT ? WHERE (SELECT call_pk FROM analytics_changes ORDER BY seq DESC LIMIT 1) IS NOT ?",
-    );
+    this.logChange = sqlite.prepare(LOG_CALL_CHANGE);
     this.progress = progressWriter(sqlite);
     this.writeBatch = sqlite.transaction((batch: Iterable<WriteRow>) => {
       // One stamp per batch (first_seen_ms / updated_ms), strictly increasing.
@@ -293,10 +331,13 @@ export class CallWriter {
       this.lastStamp = now;
       this.probeRecordings = this.appHasRecordings.get(this.appPk) === 1;
       const counts: WriteCounts = { inserted: 0, updated: 0 };
+      this.participantParams = [];
+      this.participantRows = 0;
       for (const p of batch) {
         if (this.writeOne(p, now)) counts.inserted++;
         else counts.updated++;
       }
+      this.flushParticipants();
       return counts;
     });
   }
@@ -401,25 +442,32 @@ export class CallWriter {
       inserted = true;
     } else {
       // Stored already, possibly earlier in this very batch (a call staged twice because it
-      // changed between two pages): an update either way.
+      // changed between two pages): an update either way. Its earlier rows, if still
+      // waiting, go in first, so that the delete below replaces them.
+      this.flushParticipants();
       pk = this.upsert.get(...this.callParams(r, now, true))!.pk;
       // An updated row (a webhook-made one included) may hold participants under this pk;
       // a row just inserted cannot (AUTOINCREMENT never reuses a pk).
       this.deleteParticipants.run(pk);
-      // The change-log triggers skip participants of the call this connection inserted
-      // last (lib/analytics/changelog-sql.ts); that may be this one, from an earlier batch.
+      // No trigger logs the participant rows inserted next (LOG_CALL_CHANGE): the call is
+      // logged here, unless its update or the delete just did.
       this.logChange.run(pk, pk);
       inserted = false;
     }
     const n = r[W.participantCount] as number;
-    for (let j = 0, o = W.parts; j < n; ) {
-      const k = Math.min(n - j, this.maxParticipantRows);
-      const params: unknown[] = [];
-      for (let end = j + k; j < end; j++, o += PART_WIDTH) {
-        params.push(pk, app, r[o], r[o + 1], r[o + 2], r[o + 3], r[o + 4], r[o + 5], r[o + 6], r[o + 7], r[o + 8], r[o + 9], r[o + 10], r[o + 11]);
-      }
-      (this.insertParticipants[k] ??= this.db.$client.prepare(insertParticipantRows(k))).run(...params);
+    for (let j = 0, o = W.parts; j < n; j++, o += PART_WIDTH) {
+      this.participantParams.push(pk, app, r[o], r[o + 1], r[o + 2], r[o + 3], r[o + 4], r[o + 5], r[o + 6], r[o + 7], r[o + 8], r[o + 9], r[o + 10], r[o + 11]);
+      if (++this.participantRows === this.maxParticipantRows) this.flushParticipants();
     }
     return inserted;
+  }
+
+  /** Inserts the participant rows waiting, in one statement (rows of several calls, in their order). */
+  private flushParticipants(): void {
+    const k = this.participantRows;
+    if (k === 0) return;
+    (this.insertParticipants[k] ??= this.db.$client.prepare(insertParticipantRows(k))).run(...this.participantParams);
+    this.participantParams = [];
+    this.participantRows = 0;
   }
 }

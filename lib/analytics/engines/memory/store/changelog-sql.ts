@@ -2,7 +2,7 @@
  * The write-path side of the analytics store: triggers that append the pk of every
  * changed call to `analytics_changes` (db/schema/analytics.ts). Migration
  * `0006_analytics_changes.sql` holds the first version (written once; 0009 changes two
- * triggers);
+ * triggers, 0020 drops the participant-insert one);
  * docs/decisions/0006-analytics-rollups.md says why a log and not rollups.
  *
  * Cost: one rowid append per changed call. A participant row written right after its
@@ -12,13 +12,17 @@
  *
  * A new call is not logged at all (migration 0009): pks are AUTOINCREMENT and writers
  * are serialised, so a reader finds every call inserted since it last looked as
- * `pk > ` the largest pk it holds. The participants of a new call, inserted right after
- * it on the same connection (its pk is then that connection's `last_insert_rowid()`),
- * are not logged either; they commit with the call. A participant inserted later for a
- * call this connection inserted last (in an earlier transaction) would be missed by that
- * test: the one writer of participants, the sync's CallWriter, logs its update path
- * explicitly (lib/sync/writer.ts). Logging a backfill's million inserts cost the write
- * path about a fifth of its time (docs/decisions/0007).
+ * `pk > ` the largest pk it holds; its participants, inserted in the same transaction,
+ * come with it. Logging a backfill's million inserts cost the write path about a fifth
+ * of its time (docs/decisions/0007).
+ *
+ * Participant inserts are not logged by a trigger either (migration 0020): any row
+ * trigger on call_participants makes SQLite stage a multi-row INSERT in a temporary
+ * table and run a trigger program per row, about 2 µs a call of the sync's write worker,
+ * and for the sync's inserts it never logged anything. Whoever inserts participants of
+ * a call it did not insert in the same transaction logs that call itself, with
+ * LOG_CALL_CHANGE (lib/sync/writer.ts), as the sync's CallWriter does for the calls it
+ * updates (docs/decisions/0025). Updates and deletes of participants keep their triggers.
  */
 
 /** Entries kept; a reader further behind than this reloads in full. */
@@ -35,10 +39,7 @@ const WATCHED = [
 const notNewest = (pk: string) => `(SELECT call_pk FROM analytics_changes ORDER BY seq DESC LIMIT 1) IS NOT ${pk}`;
 const append = (pk: string) => `INSERT INTO analytics_changes (call_pk) VALUES (${pk});`;
 
-/** When a participant insert is logged: not for a call just inserted (see above). */
-export const NEW_PARTICIPANT_LOGGED = `new.call_pk IS NOT last_insert_rowid() AND ${notNewest("new.call_pk")}`;
-
-/** The change-log triggers as they stand (0006, changed by 0009). */
+/** The change-log triggers as they stand (0006, changed by 0009 and 0020). */
 export function changelogTriggerStatements(): string[] {
   const changed = WATCHED.map((c) => `old.${c} IS NOT new.${c}`).join(" OR ");
   const participantChanged = ["call_pk", "uid", "state", "is_joined", "total_audio_minutes", "total_video_minutes", "total_duration_minutes"]
@@ -52,8 +53,6 @@ BEGIN ${append("new.pk")} END`,
 BEGIN ${append("old.pk")} END`,
     `CREATE TRIGGER analytics_log_calls_ad AFTER DELETE ON calls FOR EACH ROW WHEN ${notNewest("old.pk")}
 BEGIN ${append("old.pk")} END`,
-    `CREATE TRIGGER analytics_log_participants_ai AFTER INSERT ON call_participants FOR EACH ROW WHEN ${NEW_PARTICIPANT_LOGGED}
-BEGIN ${append("new.call_pk")} END`,
     `CREATE TRIGGER analytics_log_participants_ad AFTER DELETE ON call_participants FOR EACH ROW WHEN ${notNewest("old.call_pk")}
 BEGIN ${append("old.call_pk")} END`,
     `CREATE TRIGGER analytics_log_participants_au AFTER UPDATE ON call_participants FOR EACH ROW WHEN ${participantChanged}

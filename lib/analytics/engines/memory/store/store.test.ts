@@ -1,7 +1,9 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "@/db/client";
 import { parseCallRecord } from "@/lib/platform/call-record";
-import { CallWriter, contentHash, toWriteRow } from "@/lib/sync/writer";
+import { CallWriter, contentHash, LOG_CALL_CHANGE, toWriteRow } from "@/lib/sync/writer";
 import { changelogTriggerStatements } from "./changelog-sql";
 import * as A from "../direct";
 import { openFixtureDb, randomCall, rng, writeCalls, type FixtureCall } from "../../../test-fixtures";
@@ -147,6 +149,36 @@ describe("analytics store", () => {
     expectFresh("participant added later");
     const late = A.getParticipantUsage(reader, A.filters({ uid: "late-joiner" }), ALL).filter((p) => p.uid === "late-joiner");
     expect(late.map((p) => [p.calls, p.audioMinutes])).toEqual([[1, 1]]);
+  });
+
+  it("sees a participant inserted into an older call by a writer that logs it, as every writer must", () => {
+    const pk = writer.$client.prepare("SELECT min(pk) FROM calls").pluck().get() as number;
+    const newest = () => writer.$client.prepare("SELECT call_pk FROM analytics_changes ORDER BY seq DESC LIMIT 1").pluck().get();
+    expect(newest()).not.toBe(pk);
+    writer.$client.transaction(() => {
+      writer.$client
+        .prepare("INSERT INTO call_participants (call_pk, app_pk, seq, uid, state, is_joined, total_audio_minutes) SELECT pk, app_pk, 98, 'older-late', 'ended', 1, 1.5 FROM calls WHERE pk = ?")
+        .run(pk);
+      writer.$client.prepare(LOG_CALL_CHANGE).run(pk, pk);
+    })();
+    expect(newest()).toBe(pk);
+    expectFresh("participant of an older call, logged by its writer");
+    const late = A.getParticipantUsage(reader, A.filters({ uid: "older-late" }), ALL).filter((p) => p.uid === "older-late");
+    expect(late.map((p) => [p.calls, p.audioMinutes])).toEqual([[1, 1.5]]);
+  });
+
+  it("has participants inserted only by writers that log the calls they did not just insert (no trigger does: migration 0020)", () => {
+    const inserts = /INTO\s+[`"]?call_participants\b|insert\(callParticipants\)/i;
+    const sources = ["lib", "app", "db", "scripts", "components"]
+      .filter((d) => existsSync(d))
+      .flatMap((d) => readdirSync(d, { recursive: true, encoding: "utf8" }).map((f) => path.join(d, f)))
+      .filter((f) => /\.tsx?$/.test(f) && !/\.test\.tsx?$/.test(f));
+    const writers = sources.filter((f) => inserts.test(readFileSync(f, "utf8"))).sort();
+    // A new writer of participants: make it log with LOG_CALL_CHANGE, then list it here.
+    expect(writers).toEqual(["lib/analytics/test-fixtures.ts", "lib/sync/writer.ts"]);
+    for (const f of writers) expect(readFileSync(f, "utf8")).toContain("LOG_CALL_CHANGE");
+    const triggers = writer.$client.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'call_participants'").pluck().all();
+    expect(triggers.sort()).toEqual(["analytics_log_participants_ad", "analytics_log_participants_au"]);
   });
 
   it("runs the change-log triggers changelog-sql.ts describes", () => {
