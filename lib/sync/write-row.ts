@@ -6,11 +6,12 @@ import { W, type WriteRow } from "./writer";
  * A record read by its known fields (page-reader.ts) straight into the flat row the
  * SQLite writer binds (`toWriteRow`'s layout), with no ParsedCall in between: the same
  * coercers and the same defaults as `parseCallRecord` followed by `toWriteRow`, without
- * the four objects a record and three a participant cost there (the sync thread reads a
- * million records a backfill). undefined when any field does not coerce or the call has
- * no start time: the caller then takes `parseCallRecord`'s way, which words the reason.
- * The row's hash (W.hash) is left null for the caller. lib/sync/write-row.test.ts holds
- * it to `toWriteRow(parseCallRecord(...))` value for value.
+ * the objects made there only to be copied into the row (the coerced and the parsed call,
+ * each participant twice, their lists, the result and the PendingCall: the sync thread
+ * reads a million records a backfill; decision 0026). undefined when any field does not
+ * coerce or the call has no start time: the caller then takes `parseCallRecord`'s way,
+ * which words the reason. The row's hash (W.hash) is left null for the caller.
+ * lib/sync/write-row.test.ts holds it to `toWriteRow(parseCallRecord(...))` value for value.
  */
 export function fieldsRow(o: CallFields, participantExtras: Array<string | null>, rawStart: number, rawEnd: number): WriteRow | undefined {
   const sessionId = toId(o.sessionId);
