@@ -387,6 +387,12 @@ function formatIssues(error: z.ZodError, prefix = ""): string {
 
 const round6 = (n: number) => Math.round(n * 1e6) / 1e6;
 
+/**
+ * The coercers and the rounding, for the sync's direct reading of a record into its write
+ * row (lib/sync/write-row.ts), which must apply exactly these rules.
+ */
+export { Bad, round6, toArray, toBool, toEpoch, toHms, toId, toInt, toLabel, toMinutes, toNum, toStr };
+
 export function parseCallRecord(input: unknown): CallParseResult {
   if (!input || typeof input !== "object" || Array.isArray(input)) {
     return { ok: false, sessionId: null, reason: `record: expected an object, got ${describe(input)}` };

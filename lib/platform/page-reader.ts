@@ -99,6 +99,13 @@ class Reader {
   anyHigh = false;
   /** Set by `key()`: an unknown key's text (when asked for). */
   keyText = "";
+  /**
+   * Set by `participant()` / `participants()`: the unknown keys of the participant / of
+   * each participant of the list just read (fields instead of a result object each: a
+   * heavy page has thousands of participants).
+   */
+  participantExtra: string | null = null;
+  participantExtras: Array<string | null> = [];
 
   constructor(private readonly b: Page) {}
 
@@ -338,10 +345,10 @@ class Reader {
       if (known === PARTICIPANTS_KEY) {
         this.ws();
         if (b[this.i] === OPEN_BRACKET) {
-          const list = this.participants();
-          if (!list) return undefined;
-          out.participants = list.parts;
-          extras = list.extras;
+          const parts = this.participants();
+          if (!parts) return undefined;
+          out.participants = parts;
+          extras = this.participantExtras;
         } else {
           const v = this.scalar();
           if (v === NOT_SCALAR) return undefined;
@@ -363,33 +370,34 @@ class Reader {
     return out;
   }
 
-  /** The participants array whose `[` is at i. */
-  private participants(): { parts: ParticipantFields[]; extras: Array<string | null> } | undefined {
+  /** The participants array whose `[` is at i; their unknown keys in `participantExtras`. */
+  private participants(): ParticipantFields[] | undefined {
     const b = this.b;
     this.i++;
     const parts: ParticipantFields[] = [];
     const extras: Array<string | null> = [];
+    this.participantExtras = extras;
     this.ws();
     if (b[this.i] === CLOSE_BRACKET) {
       this.i++;
-      return { parts, extras };
+      return parts;
     }
     for (;;) {
       this.ws();
       if (b[this.i] !== OPEN_BRACE) return undefined; // not an object: the record is read whole
       const p = this.participant();
       if (!p) return undefined;
-      parts.push(p.fields);
-      extras.push(p.extra);
+      parts.push(p);
+      extras.push(this.participantExtra);
       this.ws();
       const d = b[this.i++];
-      if (d === CLOSE_BRACKET) return { parts, extras };
+      if (d === CLOSE_BRACKET) return parts;
       if (d !== COMMA) throw BAIL;
     }
   }
 
-  /** The participant whose `{` is at i: its known fields and its unknown keys as JSON. */
-  private participant(): { fields: ParticipantFields; extra: string | null } | undefined {
+  /** The participant whose `{` is at i: its known fields, and its unknown keys as JSON in `participantExtra`. */
+  private participant(): ParticipantFields | undefined {
     const b = this.b;
     this.i++;
     const fields = new ParticipantFields();
@@ -399,7 +407,8 @@ class Reader {
     this.ws();
     if (b[this.i] === CLOSE_BRACE) {
       this.i++;
-      return { fields, extra: null };
+      this.participantExtra = null;
+      return fields;
     }
     for (;;) {
       const known = this.key(PARTICIPANT_TABLE, true);
@@ -420,7 +429,8 @@ class Reader {
       if (d === CLOSE_BRACE) break;
       if (d !== COMMA) throw BAIL;
     }
-    return { fields, extra: extra ? JSON.stringify(extra) : null };
+    this.participantExtra = extra ? JSON.stringify(extra) : null;
+    return fields;
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * The byte reader (page-reader.ts, decision 0022) stages exactly the rows that the JSON
  * path stages: the same page handled by RunState once from JSON.parse of the whole page
- * (every record whole, as before the reader) and once from the reader must give the same
+ * (every record whole, as before the reader: parseCallRecord, then toWriteRow) and once
+ * from the reader (its records straight into rows, write-row.ts) must give the same
  * rows for the write side (every column value, types and -0 included, raw ranges, hashes,
  * participants' unknown keys) and the same skipped records with the same reasons.
  * Records: every data mix of the emulator, its deliberately invalid records, and
@@ -71,7 +72,11 @@ function runState(writer: StoredCalls, sink: WriteSink, batchSize: number) {
 /** What RunState stages for a page, and the records it skips with their reasons. */
 async function staged(records: unknown[], bytes: Buffer, ranges: number[], extras?: Array<Array<string | null> | undefined>) {
   const rows: WriteRow[] = [];
-  const sink = { kind: "worker", stage: (calls: PendingCall[]) => void rows.push(...calls.map(toWriteRow)), commit: async () => ({ inserted: 0, updated: 0, refused: [], ms: 0 }), saveProgress: () => undefined, close: async () => undefined } as WriteSink;
+  // As the SQLite sinks take them: rows (the reader's records straight from their fields, write-row.ts).
+  const sink = {
+    kind: "worker", stage: (calls: PendingCall[]) => void rows.push(...calls.map(toWriteRow)), stageRows: (staged: WriteRow[]) => void rows.push(...staged),
+    commit: async () => ({ inserted: 0, updated: 0, refused: [], ms: 0 }), saveProgress: () => undefined, close: async () => undefined,
+  } as WriteSink;
   const writer = { storedCount: () => 0, findMany: () => [], ongoingSessionIds: () => [] } as unknown as StoredCalls;
   const { state, summary } = runState(writer, sink, 1e9);
   const result = await state.handle(records, { bytes, ranges }, extras);

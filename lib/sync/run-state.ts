@@ -1,10 +1,12 @@
 import { parseCallRecord } from "@/lib/platform/call-record";
 import { rawRecordText, type RawRecords } from "@/lib/platform/calls-client";
+import type { CallFields } from "@/lib/platform/page-reader";
 import type { PageCursor } from "./resume";
 import type { StoredCalls } from "./stored-calls";
 import type { SyncSummary } from "./summary";
 import type { WriteSink } from "./write-sink";
-import { contentHash, extraParticipantJson, isFinalStatus, type Existing, type PendingCall } from "./writer";
+import { fieldsRow } from "./write-row";
+import { contentHash, extraParticipantJson, isFinalStatus, toWriteRow, W, type Existing, type PendingCall, type WriteRow } from "./writer";
 
 const MAX_REASONS = 100;
 
@@ -80,53 +82,75 @@ export class RunState {
       this.seen = new Map();
       this.pagesInGeneration = 1;
     }
-    const fresh: PendingCall[] = [];
+    // A sink that writes flat rows (SQLite) takes records read by their fields straight
+    // into rows (write-row.ts); otherwise (ClickHouse) each call is parsed whole.
+    const toRows = this.sink.stageRows !== undefined;
+    const fresh: Array<PendingCall | WriteRow> = [];
+    const freshIds: string[] = [];
+    const freshHashes: string[] = [];
     const initiated: Array<number | null> = [];
     let allKnown = records.length > 0;
     let repeated = 0;
     for (let i = 0; i < records.length; i++) {
       // A record read by its known fields (extras[i] set: see CallsPage.participantExtras).
       const byFields = extras?.[i] !== undefined;
-      let r = parseCallRecord(records[i]);
-      // Refused: parsed whole again, so that the reason is worded from the record as sent.
-      if (!r.ok && byFields) r = parseCallRecord(JSON.parse(rawRecordText(raw!, i)));
-      if (!r.ok) {
-        this.skip(r.sessionId, r.reason);
-        allKnown = false;
-        continue;
-      }
-      const id = r.call.sessionId;
       // The record's text as sent when the page could be sliced (cheaper, and exact): left
       // in the page's bytes, hashed there and decoded by the write side.
       const rawStart = raw?.ranges[2 * i];
       const rawEnd = raw?.ranges[2 * i + 1];
-      const rawJson = raw ? null : JSON.stringify(r.raw);
-      const hash = contentHash(rawJson ?? raw!.bytes.subarray(rawStart, rawEnd));
+      let item: PendingCall | WriteRow | undefined;
+      let id: string, hash: string, initiatedAt: number | null, status: string | null;
+      if (toRows && byFields) item = fieldsRow(records[i] as CallFields, extras![i]!, rawStart!, rawEnd!);
+      if (item) {
+        const row = item as WriteRow;
+        hash = row[W.hash] = contentHash(raw!.bytes.subarray(rawStart, rawEnd));
+        id = row[W.sessionId] as string;
+        initiatedAt = row[W.initiatedAt] as number | null;
+        status = row[W.status] as string | null;
+      } else {
+        let r = parseCallRecord(records[i]);
+        // Refused: parsed whole again, so that the reason is worded from the record as sent.
+        if (!r.ok && byFields) r = parseCallRecord(JSON.parse(rawRecordText(raw!, i)));
+        if (!r.ok) {
+          this.skip(r.sessionId, r.reason);
+          allKnown = false;
+          continue;
+        }
+        const rawJson = raw ? null : JSON.stringify(r.raw);
+        hash = contentHash(rawJson ?? raw!.bytes.subarray(rawStart, rawEnd));
+        let participantExtras = byFields ? extras![i]! : undefined;
+        if (!participantExtras) {
+          const rawParticipants = Array.isArray(r.raw.participants) ? (r.raw.participants as unknown[]) : [];
+          participantExtras = rawParticipants.map(extraParticipantJson);
+        }
+        const p: PendingCall = { call: r.call, rawJson, rawStart, rawEnd, hash, participantExtras };
+        item = toRows ? toWriteRow(p) : p;
+        id = r.call.sessionId;
+        initiatedAt = r.call.initiatedAt;
+        status = r.call.status;
+      }
       const prev = this.recent(id);
       if (prev !== undefined) repeated++;
       this.seen.set(id, hash);
       if (prev === hash) continue; // the same record again (pages shifted under us)
-      initiated.push(prev === undefined ? r.call.initiatedAt : null);
-      if (r.call.status === "ongoing") this.seenOngoing.add(id);
+      initiated.push(prev === undefined ? initiatedAt : null);
+      if (status === "ongoing") this.seenOngoing.add(id);
       else this.seenOngoing.delete(id);
-      let participantExtras = byFields ? extras![i]! : undefined;
-      if (!participantExtras) {
-        const rawParticipants = Array.isArray(r.raw.participants) ? (r.raw.participants as unknown[]) : [];
-        participantExtras = rawParticipants.map(extraParticipantJson);
-      }
-      fresh.push({ call: r.call, rawJson, rawStart, rawEnd, hash, participantExtras });
+      fresh.push(item);
+      freshIds.push(id);
+      freshHashes.push(hash);
     }
     // What is stored, in one read transaction per page (none needed on a first backfill).
     this.startedEmpty ??= (await this.writer.storedCount()) === 0;
-    const lookup = this.startedEmpty ? [] : fresh.filter((p) => !this.staged.has(p.call.sessionId));
-    const found = lookup.length ? await this.writer.findMany(lookup.map((p) => p.call.sessionId)) : [];
+    const lookup = this.startedEmpty ? [] : freshIds.filter((id) => !this.staged.has(id));
+    const found = lookup.length ? await this.writer.findMany(lookup) : [];
     const existing = new Map<string, Existing | undefined>();
-    lookup.forEach((p, i) => existing.set(p.call.sessionId, found[i]));
-    const staging: PendingCall[] = [];
-    for (const p of fresh) {
-      const id = p.call.sessionId;
-      const ex = existing.get(id);
-      if (ex && ex.hash === p.hash && ex.source === "sync") {
+    lookup.forEach((id, i) => existing.set(id, found[i]));
+    const staging: Array<PendingCall | WriteRow> = [];
+    for (let k = 0; k < fresh.length; k++) {
+      const id = freshIds[k];
+      const ex = existing.size ? existing.get(id) : undefined;
+      if (ex && ex.hash === freshHashes[k] && ex.source === "sync") {
         this.summary.unchanged++;
         if (!isFinalStatus(ex.status)) allKnown = false;
         continue;
@@ -134,9 +158,10 @@ export class RunState {
       allKnown = false;
       // A later version of a call already staged is staged too: written after it, it wins.
       this.staged.add(id);
-      staging.push(p);
+      staging.push(fresh[k]);
     }
-    this.sink.stage(staging, raw?.bytes);
+    if (toRows) this.sink.stageRows!(staging as WriteRow[], raw?.bytes);
+    else this.sink.stage(staging as PendingCall[], raw?.bytes);
     if (this.sink.drained) await this.sink.drained();
     this.summary.timings.parseMs += performance.now() - t0;
     if (this.staged.size >= this.batchSize) await this.flush();

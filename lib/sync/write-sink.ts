@@ -24,6 +24,11 @@ export interface WriteSink {
    */
   stage(calls: PendingCall[], page?: Buffer): void;
   /**
+   * The SQLite sinks: queues calls already made into their flat rows (`toWriteRow`'s
+   * layout; write-row.ts reads a record straight into one), as `stage` would make them.
+   */
+  stageRows?(rows: WriteRow[], page?: Buffer): void;
+  /**
    * Resolves when the sink can take more (a sink that streams to a slower store makes the
    * sync wait here instead of buffering). Absent: always ready.
    */
@@ -45,13 +50,14 @@ export interface WriteSink {
 
 export function inlineSink(writer: CallWriter): WriteSink {
   let staged: WriteRow[] = [];
+  const stageRows = (rows: WriteRow[], page?: Buffer) => {
+    resolveRawTexts(rows, page);
+    for (const r of rows) staged.push(r);
+  };
   return {
     kind: "inline",
-    stage: (calls, page) => {
-      const rows = calls.map(toWriteRow);
-      resolveRawTexts(rows, page);
-      for (const r of rows) staged.push(r);
-    },
+    stage: (calls, page) => stageRows(calls.map(toWriteRow), page),
+    stageRows,
     commit: async () => {
       const batch = staged;
       staged = [];
@@ -134,20 +140,21 @@ export function workerSink(db: Db, appPk: number): WriteSink | undefined {
   });
   worker.on("error", (e) => failAll(e instanceof Error ? e : new Error(String(e))));
   worker.on("exit", (code) => failAll(new Error(`write worker exited (${code})`)));
+  const stageRows = (rows: WriteRow[], page?: Buffer) => {
+    // After a failure the next commit rejects; nothing to stage into.
+    if (dead || !rows.length) return;
+    if (!page) return worker.postMessage({ rows });
+    // The page's memory moves to the worker instead of being copied: the caller is done
+    // with it (its records are hashed), and the worker decodes the raw records from it.
+    // A page that shares its memory (a small body in Node's buffer pool) is copied first.
+    const whole = page.byteOffset === 0 && page.byteLength === page.buffer.byteLength;
+    const memory = (whole ? page.buffer : page.buffer.slice(page.byteOffset, page.byteOffset + page.byteLength)) as ArrayBuffer;
+    worker.postMessage({ rows, page: memory, pageLength: page.byteLength }, [memory]);
+  };
   return {
     kind: "worker",
-    stage: (calls, page) => {
-      // After a failure the next commit rejects; nothing to stage into.
-      if (dead || !calls.length) return;
-      const rows = calls.map(toWriteRow);
-      if (!page) return worker.postMessage({ rows });
-      // The page's memory moves to the worker instead of being copied: the caller is done
-      // with it (its records are hashed), and the worker decodes the raw records from it.
-      // A page that shares its memory (a small body in Node's buffer pool) is copied first.
-      const whole = page.byteOffset === 0 && page.byteLength === page.buffer.byteLength;
-      const memory = (whole ? page.buffer : page.buffer.slice(page.byteOffset, page.byteOffset + page.byteLength)) as ArrayBuffer;
-      worker.postMessage({ rows, page: memory, pageLength: page.byteLength }, [memory]);
-    },
+    stage: (calls, page) => stageRows(calls.map(toWriteRow), page),
+    stageRows,
     commit: () =>
       new Promise<BatchResult>((resolve, reject) => {
         if (dead) return reject(dead);
