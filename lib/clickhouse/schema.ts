@@ -15,6 +15,8 @@
  * co-sharded table) names the local table, through `localName`.
  */
 
+import { sql } from "./sql";
+
 export interface TableSpec {
   name: string;
   /** Column definitions, in order. */
@@ -268,15 +270,9 @@ export function addColumnStatements(p: Placement, t: TableSpec, name: string, on
   const on = onCluster && p.cluster ? ` ON CLUSTER ${quoteIdentifier(p.cluster)}` : "";
   const add = (table: string): MigrationStatement => ({
     sql: `ALTER TABLE ${qualified(p.database, table)}${on} ADD COLUMN ${quoteIdentifier(name)} ${column[1]}`,
-    doneIf: `SELECT 1 FROM system.columns WHERE database = ${quoteString(p.database)} AND table = ${quoteString(table)} AND name = ${quoteString(name)}`,
+    doneIf: sql`SELECT 1 FROM system.columns WHERE database = ${p.database} AND table = ${table} AND name = ${name}`.text,
   });
   return p.cluster ? [add(localName(p, t.name)), add(t.name)] : [add(t.name)];
-}
-
-/** A plain identifier (quoteIdentifier's rule) as a string literal. */
-function quoteString(name: string): string {
-  quoteIdentifier(name);
-  return `'${name}'`;
 }
 
 /** `t` as it was before later migrations added `columns` (what an earlier migration created). */
