@@ -7,6 +7,10 @@
  *   npm run bench -- --only webhook-kill --rounds 10   # SIGKILL the server under webhook load, count what was lost
  *   npm run bench -- --quick           # smaller sizes, for a smoke run
  *   npm run bench -- --only sync --mix platform,light-users   # some of the sync's data mixes
+ *   npm run bench -- --only sync --mix platform --session-ids time,random
+ *                                      # the sync's mixes with the upstream's session ids in
+ *                                      # time order and/or random (UUIDs); the default run
+ *                                      # has every mix in time order and platform random
  *   npm run bench -- --only http --calls 10000000 --mix platform --keep DIR
  *                                      # reports through the server; the warehouse kept in
  *                                      # DIR and reused by the next run with the same DIR
@@ -24,6 +28,7 @@
  */
 import { Command } from "commander";
 import { isDataMixName } from "@/lib/emulator/mixes";
+import { isSessionIdOrder } from "@/lib/emulator/session-ids";
 
 export interface BenchRow {
   area: string;
@@ -42,9 +47,10 @@ const program = new Command("bench")
   .option("--compare-calls <n>", "clickhouse: calls of the in-memory / copy / ClickHouse comparison (default 1M; 0 skips it)")
   .option("--keep <dir>", "http: keep each mix's warehouse in <dir> and reuse it on later runs")
   .option("--mix <names>", "sync, http, clickhouse-sync: data mixes to run, comma-separated (default: platform,heavy-users,light-users,big-meetings; clickhouse-sync: platform)")
+  .option("--session-ids <orders>", "sync: the upstream's session ids, comma-separated: time | random (default: every mix in time order, and platform random)")
   .option("--prerender", "clickhouse-sync: the emulator renders its pages before the sync (its CPU hidden; default: rendered as asked, like a real upstream)")
   .parse(process.argv);
-const opts = program.opts<{ only?: string; quick?: boolean; calls?: string; compareCalls?: string; mix?: string; rounds?: string; keep?: string; prerender?: boolean }>();
+const opts = program.opts<{ only?: string; quick?: boolean; calls?: string; compareCalls?: string; mix?: string; rounds?: string; keep?: string; prerender?: boolean; sessionIds?: string }>();
 
 function printTable(rows: BenchRow[]): void {
   const cols: Array<keyof BenchRow> = ["area", "metric", "target", "measured", "ok"];
@@ -65,9 +71,12 @@ async function main(): Promise<void> {
   const mixes = opts.mix?.split(",").map((m) => m.trim());
   const unknown = mixes?.find((m) => !isDataMixName(m));
   if (unknown) throw new Error(`--mix: unknown mix "${unknown}"`);
+  const sessionIds = opts.sessionIds?.split(",").map((m) => m.trim());
+  const badOrder = sessionIds?.find((o) => !isSessionIdOrder(o));
+  if (badOrder) throw new Error(`--session-ids: unknown order "${badOrder}" (time | random)`);
   if (want("sync")) {
     const { runSyncBackfillBench } = await import("./sync-backfill");
-    rows.push(...(await runSyncBackfillBench({ calls: calls ?? (opts.quick ? 100_000 : 1_000_000), mixes: mixes?.filter(isDataMixName) })));
+    rows.push(...(await runSyncBackfillBench({ calls: calls ?? (opts.quick ? 100_000 : 1_000_000), mixes: mixes?.filter(isDataMixName), sessionIds: sessionIds?.filter(isSessionIdOrder) })));
   }
   if (want("http")) {
     const { runHttpReportsBench } = await import("./http-reports");

@@ -13,6 +13,7 @@ import type { AppRow } from "@/db/schema";
 import { generateCallAt, makeContext } from "@/lib/emulator/generator";
 import type { DataMixName } from "@/lib/emulator/mixes";
 import { serializeServed } from "@/lib/emulator/quirks";
+import type { SessionIdOrder } from "@/lib/emulator/session-ids";
 import type { syncApp as SyncAppFn } from "@/lib/sync/sync-app";
 import { childCpuSeconds } from "./production-server";
 import type { BenchRow } from "./run";
@@ -53,6 +54,8 @@ interface Spawned {
 
 interface EmulatorShape {
   mix: DataMixName;
+  /** The upstream's session ids: following time (default) or random UUIDs. */
+  sessionIds?: SessionIdOrder;
   /** Override of the mix's largest meeting. */
   maxMeetingSize?: number;
   prerender: boolean;
@@ -63,6 +66,7 @@ interface EmulatorShape {
 export async function spawnBenchEmulator(calls: number, shape: EmulatorShape): Promise<Spawned> {
   const args = ["--import", "tsx", "scripts/emulator.ts", "--port", "0", "--seed", "1", "--apps", `bench:${calls}`, "--now", "1780000000", "--months", "10", "--mix", shape.mix];
   if (shape.maxMeetingSize !== undefined) args.push("--max-meeting-size", String(shape.maxMeetingSize));
+  if (shape.sessionIds) args.push("--session-ids", shape.sessionIds);
   if (shape.prerender) args.push("--prerender");
   if (shape.latencyMs) args.push("--latency", String(shape.latencyMs));
   if (shape.maxPerPage) args.push("--max-per-page", String(shape.maxPerPage));
@@ -92,6 +96,8 @@ export interface SyncBackfillOptions {
   batchSize?: number;
   /** The upstream's data shape (lib/emulator/mixes.ts; default "platform": ~1 KB and ~3 participant rows a call). */
   mix?: DataMixName;
+  /** The upstream's session ids: following time (default) or random UUIDs. */
+  sessionIds?: SessionIdOrder;
   /** Override of the mix's largest meeting. */
   maxMeetingSize?: number;
   /**
@@ -144,8 +150,8 @@ async function withBenchBackfill<T>(calls: number, shape: EmulatorShape, keep: s
   }
 }
 
-export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize, mix = "platform", maxMeetingSize, prerender = false, latencyMs, maxPerPage, perPage = 1000, file: keep }: SyncBackfillOptions = {}): Promise<SyncBackfillResult> {
-  return withBenchBackfill(calls, { mix, maxMeetingSize, prerender, latencyMs, maxPerPage }, keep, async ({ db, app, emu, emulatorStartMs, syncApp }) => {
+export async function measureSyncBackfill({ calls = 1_000_000, writer, batchSize, mix = "platform", sessionIds, maxMeetingSize, prerender = false, latencyMs, maxPerPage, perPage = 1000, file: keep }: SyncBackfillOptions = {}): Promise<SyncBackfillResult> {
+  return withBenchBackfill(calls, { mix, sessionIds, maxMeetingSize, prerender, latencyMs, maxPerPage }, keep, async ({ db, app, emu, emulatorStartMs, syncApp }) => {
     // Diagnosis only: measure the sync without other parts' write triggers.
     if (process.env.BENCH_SYNC_DROP_TRIGGERS === "1") {
       for (const t of db.$client.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'").pluck().all() as string[]) {
@@ -208,8 +214,8 @@ const perCall = (s: number | undefined, calls: number) => (s === undefined ? "?"
 const pct = (x: number | undefined) => (x === undefined ? "?" : `${Math.round(x * 100)}%`);
 
 /** Bytes of JSON a call of the mix takes on the wire (a sample of its records). */
-function bytesPerCall(mix: DataMixName, sample = 2_000): number {
-  const ctx = makeContext({ appId: "bench", seed: 1, count: sample, now: 1_780_000_000, months: 10, mix });
+function bytesPerCall(mix: DataMixName, sessionIds: SessionIdOrder, sample = 2_000): number {
+  const ctx = makeContext({ appId: "bench", seed: 1, count: sample, now: 1_780_000_000, months: 10, mix, sessionIds });
   let bytes = 0;
   for (let s = 0; s < sample; s++) bytes += Buffer.byteLength(serializeServed(generateCallAt(ctx, s), undefined, ctx.mix));
   return Math.round(bytes / sample);
@@ -218,28 +224,44 @@ function bytesPerCall(mix: DataMixName, sample = 2_000): number {
 /**
  * The mixes every sync target must hold on (issue 15): a target holds when it holds on
  * each. big-meetings has ~28 participant rows a call, so it runs a fifth of the calls and
- * is judged by rows, not calls.
+ * is judged by rows, not calls. Each runs with session ids that follow time; platform also
+ * with random ones (an upstream's ids may be UUIDs: the warehouse's session index then
+ * takes its inserts anywhere, not at one edge).
  */
-export const SYNC_MIXES: Array<{ mix: DataMixName; share: number; judged: boolean }> = [
-  { mix: "platform", share: 1, judged: true },
-  { mix: "heavy-users", share: 1, judged: true },
-  { mix: "light-users", share: 1, judged: true },
-  { mix: "big-meetings", share: 0.2, judged: false },
+export const SYNC_MIXES: Array<{ mix: DataMixName; share: number; judged: boolean; sessionIds: SessionIdOrder }> = [
+  { mix: "platform", share: 1, judged: true, sessionIds: "time" },
+  { mix: "heavy-users", share: 1, judged: true, sessionIds: "time" },
+  { mix: "light-users", share: 1, judged: true, sessionIds: "time" },
+  { mix: "big-meetings", share: 0.2, judged: false, sessionIds: "time" },
+  { mix: "platform", share: 1, judged: true, sessionIds: "random" },
 ];
 
+const ID_ORDER_LABEL: Record<SessionIdOrder, string> = { time: "ids in time order", random: "random ids" };
+
+/**
+ * The runs of `npm run bench -- --only sync`: the default set, or the mixes asked for with
+ * the session id orders asked for (default: time order).
+ */
+export function syncBenchRuns(mixes?: DataMixName[], sessionIds?: SessionIdOrder[]): typeof SYNC_MIXES {
+  if (!mixes && !sessionIds) return SYNC_MIXES;
+  const orders = sessionIds ?? ["time"];
+  const base = SYNC_MIXES.filter((m) => m.sessionIds === "time" && (!mixes || mixes.includes(m.mix)));
+  return orders.flatMap((order) => base.map((m) => ({ ...m, sessionIds: order })));
+}
+
 /** Rows for `npm run bench` (bench/run.ts prints them). */
-export async function runSyncBackfillBench(opts: { calls?: number; mixes?: DataMixName[] } = {}): Promise<BenchRow[]> {
+export async function runSyncBackfillBench(opts: { calls?: number; mixes?: DataMixName[]; sessionIds?: SessionIdOrder[] } = {}): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   const total = opts.calls ?? 1_000_000;
-  for (const { mix, share, judged } of SYNC_MIXES.filter((m) => !opts.mixes || opts.mixes.includes(m.mix))) {
-    const r = await measureSyncBackfill({ calls: Math.round(total * share), mix });
+  for (const { mix, share, judged, sessionIds } of syncBenchRuns(opts.mixes, opts.sessionIds)) {
+    const r = await measureSyncBackfill({ calls: Math.round(total * share), mix, sessionIds });
     const n = r.calls.toLocaleString("en");
-    const area = `sync (${mix})`;
+    const area = `sync (${mix}, ${ID_ORDER_LABEL[sessionIds]})`;
     const rowsPerSecond = Math.round((r.calls * (1 + r.participantsPerCall)) / (r.wallMs / 1000));
     rows.push(
       {
         area,
-        metric: `backfill ${n} calls over HTTP (${bytesPerCall(mix)} B and ${r.participantsPerCall.toFixed(2)} participant rows a call), end to end`,
+        metric: `backfill ${n} calls over HTTP (${bytesPerCall(mix, sessionIds)} B and ${r.participantsPerCall.toFixed(2)} participant rows a call), end to end`,
         target: judged ? ">= 30,000 calls/s" : "",
         measured: `${r.callsPerSecond.toLocaleString("en")} calls/s, ${rowsPerSecond.toLocaleString("en")} rows/s (${(r.wallMs / 1000).toFixed(1)} s)`,
         ok: judged ? r.callsPerSecond >= 30_000 : undefined,

@@ -11,8 +11,10 @@
  *     [--rows-per-insert N]     participant rows per INSERT (1: one statement a row)
  *     [--texts]                 decode raw records to strings first (the inline sink's way)
  *     [--wal-autocheckpoint N]  the connection's checkpoint interval in pages (inline)
- *     [--slot-order]            calls in generation order: session ids fall anywhere in the
- *                               index, as from an upstream whose ids do not follow time
+ *     [--session-ids random]    random UUIDs as session ids (served newest first as in a
+ *                               sync: only the session index sees random keys)
+ *     [--slot-order]            calls in generation order: session ids and start times
+ *                               fall anywhere in their indexes
  *     [--page-size N]           the fresh file's page size (default: a new warehouse's)
  *     [--drop-trigger NAME...]  without these triggers (what one costs)
  *     [--pragma P...]           more pragmas on the writing connection (inline)
@@ -30,6 +32,7 @@ import { addApp } from "@/lib/apps/registry";
 import { generateCallAt, makeContext } from "@/lib/emulator/generator";
 import { DATA_MIXES, isDataMixName } from "@/lib/emulator/mixes";
 import { serializeServed } from "@/lib/emulator/quirks";
+import { isSessionIdOrder } from "@/lib/emulator/session-ids";
 import { parseCallRecord } from "@/lib/platform/call-record";
 import { threadCpuMs } from "@/lib/sync/thread-cpu";
 import { workerSink } from "@/lib/sync/write-sink";
@@ -44,17 +47,20 @@ const opts = new Command()
   .option("--wal-autocheckpoint <pages>", "checkpoint interval of the connection, in pages")
   .option("--pragma <p...>", "more pragmas on the writing connection (inline only), e.g. cache_size=-65536")
   .option("--drop-trigger <name...>", "drop these triggers first (what a trigger costs)")
-  .option("--slot-order", "write calls in generation order (session ids in random order), not newest first")
+  .option("--session-ids <order>", "time | random: the upstream's session ids (lib/emulator/session-ids.ts)", "time")
+  .option("--slot-order", "write calls in generation order (session ids and times in random order), not newest first")
   .option("--page-size <n>", "the fresh file's page size (default: a new warehouse's)")
   .parse(process.argv)
-  .opts<{ calls: string; mix: string; worker?: boolean; rowsPerInsert?: string; texts?: boolean; walAutocheckpoint?: string; pragma?: string[]; dropTrigger?: string[]; pageSize?: string; slotOrder?: boolean }>();
+  .opts<{ calls: string; mix: string; worker?: boolean; rowsPerInsert?: string; texts?: boolean; walAutocheckpoint?: string; pragma?: string[]; dropTrigger?: string[]; pageSize?: string; slotOrder?: boolean; sessionIds: string }>();
 if (!isDataMixName(opts.mix)) throw new Error(`--mix: unknown mix "${opts.mix}"`);
 const mix = opts.mix;
+if (!isSessionIdOrder(opts.sessionIds)) throw new Error(`--session-ids: "${opts.sessionIds}" is not time or random`);
+const sessionIds = opts.sessionIds;
 const calls = Number(opts.calls);
 const PAGE = 1000;
 process.env.AUTH_SECRET ??= "bench-only-secret-bench-only-secret-000";
 
-const ctx = makeContext({ appId: "bench", seed: 1, count: calls, now: 1_780_000_000, months: 10, mix });
+const ctx = makeContext({ appId: "bench", seed: 1, count: calls, now: 1_780_000_000, months: 10, mix, sessionIds });
 let participants = 0;
 /**
  * The slots in the order the platform serves them, newest first (a first pass over their
@@ -140,7 +146,7 @@ try {
     db.$client.close();
   }
   const wallMs = performance.now() - t0;
-  console.log(JSON.stringify({ mix, calls, worker: !!opts.worker, participantsPerCall: +(participants / calls).toFixed(2), cpuUsPerCall: +((cpuMs * 1000) / calls).toFixed(2), wallUsPerCall: +((wallMs * 1000) / calls).toFixed(1) }));
+  console.log(JSON.stringify({ mix, calls, sessionIds, slotOrder: !!opts.slotOrder, worker: !!opts.worker, participantsPerCall: +(participants / calls).toFixed(2), cpuUsPerCall: +((cpuMs * 1000) / calls).toFixed(2), wallUsPerCall: +((wallMs * 1000) / calls).toFixed(1) }));
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

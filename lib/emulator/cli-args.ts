@@ -5,6 +5,7 @@ import { NON_CONVERGING, type NonConverging } from "./non-converging";
 import type { EmulatorOptions } from "./server";
 import type { EmulatorAppSpec, ListOrder } from "./state";
 import { DATA_MIX_NAMES, isDataMixName } from "./mixes";
+import { isSessionIdOrder, SESSION_ID_ORDERS } from "./session-ids";
 import { REGIONS, type Region } from "./types";
 
 export const CLI_USAGE = `Usage: tsx scripts/emulator.ts [options]
@@ -23,6 +24,8 @@ export const CLI_USAGE = `Usage: tsx scripts/emulator.ts [options]
   --prerender            render every record's JSON at start (less CPU per page; benchmarks)
   --mix NAME             data shape: standard | platform | heavy-users | light-users | big-meetings
                          (default standard; see lib/emulator/mixes.ts)
+  --session-ids ORDER    time | random: ids that follow time (v1.<region>.<app>.<time>…,
+                         default) or random UUIDs, every other field unchanged
   --latency MS           every platform answer waits MS milliseconds (a real network)
   --max-per-page N       pages hold at most N calls, whatever perPage asks
   --fault SPEC           repeatable; kind:when[:route[:appId]]
@@ -76,7 +79,7 @@ export function parseCli(argv: string[]): { help: true } | { help: false; option
       fault: { type: "string", multiple: true }, "fault-seed": { type: "string" }, "rate-limit": { type: "string" },
       help: { type: "boolean" }, "max-meeting-size": { type: "string" }, prerender: { type: "boolean" },
       mix: { type: "string" }, latency: { type: "string" }, "max-per-page": { type: "string" },
-      "non-converging": { type: "string" },
+      "non-converging": { type: "string" }, "session-ids": { type: "string" },
     },
     strict: true,
   });
@@ -88,6 +91,8 @@ export function parseCli(argv: string[]): { help: true } | { help: false; option
   if (!["newest", "oldest", "shuffled"].includes(order)) throw new CliError("--order must be newest, oldest or shuffled");
   const mix = values.mix ?? "standard";
   if (!isDataMixName(mix)) throw new CliError(`--mix must be one of ${DATA_MIX_NAMES.join(", ")}`);
+  const sessionIds = values["session-ids"] ?? "time";
+  if (!isSessionIdOrder(sessionIds)) throw new CliError(`--session-ids must be one of ${SESSION_ID_ORDERS.join(", ")}`);
   const endless = values["non-converging"] ?? "off";
   if (!(NON_CONVERGING as readonly string[]).includes(endless)) throw new CliError(`--non-converging must be one of ${NON_CONVERGING.join(", ")}`);
   const faults: FaultConfig = {
@@ -115,6 +120,7 @@ export function parseCli(argv: string[]): { help: true } | { help: false; option
       faults,
       prerender: values.prerender ?? false,
       mix,
+      sessionIds,
       maxMeetingSize: values["max-meeting-size"] === undefined ? undefined : Math.max(3, intOpt("max-meeting-size", values["max-meeting-size"], 12)),
     },
   };

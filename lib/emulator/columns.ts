@@ -1,5 +1,6 @@
 // Compact per-call columns (about 40 bytes a call) used for filtering and ordering, so
 // that a million calls cost tens of megabytes instead of gigabytes of objects.
+import { sameSecondOrderKey } from "./session-ids";
 import { CALL_MODES, CALL_STATUSES, type CallRecord } from "./types";
 
 function grown<T extends Uint32Array | Uint16Array | Uint8Array>(a: T, need: number, make: (n: number) => T): T {
@@ -18,7 +19,7 @@ export class CallColumns {
   /** 0 = absent (never started / still ongoing). */
   startedAt = new Uint32Array(0);
   endedAt = new Uint32Array(0);
-  /** The 8 hex digits that end the sessionId, as a number, to break initiatedAt ties. */
+  /** The sessionId's order among calls of the same second (sameSecondOrderKey), to break initiatedAt ties. */
   tail = new Uint32Array(0);
   /** bit0 video, bits1-2 mode index, bit3 group receiver, bit4 hasRecording. */
   bits = new Uint8Array(0);
@@ -51,7 +52,7 @@ export class CallColumns {
     this.initiatedAt[slot] = rec.initiatedAt;
     this.startedAt[slot] = rec.startedAt ?? 0;
     this.endedAt[slot] = rec.endedAt ?? 0;
-    this.tail[slot] = parseInt(rec.sessionId.slice(-8), 16) >>> 0;
+    this.tail[slot] = sameSecondOrderKey(rec.sessionId);
     this.bits[slot] =
       (rec.type === "video" ? BIT_VIDEO : 0) |
       (CALL_MODES.indexOf(rec.mode) << 1) |

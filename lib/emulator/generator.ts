@@ -3,8 +3,9 @@
 // never hold a million objects (see store.ts).
 import { DATA_MIXES, type DataMix, type DataMixName } from "./mixes";
 import { buildPopulation, type Population } from "./population";
-import { hashString, hex, int, logNormal, mix, mulberry32, uuidLike, type Rng } from "./prng";
+import { hashString, int, logNormal, mix, mulberry32, uuidLike, type Rng } from "./prng";
 import { toWire } from "./quirks";
+import { randomSessionId, timeSessionId, type SessionIdOrder } from "./session-ids";
 import type { CallMode, CallParticipant, CallRecord, CallStatus, CallType, Region, WireCall } from "./types";
 
 const DAY = 86_400;
@@ -27,6 +28,8 @@ export interface AppGenParams {
   maxMeetingSize?: number;
   /** The shape of the app's data (lib/emulator/mixes.ts; default "standard"). */
   mix?: DataMixName;
+  /** Session ids that follow time (default) or random UUIDs (lib/emulator/session-ids.ts). */
+  sessionIds?: SessionIdOrder;
 }
 
 export interface GenContext {
@@ -41,6 +44,7 @@ export interface GenContext {
   ongoingCount: number;
   maxMeetingSize: number;
   mix: DataMix;
+  sessionIds: SessionIdOrder;
   pop: Population;
 }
 
@@ -61,6 +65,7 @@ export function makeContext(p: AppGenParams): GenContext {
     ongoingCount: count >= 50 ? Math.min(4, 1 + Math.floor(count / 500)) : count >= 10 ? 1 : 0,
     maxMeetingSize: Math.max(3, Math.floor(p.maxMeetingSize ?? shape.meetingJoin[1])),
     mix: shape,
+    sessionIds: p.sessionIds ?? "time",
     pop: buildPopulation(p.seed, p.appId, shape),
   };
 }
@@ -155,7 +160,9 @@ export function buildCall(rng: Rng, ctx: GenContext, spec: CallSpec): CallRecord
   // One-to-one calls get rejected; groups are at most unanswered (nobody came).
   if (mode !== "call" && status === "rejected") status = "unanswered";
   const { initiatedAt } = spec;
-  const sessionId = `v1.${ctx.region}.${ctx.appId}.${initiatedAt}${hex(rng, 8)}`;
+  // The same draw either way, so that random ids change nothing else of the record.
+  const tail = (rng() * 0x100000000) >>> 0;
+  const sessionId = ctx.sessionIds === "random" ? randomSessionId(ctx.appSeed, initiatedAt, tail) : timeSessionId(ctx.region, ctx.appId, initiatedAt, tail);
 
   let initiator: string;
   let receiver: string;

@@ -7,6 +7,7 @@ import type { FaultConfig, FaultKind } from "./faults";
 import { loggableHeaders, pathSegments, sendError, sendText } from "./http-util";
 import { authApp, checkOnBehalfOf, createApp, getCall, listPage } from "./platform-routes";
 import type { DataMixName } from "./mixes";
+import type { SessionIdOrder } from "./session-ids";
 import { EmulatorState, type AppInfo, type EmulatorAppSpec, type EmulatorQuirks } from "./state";
 
 export interface EmulatorOptions {
@@ -26,6 +27,8 @@ export interface EmulatorOptions {
   prerender?: boolean;
   /** The shape of every app's data (lib/emulator/mixes.ts; default "standard"). */
   mix?: DataMixName;
+  /** Session ids that follow time (default) or random UUIDs (lib/emulator/session-ids.ts). */
+  sessionIds?: SessionIdOrder;
 }
 
 export interface RunningEmulator {
@@ -128,6 +131,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     maxMeetingSize: options.maxMeetingSize,
     prerender: options.prerender,
     mix: options.mix,
+    sessionIds: options.sessionIds,
   });
   const sockets = new Set<Socket>();
   const hung = new Set<Socket>();

@@ -1,6 +1,7 @@
 // Everything one running emulator knows: apps, quirk switches, faults, credentials.
 import { FaultInjector, type FaultConfig } from "./faults";
 import type { DataMixName } from "./mixes";
+import type { SessionIdOrder } from "./session-ids";
 import type { NonConverging } from "./non-converging";
 import { hashString, hex, mix, mulberry32 } from "./prng";
 import { AppStore } from "./store";
@@ -67,6 +68,8 @@ export interface StateOptions {
   prerender?: boolean;
   /** The shape of every app's data (lib/emulator/mixes.ts). */
   mix?: DataMixName;
+  /** Session ids that follow time (default) or random UUIDs (lib/emulator/session-ids.ts). */
+  sessionIds?: SessionIdOrder;
 }
 
 /** Deterministic API key: the same seed and app id always give the same key. */
@@ -112,6 +115,7 @@ export class EmulatorState {
       name: spec.name,
       maxMeetingSize: this.initial.maxMeetingSize,
       mix: this.initial.mix,
+      sessionIds: this.initial.sessionIds,
     });
     if (this.initial.prerender) store.prerender();
     this.apps.set(spec.appId, store);

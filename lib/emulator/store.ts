@@ -5,6 +5,7 @@ import { buildCall, finishTotals, generateCallAt, inSeedOrder, makeContext, type
 import type { DataMixName } from "./mixes";
 import { int, mix, mulberry32 } from "./prng";
 import { INVALID_KINDS, serializeServed, toWire, type InvalidKind } from "./quirks";
+import { decodeRandomSessionId, sameSecondOrderKey, type SessionIdOrder } from "./session-ids";
 import { CALL_MODES, CALL_STATUSES, type CallMode, type CallRecord, type CallStatus, type CallType, type ReceiverType, type Region, type WireCall } from "./types";
 
 export interface AppOptions {
@@ -18,6 +19,7 @@ export interface AppOptions {
   name?: string;
   maxMeetingSize?: number;
   mix?: DataMixName;
+  sessionIds?: SessionIdOrder;
 }
 
 export interface CallFilters {
@@ -73,7 +75,7 @@ export class AppStore {
     this.apiKey = o.apiKey;
     this.region = o.region;
     this.name = o.name ?? o.appId;
-    this.ctx = makeContext({ appId: o.appId, seed: o.seed, count: o.count, now: o.now, months: o.months, region: o.region, maxMeetingSize: o.maxMeetingSize, mix: o.mix });
+    this.ctx = makeContext({ appId: o.appId, seed: o.seed, count: o.count, now: o.now, months: o.months, region: o.region, maxMeetingSize: o.maxMeetingSize, mix: o.mix, sessionIds: o.sessionIds });
     this.clock = this.ctx.now;
     this.createdAt = this.ctx.start;
     this.n = this.ctx.count;
@@ -192,23 +194,34 @@ export class AppStore {
     return slots;
   }
 
-  /** Finds a call by sessionId through its embedded (initiatedAt, hex) key. */
+  /** Finds a call by sessionId through the (initiatedAt, same-second order) key it encodes. */
   find(sessionId: string): number | undefined {
-    const tailText = sessionId.slice(sessionId.lastIndexOf(".") + 1);
-    if (!/^\d+[0-9a-f]{8}$/.test(tailText)) return undefined;
-    const at = Number(tailText.slice(0, -8));
-    const tail = parseInt(tailText.slice(-8), 16) >>> 0;
+    const at = this.initiatedAtOf(sessionId);
+    if (at === undefined) return undefined;
+    const key = sameSecondOrderKey(sessionId);
     let lo = 0;
     let hi = this.n - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
-      const s = this.order[mid];
-      const d = this.cols.initiatedAt[s] - at || this.cols.tail[s] - tail;
-      if (d === 0) return this.record(s).sessionId === sessionId ? s : undefined;
+      const d = this.cols.initiatedAt[this.order[mid]] - at || this.cols.tail[this.order[mid]] - key;
       if (d < 0) lo = mid + 1;
       else hi = mid - 1;
     }
+    // lo: the first slot at or above the key. Random ids of one second may share their
+    // first 8 digits (rarely): every slot with the key is checked.
+    for (let i = lo; i < this.n; i++) {
+      const s = this.order[i];
+      if (this.cols.initiatedAt[s] !== at || this.cols.tail[s] !== key) return undefined;
+      if (this.record(s).sessionId === sessionId) return s;
+    }
     return undefined;
+  }
+
+  /** The initiatedAt a sessionId of this app encodes (undefined: not one of this app's shapes). */
+  private initiatedAtOf(sessionId: string): number | undefined {
+    if (this.ctx.sessionIds === "random") return decodeRandomSessionId(this.ctx.appSeed, sessionId)?.initiatedAt;
+    const tailText = sessionId.slice(sessionId.lastIndexOf(".") + 1);
+    return /^\d+[0-9a-f]{8}$/.test(tailText) ? Number(tailText.slice(0, -8)) : undefined;
   }
 
   private put(slot: number, rec: CallRecord): void {
