@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { createAdminClient, type EmulatorAdmin } from "./admin-client";
+import type { SessionIdOrder } from "./session-ids";
 import type { Region } from "./types";
 
 export interface SpawnOptions {
@@ -18,6 +19,8 @@ export interface SpawnOptions {
   ignorePerPage?: number;
   invalidRecords?: boolean;
   order?: "newest" | "oldest" | "shuffled";
+  /** Session ids that follow time (default) or random UUIDs (session-ids.ts). */
+  sessionIds?: SessionIdOrder;
   /** CLI fault specs, e.g. ["503:0.2:list", "truncate:every5:list"]. */
   faults?: string[];
   faultSeed?: number;
@@ -59,6 +62,7 @@ export function cliArgs(o: SpawnOptions): string[] {
   add("--ignore-per-page", o.ignorePerPage);
   if (o.invalidRecords) args.push("--invalid-records");
   add("--order", o.order);
+  add("--session-ids", o.sessionIds);
   for (const f of o.faults ?? []) args.push("--fault", f);
   add("--fault-seed", o.faultSeed);
   add("--rate-limit", o.rateLimitPerMinute);

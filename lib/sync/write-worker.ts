@@ -8,11 +8,18 @@
  * narrowest stage); one open transaction across pages needs a savepoint per page for
  * writeTolerant, and savepoints cost as much again. The commit message only reports:
  * everything written since the previous reply, committed.
+ *
+ * Pages whose session ids fall all over the index (an upstream with random ids,
+ * scattered-keys.ts) are the exception: their rows wait for the commit message (or an
+ * ordered page, or the close message) and go in one transaction, with a page
+ * cache sized for the index. Each index leaf is then written once for about four times
+ * as many calls, which costs far more than the held rows' garbage (docs/decisions/0027).
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { openDatabase } from "@/db/client";
 import { threadCpuMs } from "./thread-cpu";
 import type { WorkerConnectionLimits } from "./write-sink";
+import { keysScattered, meanIdLength, scatteredCacheKiB } from "./scattered-keys";
 import { CallWriter, resolveRawBytes, tuneForBackfill, type BatchResult, type SyncProgress, type WriteRow } from "./writer";
 
 const { file, appPk, limits } = workerData as { file: string; appPk: number; limits: WorkerConnectionLimits };
@@ -39,8 +46,45 @@ let done: BatchResult = { inserted: 0, updated: 0, refused: [], ms: 0 };
  */
 let failure: Error | undefined;
 
+/** Rows of pages with scattered ids, waiting to be written in one transaction. */
+let held: WriteRow[] = [];
+/** A bound on the rows held, whatever the sync's batch (it commits every 4,000 calls). */
+const MAX_HELD_ROWS = 8_000;
+/** Calls this worker has written: with the ids' length, what the session index holds of the app. */
+let callsWritten = 0;
+let cacheKiB = 0;
+
+function write(rows: WriteRow[]): void {
+  if (failure || rows.length === 0) return;
+  try {
+    const r = writer.writeTolerant(rows);
+    callsWritten += rows.length;
+    done.inserted += r.inserted;
+    done.updated += r.updated;
+    for (const x of r.refused) done.refused.push(x);
+    done.ms += r.ms;
+  } catch (err) {
+    failure = err instanceof Error ? err : new Error(String(err));
+  }
+}
+
+function writeHeld(): void {
+  const rows = held;
+  held = [];
+  write(rows);
+}
+
+/** Grows the page cache with the app's part of the session index (never shrinks it). */
+function sizeCacheFor(rows: WriteRow[]): void {
+  const kib = scatteredCacheKiB(callsWritten + held.length + rows.length, meanIdLength(rows));
+  if (kib <= cacheKiB) return;
+  cacheKiB = kib;
+  db.$client.pragma(`cache_size = -${kib}`);
+}
+
 parentPort?.on("message", (m: Message) => {
   if ("close" in m) {
+    writeHeld();
     // Messages are handled in order: everything sent before this one is done. Closing
     // here (not by Worker.terminate() from outside) never tears the isolate down while a
     // statement is raising an error, which aborts the whole process in better-sqlite3.
@@ -55,20 +99,20 @@ parentPort?.on("message", (m: Message) => {
   if ("rows" in m) {
     cpuAtFirstWrite ??= threadCpuMs();
     if (failure) return; // the commit reply reports it; nothing more is written
-    try {
-      // Raw records staged as offsets into their page (the page's memory came with them).
-      if (m.page) resolveRawBytes(m.rows, Buffer.from(m.page, 0, m.pageLength));
-      const r = writer.writeTolerant(m.rows);
-      done.inserted += r.inserted;
-      done.updated += r.updated;
-      for (const x of r.refused) done.refused.push(x);
-      done.ms += r.ms;
-    } catch (err) {
-      failure = err instanceof Error ? err : new Error(String(err));
+    // Raw records staged as offsets into their page (the page's memory came with them).
+    if (m.page) resolveRawBytes(m.rows, Buffer.from(m.page, 0, m.pageLength));
+    if (keysScattered(m.rows)) {
+      sizeCacheFor(m.rows);
+      for (const r of m.rows) held.push(r);
+      if (held.length >= MAX_HELD_ROWS) writeHeld();
+      return;
     }
+    writeHeld();
+    write(m.rows);
     return;
   }
   if ("progress" in m) {
+    // Names only pages of commits already replied to (sync-app.ts), never rows held here.
     // Advisory (the run's final row is written by the sync itself): a failure must not
     // fail the sync.
     try {
@@ -78,6 +122,8 @@ parentPort?.on("message", (m: Message) => {
     }
     return;
   }
+  // A commit: everything sent before it, held rows included, is written when it replies.
+  writeHeld();
   if (failure) {
     const e = failure;
     const code = (e as { code?: unknown }).code;

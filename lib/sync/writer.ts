@@ -139,8 +139,9 @@ const BACKFILL_WAL_AUTOCHECKPOINT_BYTES = 64 * 1024 * 1024;
 export function tuneForBackfill(sqlite: Database.Database): void {
   // A backfill whose session ids follow time appends at the ends of the B-trees: a small
   // cache does as well as the default 64 MB and keeps the syncing process's memory down.
-  // (Ids in random order rewrite leaves anywhere in the session index; 128 MB took about
-  // 10% off the writer's CPU there, at a cost in memory: docs/benchmarks.md, session 9.)
+  // Ids in random order rewrite leaves anywhere in the session index: the write worker
+  // then grows the cache with the index and writes larger transactions (scattered-keys.ts,
+  // docs/decisions/0027).
   sqlite.pragma("cache_size = -16384");
   // Checkpoint every 64 MB of WAL instead of every 1,000 pages (SQLite's default). A
   // transaction can rewrite many leaf pages of the (app_pk, session_id) index (wherever
