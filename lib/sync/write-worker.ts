@@ -11,7 +11,7 @@
  *
  * Pages whose session ids fall all over the index (an upstream with random ids,
  * scattered-keys.ts) are the exception: their rows wait for the commit message (or an
- * ordered page, or the close message) and go in one transaction, with a page
+ * ordered page, the close message, or about 24,000 table rows) and go in one transaction, with a page
  * cache sized for the index. Each index leaf is then written once for about four times
  * as many calls, which costs far more than the held rows' garbage (docs/decisions/0027).
  */
@@ -20,7 +20,7 @@ import { openDatabase } from "@/db/client";
 import { threadCpuMs } from "./thread-cpu";
 import type { WorkerConnectionLimits } from "./write-sink";
 import { keysScattered, meanIdLength, scatteredCacheKiB } from "./scattered-keys";
-import { CallWriter, resolveRawBytes, tuneForBackfill, type BatchResult, type SyncProgress, type WriteRow } from "./writer";
+import { CallWriter, resolveRawBytes, tuneForBackfill, W, type BatchResult, type SyncProgress, type WriteRow } from "./writer";
 
 const { file, appPk, limits } = workerData as { file: string; appPk: number; limits: WorkerConnectionLimits };
 const db = openDatabase(file, { migrate: false });
@@ -48,8 +48,15 @@ let failure: Error | undefined;
 
 /** Rows of pages with scattered ids, waiting to be written in one transaction. */
 let held: WriteRow[] = [];
-/** A bound on the rows held, whatever the sync's batch (it commits every 4,000 calls). */
-const MAX_HELD_ROWS = 8_000;
+/** Table rows (calls and their participants) of the calls held. */
+let heldTableRows = 0;
+/**
+ * A bound on what is held: the sync's commit of 4,000 calls of every judged mix (up to
+ * about 21,000 table rows with heavy-users' 4.2 participants), but about one page of
+ * big-meetings (29 rows a call), whose held rows would take the syncing process past its
+ * 600 MB (645 MB measured) for no gain: a call of 6 KB writes many pages of its own.
+ */
+const MAX_HELD_TABLE_ROWS = 24_000;
 /** Calls this worker has written: with the ids' length, what the session index holds of the app. */
 let callsWritten = 0;
 let cacheKiB = 0;
@@ -71,6 +78,7 @@ function write(rows: WriteRow[]): void {
 function writeHeld(): void {
   const rows = held;
   held = [];
+  heldTableRows = 0;
   write(rows);
 }
 
@@ -103,8 +111,11 @@ parentPort?.on("message", (m: Message) => {
     if (m.page) resolveRawBytes(m.rows, Buffer.from(m.page, 0, m.pageLength));
     if (keysScattered(m.rows)) {
       sizeCacheFor(m.rows);
-      for (const r of m.rows) held.push(r);
-      if (held.length >= MAX_HELD_ROWS) writeHeld();
+      for (const r of m.rows) {
+        held.push(r);
+        heldTableRows += 1 + (r[W.participantCount] as number);
+      }
+      if (heldTableRows >= MAX_HELD_TABLE_ROWS) writeHeld();
       return;
     }
     writeHeld();
