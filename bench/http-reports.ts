@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import type { DataMixName } from "@/lib/emulator/mixes";
+import { CrlfCounter } from "./crlf-counter";
 import { childCpuSeconds, ensureProductionBuild, startProductionServer } from "./production-server";
 import type { BenchRow } from "./run";
 import { measureSyncBackfill, SYNC_MIXES } from "./sync-backfill";
@@ -100,15 +101,10 @@ export async function csvRate(
   const cpu0 = childCpuSeconds(serverPid);
   const t0 = performance.now();
   let firstByteMs = -1;
-  // Records end in CRLF (RFC 4180); a line break inside a quoted cell is a bare LF.
-  let records = 0;
-  let lastWasCr = false;
+  const records = new CrlfCounter();
   const count = (chunk: Uint8Array) => {
     if (firstByteMs < 0) firstByteMs = performance.now() - t0;
-    for (let i = 0; i < chunk.length; i++) {
-      if (chunk[i] === 10 && lastWasCr) records++;
-      lastWasCr = chunk[i] === 13;
-    }
+    records.add(chunk);
   };
   if (existsSync(CURL)) await curlInto(url, token, encoding, count);
   else {
@@ -122,7 +118,7 @@ export async function csvRate(
     }
   }
   const cpu1 = childCpuSeconds(serverPid);
-  return { rows: records - 1, seconds: (performance.now() - t0) / 1000, firstByteMs, cpuSeconds: cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0 };
+  return { rows: records.count - 1, seconds: (performance.now() - t0) / 1000, firstByteMs, cpuSeconds: cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0 };
 }
 
 const CURL = "/usr/bin/curl";
