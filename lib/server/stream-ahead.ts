@@ -15,8 +15,13 @@ import { GzipPieces } from "./gzip-pieces";
  * goes at the client's pace. A client that goes away cancels the body at once.
  */
 
-/** Bytes of the body read ahead of the socket, at most: about 15 batches of the calls CSV. */
-export const AHEAD_BYTES = 8 << 20;
+/**
+ * Bytes of the body read ahead of the socket, at most: about 8 batches of the calls CSV,
+ * enough to cover this thread's turns at writing its own batch (5–10 ms each) and the
+ * analytics worker's batches arriving in bursts; more would keep more batch buffers alive
+ * than csv-bytes.ts keeps for reuse.
+ */
+export const AHEAD_BYTES = 4 << 20;
 
 export interface StreamAheadOptions {
   /** Compress as one gzip member at this level (undefined: as it is). */

@@ -84,7 +84,7 @@ export interface AnalyticsWorker {
 }
 
 /** The calls CSV's batch jobs the worker may hold at once (see `mayPost`). */
-const BATCHES_POSTED = 3;
+const BATCHES_POSTED = 4;
 
 const isBatchJob = (q: { job: { kind: JobKind } }): boolean => q.job.kind === "lines" || q.job.kind === "values";
 
