@@ -207,7 +207,7 @@ export async function runHttpReportsBench({ calls = 1_000_000, mixes = SYNC_MIXE
           const csv = await csvRate(server.url, token, { serverPid: pid, encoding });
           const rate = Math.round(csv.rows / csv.seconds);
           const cpu = csv.cpuSeconds === undefined ? "" : `, server CPU ${((csv.cpuSeconds * 1e6) / csv.rows).toFixed(1)} µs a row`;
-          const how = encoding === "identity" ? "plain (as curl asks)" : "gzip (as fetch and browsers ask)";
+          const how = `${encoding === "identity" ? "plain (as curl asks)" : "gzip (as fetch and browsers ask)"}, read by ${existsSync(CURL) ? "curl" : "fetch"}, records counted with Buffer.indexOf`;
           rows.push({ area, metric: `calls CSV, ${csv.rows.toLocaleString("en")} rows through the server, ${how} (first byte ${csv.firstByteMs.toFixed(0)} ms${cpu})`, target: ">= 250,000 rows/s", measured: `${rate.toLocaleString("en")} rows/s`, ok: rate >= 250_000 });
         }
       } finally {

@@ -129,6 +129,26 @@ describe("streamAhead", () => {
       expect((gzipLevel === undefined ? got : gunzipSync(got)).equals(Buffer.concat(state.batches))).toBe(true);
     });
 
+    it(`ends the response unfinished when the body fails part way (${how})`, async () => {
+      const { body, state } = source(10, 100_000, async (k) => {
+        if (k === 3) throw new Error("the export failed");
+      });
+      const url = await serve(() => body, { gzipLevel });
+      // Cut before or after the headers went out; either way never a response that looks whole (chunked: it has no last chunk).
+      const outcome = await get(url).then(
+        (res) =>
+          new Promise<string>((resolve) => {
+            res.on("data", () => undefined);
+            res.on("end", () => resolve(res.complete ? "complete" : "cut"));
+            res.on("error", () => resolve("cut"));
+            res.on("aborted", () => resolve("cut"));
+          }),
+        () => "cut",
+      );
+      expect(outcome).toBe("cut");
+      expect(state.pulled).toBe(3);
+    });
+
     it(`stops reading the body when the client goes away (${how})`, async () => {
       const { body, state } = source(100_000, 64 * 1024);
       const res = await get(await serve(() => body, { gzipLevel, budget: 1 << 20 }));

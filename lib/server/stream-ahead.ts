@@ -82,6 +82,10 @@ export async function streamAhead(res: ServerResponse, body: ReadableStream<Uint
       } else send([value], value.length, () => recycleCsvBatch(value));
     }
     await written;
+  } catch (err) {
+    // The export failed part way (the caller destroys the response): nothing more is written.
+    stop();
+    throw err;
   } finally {
     res.off("close", stop);
     zip?.close(); // its deflaters; end() below still writes the member's end
