@@ -37,7 +37,8 @@ export function utf8Bytes(text: string): Uint8Array {
  * and they are collected as before.
  */
 const spare: ArrayBuffer[] = [];
-const SPARE_MAX = 8;
+/** As many as an export has in flight (the lean path's 4 MB ahead, the worker's posted jobs, this thread's batch): ~9 MB kept after it (0029). */
+const SPARE_MAX = 16;
 /** Batches whose buffer is theirs alone (a view from byte 0), so recyclable. */
 const batches = new WeakSet<Uint8Array>();
 

@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { constants as zlibConstants, createGzip, gzipSync } from "node:zlib";
+import { gzipSync } from "node:zlib";
 import { REPORT_ROUTES } from "@/lib/analytics/http";
 import type { ReportName } from "@/lib/analytics/reports";
-import { recycleCsvBatch } from "@/lib/export/csv-bytes";
 import { securityHeaders } from "@/lib/http/security-headers";
+import { streamAhead } from "./stream-ahead";
 
 /**
  * The lean API path (docs/decisions/0016-lean-api-path.md): a script's GET of an
@@ -59,43 +59,10 @@ function headersOf(response: Response, extra: Record<string, string | number>): 
   return Object.assign(out, extra);
 }
 
+/** The CSV's batches, written ahead of the socket within a budget, compressed side by side with gzip (stream-ahead.ts). */
 async function writeStream(res: ServerResponse, response: Response, body: ReadableStream<Uint8Array>, gzip: boolean): Promise<void> {
   res.writeHead(response.status, headersOf(response, gzip ? { "content-encoding": "gzip", vary: "Accept-Encoding" } : {}));
-  const zip = gzip ? createGzip({ level: GZIP_LEVEL }) : undefined;
-  const out = zip ?? res;
-  zip?.pipe(res);
-  let first = true;
-  const reader = body.getReader();
-  let gone = false;
-  const onClose = () => {
-    gone = true;
-    void reader.cancel().catch(() => undefined);
-  };
-  res.once("close", onClose);
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done || gone) break;
-      // Backpressure: the client's reads drive the export, as under Next.
-      // Once written (to the socket, or taken by gzip), a calls CSV batch's buffer may be written again (csv-bytes.ts).
-      const more = out.write(value, () => recycleCsvBatch(value));
-      // The first rows go out at once (zlib would hold them until 16 KB of output): a client sees its first byte as soon as without gzip.
-      if (first) zip?.flush(zlibConstants.Z_SYNC_FLUSH);
-      first = false;
-      if (!more) await new Promise<void>((resolve) => {
-        const go = () => {
-          out.off("drain", go);
-          res.off("close", go);
-          resolve();
-        };
-        out.on("drain", go);
-        res.on("close", go);
-      });
-    }
-  } finally {
-    res.off("close", onClose);
-  }
-  if (!gone) out.end();
+  await streamAhead(res, body, { gzipLevel: gzip ? GZIP_LEVEL : undefined });
 }
 
 async function send(req: IncomingMessage, res: ServerResponse, response: Response): Promise<void> {

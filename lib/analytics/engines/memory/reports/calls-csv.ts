@@ -170,14 +170,16 @@ export function callsCsvBatches(db: Db, f: Filters, scope: Scope, order?: CsvOrd
     const ranges = [...batchRanges(pks.length, head.length)];
     // Where the worker writes lines too, it writes WORKER_SHARE of the batches, spread
     // evenly, while this thread writes the others and sends every batch to the socket:
-    // two cores, each reading and writing part of the rows. Each batch is asked for four
-    // ahead, so that the worker always has a job queued (with two, it idled a tenth of the
-    // time) and this thread's values (quick jobs) are never behind more than one batch of lines.
+    // two cores, each reading and writing part of the rows. Each batch is asked for eight
+    // ahead and the worker holds up to four of them (host.ts BATCHES_POSTED), so that it
+    // always has a job queued while this thread writes its own batch: with four ahead and
+    // one posted at a time it idled 0.2–0.3 of the export (docs/decisions/0029). This
+    // thread's values (quick jobs) wait behind at most a few batches of lines.
     type Pending = { lines: Promise<Uint8Array | undefined> } | { values: Promise<StoreRows | undefined> };
     const byWorker = (k: number) => Math.floor((k + 1) * WORKER_SHARE) > Math.floor(k * WORKER_SHARE);
     const begin = (k: number): Pending =>
       lines && byWorker(k) ? { lines: lines(pks.slice(ranges[k][0], ranges[k][1]), apps, f.tz).catch(() => undefined) } : { values: ask(pks, ranges[k]) };
-    const AHEAD = 4;
+    const AHEAD = 8;
     const pending: Array<Pending | undefined> = ranges.slice(0, AHEAD).map((_, k) => begin(k));
     for (let k = 0; k < ranges.length; k++) {
       if (k + AHEAD < ranges.length) pending[k + AHEAD] = begin(k + AHEAD);

@@ -23,7 +23,8 @@ import { spareBuffer } from "@/lib/export/csv-bytes";
  * `globalThis`, where every copy of this module (the server's, Next's bundle) finds it.
  * Where no worker is registered (tests, scripts, a server on an in-memory database,
  * bundled code that cannot start a TypeScript worker) every report runs in-process,
- * synchronously, as before. Jobs run one at a time in arrival order; identical jobs
+ * synchronously, as before. Jobs run one at a time in arrival order (the calls CSV's
+ * batch jobs are posted a few at a time, see `mayPost`); identical jobs
  * waiting in the queue share one run; a job whose request went away before it started
  * is dropped. The calls CSV's `order` job answers twice: its head (the first rows' pks
  * and store values), then the whole order, so the CSV's first rows are written while
@@ -82,6 +83,11 @@ export interface AnalyticsWorker {
   close(): Promise<void>;
 }
 
+/** The calls CSV's batch jobs the worker may hold at once (see `mayPost`). */
+const BATCHES_POSTED = 4;
+
+const isBatchJob = (q: { job: { kind: JobKind } }): boolean => q.job.kind === "lines" || q.job.kind === "values";
+
 const globalForWorker = globalThis as unknown as { callboardAnalyticsWorker?: AnalyticsWorker };
 
 /** The running worker of this process, if one was started. */
@@ -123,7 +129,17 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
 
   let nextId = 1;
   const queue: Queued[] = [];
-  let inFlight: Queued | undefined;
+  /** Jobs posted and not yet answered, in the order the worker runs them. */
+  let inFlight: Queued[] = [];
+  /**
+   * Whether `next` may be posted now. A job goes alone (identical jobs still waiting share
+   * its run), but the calls CSV's batch jobs (`lines`, `values`) go up to BATCHES_POSTED at
+   * a time: the worker then starts the next batch as soon as it finishes one, instead of
+   * idling until this thread's event loop (busy writing its own batches) reads the answer
+   * and posts the next (docs/decisions/0029).
+   */
+  const mayPost = (next: Queued): boolean =>
+    inFlight.length === 0 || (isBatchJob(next) && inFlight.length < BATCHES_POSTED && inFlight.every(isBatchJob));
   let dead: Error | undefined;
   let lastMs = 0;
   let busyMs = 0;
@@ -131,17 +147,16 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
   const warm = new Promise<{ calls: number; ms: number; scratchMb: number } | undefined>((r) => (warmResolve = r));
 
   const pump = () => {
-    if (inFlight || dead) return;
-    while (queue.length > 0) {
+    if (dead) return;
+    while (queue.length > 0 && mayPost(queue[0])) {
       const q = queue.shift()!;
       q.waiters = q.waiters.filter((w) => !w.signal?.aborted);
       if (q.waiters.length === 0) continue; // every asker went away before it started
-      inFlight = q;
+      inFlight.push(q);
       // A calls CSV batch is written into a spent batch's buffer when one is kept (csv-bytes.ts spareBuffer): moved there and back.
       const into = q.job.kind === "lines" ? spareBuffer(0) : undefined;
       if (into) worker.postMessage({ ...q.job, into }, [into]);
       else worker.postMessage(q.job);
-      return;
     }
   };
 
@@ -152,8 +167,8 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
     logger.error({ err }, "analytics worker stopped; reports run in-process from now on");
     warmResolve(undefined);
     // Answer what was asked, in-process (blocking, but answered).
-    const pending = [...(inFlight ? [inFlight] : []), ...queue];
-    inFlight = undefined;
+    const pending = [...inFlight, ...queue];
+    inFlight = [];
     queue.length = 0;
     for (const q of pending) {
       if (q.parted) {
@@ -171,15 +186,15 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
   };
 
   worker.on("message", (reply: WorkerReply) => {
-    const q = inFlight;
-    if (!q || q.id !== reply.id) return;
+    const q = inFlight.find((j) => j.id === reply.id);
+    if (!q) return;
     if (reply.part) {
       // The job goes on (it stays in flight): its askers get this much now.
       q.parted = true;
       for (const w of q.waiters) w.part?.(reply.result);
       return;
     }
-    inFlight = undefined;
+    inFlight = inFlight.filter((j) => j !== q);
     lastMs = reply.ms;
     busyMs += reply.ms;
     if ("error" in reply) {
@@ -284,8 +299,8 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
       if (globalForWorker.callboardAnalyticsWorker === handle) globalForWorker.callboardAnalyticsWorker = undefined;
       if (dead) return;
       dead = new Error("analytics worker closed");
-      for (const q of [...(inFlight ? [inFlight] : []), ...queue]) for (const w of q.waiters) w.reject(dead);
-      inFlight = undefined;
+      for (const q of [...inFlight, ...queue]) for (const w of q.waiters) w.reject(dead);
+      inFlight = [];
       queue.length = 0;
       await worker.terminate();
     },
