@@ -17,6 +17,7 @@
  *                               fall anywhere in their indexes
  *     [--page-size N]           the fresh file's page size (default: a new warehouse's)
  *     [--drop-trigger NAME...]  without these triggers (what one costs)
+ *     [--drop-index NAME...]    without these indexes (what one costs)
  *     [--pragma P...]           more pragmas on the writing connection (inline)
  *
  * Compare variants by interleaving runs: on a shared box the wall time follows the
@@ -47,11 +48,12 @@ const opts = new Command()
   .option("--wal-autocheckpoint <pages>", "checkpoint interval of the connection, in pages")
   .option("--pragma <p...>", "more pragmas on the writing connection (inline only), e.g. cache_size=-65536")
   .option("--drop-trigger <name...>", "drop these triggers first (what a trigger costs)")
+  .option("--drop-index <name...>", "drop these indexes first (what an index costs)")
   .option("--session-ids <order>", "time | random: the upstream's session ids (lib/emulator/session-ids.ts)", "time")
   .option("--slot-order", "write calls in generation order (session ids and times in random order), not newest first")
   .option("--page-size <n>", "the fresh file's page size (default: a new warehouse's)")
   .parse(process.argv)
-  .opts<{ calls: string; mix: string; worker?: boolean; rowsPerInsert?: string; texts?: boolean; walAutocheckpoint?: string; pragma?: string[]; dropTrigger?: string[]; pageSize?: string; slotOrder?: boolean; sessionIds: string }>();
+  .opts<{ calls: string; mix: string; worker?: boolean; rowsPerInsert?: string; texts?: boolean; walAutocheckpoint?: string; pragma?: string[]; dropTrigger?: string[]; dropIndex?: string[]; pageSize?: string; slotOrder?: boolean; sessionIds: string }>();
 if (!isDataMixName(opts.mix)) throw new Error(`--mix: unknown mix "${opts.mix}"`);
 const mix = opts.mix;
 if (!isSessionIdOrder(opts.sessionIds)) throw new Error(`--session-ids: "${opts.sessionIds}" is not time or random`);
@@ -111,6 +113,7 @@ try {
   }
   const setup = openDatabase(file);
   for (const t of opts.dropTrigger ?? []) setup.$client.exec(`DROP TRIGGER ${t}`);
+  for (const i of opts.dropIndex ?? []) setup.$client.exec(`DROP INDEX ${i}`);
   const app = addApp(setup, { appId: "bench", name: "bench", region: "us", apiKey: "k".repeat(32), callsUrl: "http://127.0.0.1:9" });
   let cpuMs = 0;
   const t0 = performance.now();

@@ -55,6 +55,9 @@ export const calls = sqliteTable(
     // Calls the platform flags as recorded: the recordings summary and the calls still
     // awaiting their link (lib/analytics/recording-status.ts). Partial, and covering for the counts.
     index("calls_platform_recording_idx").on(t.appPk, t.startAt, t.sessionId).where(sql`platform_has_recording = 1`),
+    // The calls CSV's columns the analytics store does not hold, read by pk
+    // (reports/calls-csv-reader.ts): a narrow copy, not the wide rows (docs/decisions/0028).
+    index("calls_csv_text_idx").on(t.pk, t.sessionId, t.initiator, t.receiver, t.initiatedAt, t.startedAt, t.endedAt, t.totalDurationMinutes),
   ],
 );
 

@@ -55,18 +55,35 @@ const DIMS_FIELDS = Array.from({ length: DIMS }, (_, d) => {
  * The columns the store lacks, one row per pk in the array's order: LEFT JOIN keeps
  * json_each the outer loop (SQLite never moves the left operand of a LEFT JOIN inward)
  * and json_each walks the array in order; a deleted call gives a row of NULLs
- * (session_id is NOT NULL otherwise).
+ * (session_id is NOT NULL otherwise). Read from the narrow index that holds just these
+ * columns by pk (migration 0021): the planner would look each pk up in the table, whose
+ * rows carry the raw record (1.3–6.5 KB: a page or more touched a row; docs/decisions/0028).
  */
-const TEXT_SQL = `SELECT c.session_id, c.initiator, c.receiver, c.initiated_at, c.started_at, c.ended_at, c.total_duration_minutes
-  FROM json_each(?) AS j LEFT JOIN calls c ON c.pk = j.value`;
+const textSql = (index: string) => `SELECT c.session_id, c.initiator, c.receiver, c.initiated_at, c.started_at, c.ended_at, c.total_duration_minutes
+  FROM json_each(?) AS j LEFT JOIN calls c ${index} ON c.pk = j.value`;
 
 const textStatements = new WeakMap<Database.Database, Database.Statement>();
 
+/** The statement of `textRows` on a connection: through the index, or the table where a file has no index (a read-only open of an unmigrated file). */
+function textStatement(sqlite: Database.Database): Database.Statement {
+  let stmt = textStatements.get(sqlite);
+  if (!stmt) {
+    const indexed = sqlite.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = 'calls_csv_text_idx'").get() !== undefined;
+    stmt = sqlite.prepare(textSql(indexed ? "INDEXED BY calls_csv_text_idx" : "")).raw(true);
+    textStatements.set(sqlite, stmt);
+  }
+  return stmt;
+}
+
 /** The text columns of `pks`, one row per pk in its order (NULLs for a deleted call). */
 function textRows(sqlite: Database.Database, pks: RowOrder): unknown[][] {
-  let stmt = textStatements.get(sqlite);
-  if (!stmt) textStatements.set(sqlite, (stmt = sqlite.prepare(TEXT_SQL).raw(true)));
-  return stmt.all(`[${Array.prototype.join.call(pks, ",")}]`) as unknown[][];
+  return textStatement(sqlite).all(`[${Array.prototype.join.call(pks, ",")}]`) as unknown[][];
+}
+
+/** How `textRows` reads on this connection (tests: that it goes through the index). */
+export function textRowsPlan(sqlite: Database.Database): string[] {
+  const sql = textStatement(sqlite).source;
+  return (sqlite.prepare(`EXPLAIN QUERY PLAN ${sql}`).all("[1]") as Array<{ detail: string }>).map((r) => r.detail);
 }
 
 /**
