@@ -107,3 +107,20 @@ test("viewers get 404 on every settings page and see no Settings link", async ({
   }
   await expect(page.getByRole("link", { name: "Settings" })).toHaveCount(0);
 });
+
+test.describe("in a browser in Kolkata", () => {
+  test.use({ timezoneId: "Asia/Kolkata" });
+
+  test("settings show times in the reader's own zone, named, with the instant and UTC kept", async ({ page }) => {
+    const state = demoState();
+    await signIn(page, state.admin);
+    await page.goto("/settings/apps");
+    const lastSync = page.locator(`section[data-app="${state.emulator.apps[0].appId}"] time`);
+    const iso = await lastSync.getAttribute("datetime");
+    expect(iso).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const inKolkata = new Intl.DateTimeFormat("en", { timeZone: "Asia/Kolkata", year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZoneName: "short" });
+    await expect(lastSync).toHaveText(inKolkata.format(new Date(iso!)));
+    await expect(lastSync).toContainText("GMT+5:30");
+    await expect(lastSync).toHaveAttribute("title", / UTC$/);
+  });
+});

@@ -3,7 +3,7 @@ import { headers } from "next/headers";
 import Link from "next/link";
 import { db } from "@/db";
 import "@/app/_ops/ops.css";
-import { formatDateTime } from "@/app/_ops/format";
+import { LocalTime } from "@/components/local-time";
 import { describeApp, listApps } from "@/lib/apps/registry";
 import { managementCredentials } from "@/lib/apps/tenant-create";
 import { currentAdmin } from "@/lib/auth/session";
@@ -57,7 +57,7 @@ export default async function TenantAppsPage() {
                   <dt>On behalf of</dt>
                   <dd>{a.onBehalfOf ?? <span className="muted">—</span>}</dd>
                   <dt>Last sync</dt>
-                  <dd>{a.lastSuccessfulSyncMs ? `${formatDateTime(a.lastSuccessfulSyncMs)} UTC` : "never"}</dd>
+                  <dd>{a.lastSuccessfulSyncMs ? <LocalTime ms={a.lastSuccessfulSyncMs} /> : "never"}</dd>
                 </dl>
                 <dl className="ops-kv">
                   <dt>Webhook id</dt>

@@ -3,6 +3,7 @@ import Link from "next/link";
 import { db } from "@/db";
 import { listAudit } from "@/lib/auth/audit";
 import { currentAdmin } from "@/lib/auth/session";
+import { LocalTime } from "@/components/local-time";
 import { ScrollBox } from "@/components/scroll-box";
 
 export const dynamic = "force-dynamic";
@@ -28,7 +29,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
             <table>
               <thead>
                 <tr>
-                  <th scope="col">When (UTC)</th>
+                  <th scope="col">When</th>
                   <th scope="col">Who</th>
                   <th scope="col">Action</th>
                   <th scope="col">Target</th>
@@ -38,7 +39,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
               <tbody>
                 {entries.map((e) => (
                   <tr key={e.id}>
-                    <td>{new Date(e.atMs).toISOString().replace("T", " ").slice(0, 19)}</td>
+                    <td><LocalTime ms={e.atMs} seconds /></td>
                     <td>{e.actor}</td>
                     <td><code>{e.action}</code></td>
                     <td>{e.target ?? ""}</td>

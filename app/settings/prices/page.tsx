@@ -5,12 +5,11 @@ import { listApps } from "@/lib/apps/registry";
 import { currentAdmin } from "@/lib/auth/session";
 import { listPriceSheets } from "@/lib/billing/price-sheets";
 import { ROUNDING_RULE } from "@/lib/billing/money";
+import { LocalTime } from "@/components/local-time";
 import { RemovePriceSheetForm, SetPriceSheetForm } from "./price-forms";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Price sheets" };
-
-const when = (ms: number) => new Date(ms).toISOString().replace("T", " ").slice(0, 16) + " UTC";
 
 export default async function PricesPage() {
   await currentAdmin();
@@ -64,7 +63,7 @@ export default async function PricesPage() {
                       <td className="num">{s.perRecording}</td>
                       <td className="num">{s.includedMinutes}</td>
                       <td className="num">{s.monthlyMinimum}</td>
-                      <td>{when(s.updatedMs)} by {s.updatedBy}</td>
+                      <td><LocalTime ms={s.updatedMs} /> by {s.updatedBy}</td>
                       <td><RemovePriceSheetForm app={s.app} effectiveMonth={s.effectiveMonth} label={`${who} from ${s.effectiveMonth}`} /></td>
                     </tr>
                   );

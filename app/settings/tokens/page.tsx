@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import { db } from "@/db";
+import { LocalTime } from "@/components/local-time";
 import { ScrollBox } from "@/components/scroll-box";
 import { currentAdmin } from "@/lib/auth/session";
 import { listApiTokens } from "@/lib/auth/tokens";
@@ -9,7 +10,7 @@ import { CreateTokenForm, RevokeTokenForm } from "./token-forms";
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "API tokens" };
 
-const when = (ms: number | null) => (ms ? new Date(ms).toISOString().replace("T", " ").slice(0, 16) + " UTC" : "never");
+const when = (ms: number | null) => (ms ? <LocalTime ms={ms} /> : "never");
 
 export default async function TokensPage() {
   await currentAdmin();
