@@ -260,25 +260,16 @@ export interface CliSyncResult {
 /**
  * The sync as a user runs it and as it was measured from outside (issue 15): the wall
  * time of `npm run sync -- --app ID` against a fresh warehouse, npm's and tsx's start,
- * the migrations and the process's exit included. The app is registered as
- * `npm run apps -- add` registers it.
+ * the migrations and the process's exit included.
  */
 export async function measureCliSync({ calls = 1_000_000, mix = "platform" as DataMixName, sessionIds = "time" as SessionIdOrder } = {}): Promise<CliSyncResult> {
-  process.env.AUTH_SECRET ??= "bench-only-secret-bench-only-secret-000";
-  const { openDatabase } = await import("@/db/client");
-  const { addApp } = await import("@/lib/apps/registry");
-  const emu = await spawnBenchEmulator(calls, { mix, sessionIds, prerender: false });
-  const dir = mkdtempSync(path.join(tmpdir(), "callboard-bench-cli-sync-"));
-  try {
-    const file = path.join(dir, "warehouse.db");
-    const info = emu.apps[0];
-    const setup = openDatabase(file);
-    addApp(setup, { appId: info.appId, name: "bench", region: info.region, apiKey: info.apiKey, callsUrl: info.callsUrl });
-    setup.$client.close();
+  return withBenchBackfill(calls, { mix, sessionIds, prerender: false }, undefined, async ({ db, app, file, emu }) => {
+    // The command opens the warehouse itself, as it would after `npm run apps -- add`.
+    db.$client.close();
     const emuCpu0 = childCpuSeconds(emu.child.pid);
     const t0 = performance.now();
     const env = { ...process.env, DATABASE_PATH: file, LOG_LEVEL: "silent", SYNC_INTERVAL_SECONDS: "0" };
-    const child = spawn("npm", ["run", "-s", "sync", "--", "--app", info.appId], { cwd: process.cwd(), env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("npm", ["run", "-s", "sync", "--", "--app", app.appId], { cwd: process.cwd(), env, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     child.stdout!.on("data", (d: Buffer) => (output += d.toString()));
     child.stderr!.on("data", (d: Buffer) => (output += d.toString()));
@@ -286,6 +277,7 @@ export async function measureCliSync({ calls = 1_000_000, mix = "platform" as Da
     const wallMs = performance.now() - t0;
     const emuCpu1 = childCpuSeconds(emu.child.pid);
     if (code !== 0) throw new Error(`npm run sync exited with ${code}: ${output.slice(-2000)}`);
+    const { openDatabase } = await import("@/db/client");
     const check = openDatabase(file, { migrate: false });
     const stored = check.$client.prepare("SELECT count(*) FROM calls").pluck().get() as number;
     check.$client.close();
@@ -295,10 +287,7 @@ export async function measureCliSync({ calls = 1_000_000, mix = "platform" as Da
       callsPerSecond: Math.round(stored / (wallMs / 1000)),
       emulatorCpuSeconds: emuCpu0 === undefined || emuCpu1 === undefined ? undefined : emuCpu1 - emuCpu0,
     };
-  } finally {
-    emu.child.kill("SIGTERM");
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 /** Rows for `npm run bench` (bench/run.ts prints them). */

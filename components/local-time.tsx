@@ -1,6 +1,7 @@
 "use client";
 
 import { useSyncExternalStore } from "react";
+import { formatDateTime } from "@/lib/ui/format";
 
 /**
  * A moment on the settings pages (audit log, tokens, price sheets, last sync), in the
@@ -17,8 +18,8 @@ export function LocalTime({ ms, seconds = false }: { ms: number; seconds?: boole
   const date = new Date(ms);
   if (!Number.isFinite(date.getTime())) return <span>—</span>;
   return (
-    <time dateTime={date.toISOString()} title={format(date, "UTC", seconds)}>
-      {format(date, zone, seconds)}
+    <time dateTime={date.toISOString()} title={formatDateTime(ms / 1000, "UTC", { seconds, zoneName: true })}>
+      {formatDateTime(ms / 1000, zone, { seconds, zoneName: true })}
     </time>
   );
 }
@@ -27,25 +28,4 @@ const subscribeNever = () => () => undefined;
 const serverZone = () => "UTC";
 function browserZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
-}
-
-const formats = new Map<string, Intl.DateTimeFormat>();
-function format(date: Date, timeZone: string, seconds: boolean): string {
-  const key = `${timeZone}\u0000${seconds}`;
-  let f = formats.get(key);
-  if (!f) {
-    f = new Intl.DateTimeFormat("en", {
-      timeZone,
-      year: "numeric",
-      month: "short",
-      day: "numeric",
-      hour: "2-digit",
-      minute: "2-digit",
-      ...(seconds ? { second: "2-digit" } : {}),
-      hourCycle: "h23",
-      timeZoneName: "short",
-    });
-    formats.set(key, f);
-  }
-  return f.format(date);
 }

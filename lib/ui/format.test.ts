@@ -29,6 +29,8 @@ describe("formatters", () => {
     const t = Date.UTC(2026, 2, 5, 23, 30) / 1000;
     expect(formatDateTime(t, "UTC")).toBe("Mar 5, 2026, 23:30");
     expect(formatDateTime(t, "Asia/Kolkata")).toBe("Mar 6, 2026, 05:00");
+    expect(formatDateTime(t, "Asia/Kolkata", { zoneName: true })).toBe("Mar 6, 2026, 05:00 GMT+5:30");
+    expect(formatDateTime(t, "UTC", { seconds: true, zoneName: true })).toBe("Mar 5, 2026, 23:30:00 UTC");
     expect(formatDay("2026-03-05")).toBe("Mar 5");
     expect(formatDay("2026-03-05", true)).toBe("Mar 5, 2026");
   });

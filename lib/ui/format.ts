@@ -61,8 +61,8 @@ export function formatSeconds(seconds: number | null | undefined): string {
 }
 
 const dateTimeFormats = new Map<string, Intl.DateTimeFormat>();
-function dtf(tz: string, kind: "datetime" | "datetimeSeconds" | "date" | "time"): Intl.DateTimeFormat {
-  const key = `${tz}|${kind}`;
+function dtf(tz: string, kind: "datetime" | "datetimeSeconds" | "date" | "time", zoneName = false): Intl.DateTimeFormat {
+  const key = `${tz}|${kind}|${zoneName}`;
   let f = dateTimeFormats.get(key);
   if (!f) {
     const base: Intl.DateTimeFormatOptions = { timeZone: tz, hourCycle: "h23" };
@@ -72,15 +72,16 @@ function dtf(tz: string, kind: "datetime" | "datetimeSeconds" | "date" | "time")
         : kind === "time"
           ? { ...base, hour: "2-digit", minute: "2-digit", second: "2-digit" }
           : { ...base, year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", ...(kind === "datetimeSeconds" ? { second: "2-digit" } : {}) };
-    f = new Intl.DateTimeFormat(LOCALE, opts);
+    f = new Intl.DateTimeFormat(LOCALE, zoneName ? { ...opts, timeZoneName: "short" } : opts);
     dateTimeFormats.set(key, f);
   }
   return f;
 }
 
 /** Epoch seconds in `tz`: "Mar 5, 2026, 14:03" (`seconds`: "Mar 5, 2026, 14:03:09"). */
-export function formatDateTime(epochSeconds: number | null | undefined, tz = "UTC", { seconds = false }: { seconds?: boolean } = {}): string {
-  return epochSeconds === null || epochSeconds === undefined ? EMPTY : dtf(tz, seconds ? "datetimeSeconds" : "datetime").format(new Date(epochSeconds * 1000));
+/** `zoneName`: followed by the zone's short name ("… 05:00 GMT+5:30"), where nothing else on the page says which zone it is. */
+export function formatDateTime(epochSeconds: number | null | undefined, tz = "UTC", { seconds = false, zoneName = false }: { seconds?: boolean; zoneName?: boolean } = {}): string {
+  return epochSeconds === null || epochSeconds === undefined ? EMPTY : dtf(tz, seconds ? "datetimeSeconds" : "datetime", zoneName).format(new Date(epochSeconds * 1000));
 }
 
 export function formatTime(epochSeconds: number | null | undefined, tz = "UTC"): string {
