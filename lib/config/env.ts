@@ -83,6 +83,8 @@ const envSchema = z.object({
   HTTP_IDLE_TIMEOUT_SECONDS: secondsFromString(65),
   /** Open connections one client address may hold; 0 turns the cap off. */
   HTTP_MAX_CONNECTIONS_PER_ADDRESS: intFromString(128),
+  /** `off`: migrations change the warehouse without first keeping a copy beside it (db/backup.ts). */
+  MIGRATION_BACKUP: z.preprocess(emptyToUndefined, z.enum(["on", "off"]).default("on")),
   LOG_LEVEL: z.preprocess(emptyToUndefined, z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),
   /**
    * `http(s)://user:password@host:port/database`: facts and reports on ClickHouse instead of
