@@ -28,6 +28,17 @@ export function callerKind(req: Pick<IncomingMessage, "headers">, route: string)
   return "anonymous";
 }
 
+type Observer = { observe(seconds: number): void };
+/** The histogram's series by method, route and status (bounded sets): prom-client hashes labels on every plain observe. */
+const series = new Map<string, Observer>();
+
+function seriesOf(method: string, route: string, status: string): Observer {
+  const key = `${method} ${route} ${status}`;
+  let s = series.get(key);
+  if (!s) series.set(key, (s = metrics().httpRequestDuration.labels({ method, route, status })));
+  return s;
+}
+
 export function observeRequest(req: IncomingMessage, res: ServerResponse, routeOf: RouteResolver, answer: () => void): void {
   const started = process.hrtime.bigint();
   const requestId = requestIdFor(req.headers[REQUEST_ID_HEADER]);
@@ -39,7 +50,7 @@ export function observeRequest(req: IncomingMessage, res: ServerResponse, routeO
   res.once("close", () => {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const status = res.headersSent ? res.statusCode : 0; // 0: the client left before any answer
-    metrics().httpRequestDuration.observe({ method, route, status: String(status) }, seconds);
+    seriesOf(method, route, String(status)).observe(seconds);
     logger.info(
       {
         requestId, method, route, status, durationMs: Math.round(seconds * 10_000) / 10,

@@ -70,6 +70,8 @@ function matches(segments: Segment[], parts: string[]): boolean {
   return parts.length === segments.length;
 }
 
+const MEMO_PATHS = 4096;
+
 export type RouteResolver = (url: string | undefined) => string;
 
 /** A resolver over the given routes (the app folder's and the server's own). */
@@ -81,13 +83,25 @@ export function createRouteResolver(routes: string[]): RouteResolver {
     for (let i = 0; i < Math.min(ra.length, rb.length); i++) if (ra[i] !== rb[i]) return ra[i]! - rb[i]!;
     return rb.length - ra.length;
   });
-  return (url) => {
-    const raw = url ?? "/";
-    const q = raw.indexOf("?");
-    const pathname = q === -1 ? raw : raw.slice(0, q);
+  const resolve = (pathname: string): string => {
     if (pathname.startsWith("/_next/")) return "/_next/[...asset]";
     const parts = pathname.split("/").filter(Boolean);
     for (const t of templates) if (matches(t.segments, parts)) return t.route;
     return UNMATCHED;
+  };
+  // The same few paths come again and again (each app's webhook URL, the reports): a
+  // bounded memo spares the walk over the templates on the hot path.
+  const seen = new Map<string, string>();
+  return (url) => {
+    const raw = url ?? "/";
+    const q = raw.indexOf("?");
+    const pathname = q === -1 ? raw : raw.slice(0, q);
+    let route = seen.get(pathname);
+    if (route === undefined) {
+      route = resolve(pathname);
+      if (seen.size >= MEMO_PATHS) seen.clear();
+      seen.set(pathname, route);
+    }
+    return route;
   };
 }
