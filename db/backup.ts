@@ -161,7 +161,7 @@ export function restoreWarehouse(from: string, target: string, nowMs = Date.now(
  * no migration is pending, for a new file, or when one copy exists already (two processes
  * starting at once). Returns the copy's path when it made one.
  */
-export function backupBeforeMigration(sqlite: Database.Database, migrationsFolder: string): string | undefined {
+export function backupBeforeMigration(sqlite: Database.Database, migrationsFolder: string, announce?: (copy: string) => void): string | undefined {
   if (sqlite.memory || sqlite.readonly) return undefined;
   const hasTable = sqlite.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get();
   if (!hasTable) return undefined;
@@ -173,6 +173,7 @@ export function backupBeforeMigration(sqlite: Database.Database, migrationsFolde
   const tag = path.basename(migrationFileTag(migrationsFolder, pending));
   const copy = `${sqlite.name}.before-${tag}.bak`;
   if (existsSync(copy)) return undefined;
+  announce?.(copy); // a large file takes a while: say why the start waits
   sqlite.prepare("VACUUM INTO ?").run(copy);
   return copy;
 }

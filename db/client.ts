@@ -53,8 +53,9 @@ export function openDatabase(file: string, options: OpenOptions = {}): Db {
   const db = drizzle(sqlite, { schema }) as Db;
   if (options.migrate !== false && !options.readonly) {
     if (options.backupBeforeMigration !== false) {
-      const copy = backupBeforeMigration(sqlite, MIGRATIONS_FOLDER);
-      if (copy) logger.warn({ copy }, "Migrating the warehouse: a copy as it was is kept beside it (delete it once the new version runs well)");
+      backupBeforeMigration(sqlite, MIGRATIONS_FOLDER, (copy) =>
+        logger.warn({ copy }, "Migrating the warehouse: copying it first, as it is, beside it (delete the copy once the new version runs well; MIGRATION_BACKUP=off skips it)"),
+      );
     }
     migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
     runBackfills(sqlite);
