@@ -8,7 +8,7 @@ const nextConfig: NextConfig = {
   reactStrictMode: true,
   poweredByHeader: false,
   // Native and server-only packages stay out of the bundle.
-  serverExternalPackages: ["better-sqlite3", "@node-rs/argon2", "pino"],
+  serverExternalPackages: ["better-sqlite3", "@node-rs/argon2", "pino", "prom-client"],
   // `npm run typecheck` checks the whole project once, before the build; the build
   // does not repeat it (it would double the slowest step of CI on two cores).
   typescript: { ignoreBuildErrors: true },

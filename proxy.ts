@@ -3,6 +3,7 @@ import { NextResponse } from "next/server";
 import { authConfig, SIGN_IN_PATH } from "@/lib/auth/next-auth-config";
 import { cookieWriteRefusal, hasBearerToken } from "@/lib/auth/same-origin";
 import { publicOrigin } from "@/lib/http/public-origin";
+import { REQUEST_ID_HEADER } from "@/lib/http/request-id";
 
 /**
  * First gate (Next 16's middleware): unsigned page requests go to the sign-in page,
@@ -26,6 +27,12 @@ export function isOpenPath(pathname: string): boolean {
 
 const isApi = (pathname: string) => pathname === "/api" || pathname.startsWith("/api/");
 
+/** The server's request id (lib/server/observe.ts) in an error body, as every error body has it. */
+const withRequestId = (headers: Headers, error: { code: string; message: string }) => {
+  const requestId = headers.get(REQUEST_ID_HEADER);
+  return requestId ? { ...error, requestId } : error;
+};
+
 export default auth((request) => {
   const { pathname, search } = request.nextUrl;
   if (isOpenPath(pathname)) return NextResponse.next();
@@ -33,14 +40,14 @@ export default auth((request) => {
   if (request.auth) {
     const refusal = cookieWriteRefusal(request, { jsonBody: isApi(pathname) });
     if (!refusal) return NextResponse.next();
-    return NextResponse.json({ error: { code: refusal.code, message: refusal.message } }, { status: refusal.status, headers: NO_STORE });
+    return NextResponse.json({ error: withRequestId(request.headers, { code: refusal.code, message: refusal.message }) }, { status: refusal.status, headers: NO_STORE });
   }
 
   if (isApi(pathname)) {
     // Scripts: the route handler checks the token.
     if (hasBearerToken(request.headers)) return NextResponse.next();
     return NextResponse.json(
-      { error: { code: "unauthorized", message: "Sign in or send Authorization: Bearer <token>." } },
+      { error: withRequestId(request.headers, { code: "unauthorized", message: "Sign in or send Authorization: Bearer <token>." }) },
       { status: 401, headers: NO_STORE },
     );
   }

@@ -3,7 +3,9 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { drizzle, type BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
+import { logger } from "@/lib/log/logger";
 import { runBackfills } from "./backfills";
+import { backupBeforeMigration } from "./backup";
 import * as schema from "./schema";
 
 export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
@@ -12,6 +14,11 @@ export interface OpenOptions {
   /** Apply pending migrations (default true). */
   migrate?: boolean;
   readonly?: boolean;
+  /**
+   * Before a pending migration changes a file that holds data, keep a copy beside it
+   * (default true; `MIGRATION_BACKUP=off` turns it off for the server and the CLI).
+   */
+  backupBeforeMigration?: boolean;
 }
 
 const MIGRATIONS_FOLDER = path.join(process.cwd(), "db", "migrations");
@@ -45,6 +52,11 @@ export function openDatabase(file: string, options: OpenOptions = {}): Db {
   sqlite.pragma("temp_store = MEMORY");
   const db = drizzle(sqlite, { schema }) as Db;
   if (options.migrate !== false && !options.readonly) {
+    if (options.backupBeforeMigration !== false) {
+      backupBeforeMigration(sqlite, MIGRATIONS_FOLDER, (copy) =>
+        logger.warn({ copy }, "Migrating the warehouse: copying it first, as it is, beside it (delete the copy once the new version runs well; MIGRATION_BACKUP=off skips it)"),
+      );
+    }
     migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
     runBackfills(sqlite);
   }
@@ -54,10 +66,10 @@ export function openDatabase(file: string, options: OpenOptions = {}): Db {
 const globalForDb = globalThis as unknown as { callboardDb?: { file: string; db: Db } };
 
 /** The process's one connection, created on first use (and reused across dev reloads). */
-export function getDb(file: string): Db {
+export function getDb(file: string, options: Pick<OpenOptions, "backupBeforeMigration"> = {}): Db {
   const cached = globalForDb.callboardDb;
   if (cached && cached.file === file) return cached.db;
-  const db = openDatabase(file);
+  const db = openDatabase(file, options);
   globalForDb.callboardDb = { file, db };
   return db;
 }

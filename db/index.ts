@@ -6,5 +6,6 @@ export { openDatabase, closeDb } from "./client";
 
 /** The warehouse at DATABASE_PATH, migrated on first use. */
 export function db(): Db {
-  return getDb(env().DATABASE_PATH);
+  const config = env();
+  return getDb(config.DATABASE_PATH, { backupBeforeMigration: config.MIGRATION_BACKUP === "on" });
 }

@@ -6,8 +6,9 @@ import { clickHouseConfig, migrateClickHouse } from "@/lib/clickhouse";
 
 loadDotEnv();
 try {
-  const file = env().DATABASE_PATH;
-  openDatabase(file).$client.close();
+  const config = env();
+  const file = config.DATABASE_PATH;
+  openDatabase(file, { backupBeforeMigration: config.MIGRATION_BACKUP === "on" }).$client.close();
   console.log(`Migrated ${file}`);
   const ch = clickHouseConfig();
   if (ch) {

@@ -3,10 +3,17 @@
  * with their participants, recordings, webhook deliveries, event counts) into the
  * ClickHouse named by CLICKHOUSE_URL (and CLICKHOUSE_CLUSTER). Resumable, idempotent,
  * with a progress bar and a final count check that fails loudly (lib/clickhouse/copy.ts).
+ *
+ * `npm run warehouse -- backup FILE` / `restore FILE`: an online, checked copy of the SQLite
+ * file while the server runs, and putting one back while nothing has the file open
+ * (db/backup.ts, docs/decisions/0030-backups.md).
  */
+import { statSync } from "node:fs";
 import { Command, Option } from "commander";
-import { MultiBar, Presets, type SingleBar } from "cli-progress";
+import { MultiBar, Presets, SingleBar } from "cli-progress";
 import { db } from "@/db";
+import { backupWarehouse, restoreWarehouse } from "@/db/backup";
+import { env } from "@/lib/config/env";
 import { loadDotEnv } from "@/lib/config/dotenv";
 import { runCli, printTable } from "@/lib/cli/run";
 import { clickHouseConfig, closeClickHouse, migrateClickHouse, openClickHouse } from "@/lib/clickhouse";
@@ -14,7 +21,41 @@ import { CopyMismatchError, copyToClickHouse, type CopyProgress } from "@/lib/cl
 
 loadDotEnv();
 
-const program = new Command("warehouse").description("Move the warehouse's facts").exitOverride();
+const program = new Command("warehouse").description("Back up, restore and move the warehouse").exitOverride();
+
+/** Below this size a backup takes a moment: no bar. */
+const PROGRESS_MIN_BYTES = 64 * 1024 * 1024;
+
+program
+  .command("backup")
+  .description("an online, consistent copy of the warehouse (DATABASE_PATH) into FILE, checked with PRAGMA integrity_check; safe while the server runs and syncs")
+  .argument("<file>", "the new backup file (never overwritten)")
+  .option("--no-progress", "no progress bar (logs, CI)")
+  .action(async (file: string, o: { progress: boolean }) => {
+    const source = env().DATABASE_PATH;
+    const large = statSync(source, { throwIfNoEntry: false })?.size ?? 0;
+    const bar = o.progress && large >= PROGRESS_MIN_BYTES ? new SingleBarOf(" backup [{bar}] {percentage}% | {value}/{total} pages | {duration_formatted}") : undefined;
+    try {
+      const done = await backupWarehouse(source, file, (p) => bar?.show(p.donePages, p.totalPages));
+      bar?.stop();
+      console.log(`Backed up ${source} to ${file}: ${done.pages} pages, ${(done.bytes / 1024 / 1024).toFixed(1)} MB, integrity check ok.`);
+      console.log("Keep AUTH_SECRET with it: the apps' API keys and webhook passwords in it are encrypted under that secret.");
+    } catch (err) {
+      bar?.stop();
+      throw err;
+    }
+  });
+
+program
+  .command("restore")
+  .description("put the backup FILE in place of the warehouse (DATABASE_PATH); refused while any process (the server, a sync) has the warehouse open")
+  .argument("<file>", "a backup made by `warehouse backup`")
+  .action((file: string) => {
+    const target = env().DATABASE_PATH;
+    const done = restoreWarehouse(file, target);
+    console.log(`Restored ${file} to ${target}.${done.previous ? ` The warehouse it replaced is kept as ${done.previous}.` : ""}`);
+    console.log("Start the server with the AUTH_SECRET the backup was made under, or the apps' secrets cannot be read.");
+  });
 
 program
   .command("copy")
@@ -60,6 +101,23 @@ program
       await closeClickHouse();
     }
   });
+
+/** One bar, drawn only once it has a total. */
+class SingleBarOf {
+  private bar?: SingleBar;
+  constructor(private readonly format: string) {}
+  show(value: number, total: number): void {
+    if (!this.bar) {
+      this.bar = new SingleBar({ format: this.format, hideCursor: true }, Presets.shades_classic);
+      this.bar.start(total, value);
+    }
+    this.bar.setTotal(total);
+    this.bar.update(value);
+  }
+  stop(): void {
+    this.bar?.stop();
+  }
+}
 
 void runCli(async () => {
   await program.parseAsync(process.argv);

@@ -14,6 +14,7 @@
 import { db as warehouse } from "@/db";
 import type { Db } from "@/db/client";
 import { env } from "@/lib/config/env";
+import { timeReport } from "@/lib/metrics/registry";
 import { createClickHouseEngine } from "./engines/clickhouse";
 import { createMemoryEngine } from "./engines/memory";
 import type { AnalyticsEngine, EngineKind } from "./engine-interface";
@@ -64,8 +65,19 @@ export function createEngine(ctx: EngineContext, factories: EngineFactories = FA
 // module, and must share one engine (one worker, one connection pool).
 const globalForEngine = globalThis as unknown as { callboardAnalyticsEngine?: AnalyticsEngine };
 
-/** The engine this process answers reports with (built on first use). */
+/** The engine this process answers reports with (built on first use), its answers timed for /metrics. */
 export function analyticsEngine(): AnalyticsEngine {
-  globalForEngine.callboardAnalyticsEngine ??= createEngine({ db: warehouse, env: env() });
+  globalForEngine.callboardAnalyticsEngine ??= withReportTimings(createEngine({ db: warehouse, env: env() }));
   return globalForEngine.callboardAnalyticsEngine;
+}
+
+/** Every report and CSV the engine answers, timed by report name (a closed set) into `callboard_report_duration_seconds`. */
+export function withReportTimings(engine: AnalyticsEngine): AnalyticsEngine {
+  const report = engine.report.bind(engine);
+  const csv = engine.csv.bind(engine);
+  // The engine object itself keeps answering (its other methods and state stay as they are).
+  return Object.assign(engine, {
+    report: ((name, f, scope, signal) => timeReport({ report: name, engine: engine.kind, format: "json" }, () => report(name, f, scope, signal))) as AnalyticsEngine["report"],
+    csv: ((name, f, scope, signal) => timeReport({ report: name, engine: engine.kind, format: "csv" }, () => csv(name, f, scope, signal))) as AnalyticsEngine["csv"],
+  });
 }

@@ -49,6 +49,11 @@ const envSchema = z.object({
   CALLBOARD_ADMIN_EMAIL: z.preprocess(emptyToUndefined, z.email().optional()),
   CALLBOARD_ADMIN_PASSWORD: z.preprocess(emptyToUndefined, z.string().min(8).optional()),
   SYNC_INTERVAL_SECONDS: intFromString(300),
+  /**
+   * An app whose last good sync is older than this shows in /api/health (`staleSyncs`) and
+   * in /metrics (`callboard_sync_stale`). Default: three times SYNC_INTERVAL_SECONDS; 0 turns it off.
+   */
+  SYNC_MAX_AGE_SECONDS: z.preprocess(emptyToUndefined, z.string().trim().regex(/^\d+$/, "must be a whole number").transform(Number).optional()),
   /** How often the server evaluates alert rules and sends their notifications; 0 turns it off (lib/alerts). */
   ALERTS_INTERVAL_SECONDS: intFromString(15),
   /** How long after a window closes its rules are evaluated, so that late syncs and webhooks are in. */
@@ -83,6 +88,21 @@ const envSchema = z.object({
   HTTP_IDLE_TIMEOUT_SECONDS: secondsFromString(65),
   /** Open connections one client address may hold; 0 turns the cap off. */
   HTTP_MAX_CONNECTIONS_PER_ADDRESS: intFromString(128),
+  /** Kept days of raw webhook deliveries (0: forever; never pruned before ClickHouse has them). */
+  RETAIN_DELIVERIES_DAYS: intFromString(90),
+  /** Kept days of the audit log (0, the default: forever). */
+  RETAIN_AUDIT_DAYS: intFromString(0),
+  /** Kept days of sync runs (each app's latest is always kept; 0: forever). */
+  RETAIN_SYNC_RUNS_DAYS: intFromString(90),
+  /** A Prometheus scrape of /metrics on the main port sends it as `Authorization: Bearer <token>` (lib/server/metrics-endpoint.ts). */
+  METRICS_TOKEN: z.preprocess(emptyToUndefined, z.string().min(16, "must be at least 16 characters").optional()),
+  /** /metrics on a port of its own (no token needed there unless METRICS_TOKEN is set too). */
+  METRICS_PORT: z.preprocess(
+    emptyToUndefined,
+    z.string().trim().regex(/^\d+$/, "must be a port number").transform(Number).pipe(z.number().min(1).max(65535, "must be a port number")).optional(),
+  ),
+  /** `off`: migrations change the warehouse without first keeping a copy beside it (db/backup.ts). */
+  MIGRATION_BACKUP: z.preprocess(emptyToUndefined, z.enum(["on", "off"]).default("on")),
   LOG_LEVEL: z.preprocess(emptyToUndefined, z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),
   /**
    * `http(s)://user:password@host:port/database`: facts and reports on ClickHouse instead of

@@ -1,7 +1,9 @@
 import type { Db } from "@/db/client";
 import { analyticsEngine, type AnalyticsEngine } from "@/lib/analytics/engine";
 import { getForwardingBacklog } from "@/lib/ingest/forward-backlog";
+import { env } from "@/lib/config/env";
 import { getHealth, type Health } from "./health";
+import { syncMaxAgeSeconds } from "./sync-age";
 
 /**
  * ClickHouse mode's part of `/api/health` (open to anyone: figures only, never an
@@ -46,11 +48,12 @@ export async function withClickHouseHealth(health: Health, open: () => Db, engin
 }
 
 /**
- * `GET /api/health`'s answer (the Next route and the server's lean API path): 200 when the
- * warehouse reads and writes (and, in ClickHouse mode, ClickHouse can be read), 503
- * otherwise; never cached.
+ * `GET /api/health`'s answer, the readiness probe (the Next route and the server's lean API
+ * path): 200 when the warehouse reads and writes (and, in ClickHouse mode, ClickHouse can
+ * be read), 503 otherwise; apps whose syncs are stale are listed either way; never cached.
+ * The liveness probe is `/api/health/live` (lib/server/start.ts).
  */
 export async function healthResponse(open: () => Db): Promise<Response> {
-  const health = await withClickHouseHealth(getHealth(open), open);
+  const health = await withClickHouseHealth(getHealth(open, { syncMaxAgeSeconds: syncMaxAgeSeconds(env()) }), open);
   return Response.json(health, { status: health.status === "ok" ? 200 : 503, headers: { "Cache-Control": "no-store" } });
 }

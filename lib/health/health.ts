@@ -2,6 +2,7 @@ import { statfsSync } from "node:fs";
 import path from "node:path";
 import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
+import { staleSyncs } from "./sync-age";
 import {
   currentWriteFailure, describeWriteFailure, writeFailureReason, type WriteFailureReason,
 } from "./write-state";
@@ -14,6 +15,11 @@ export interface Health {
   lastSyncAt: string | null;
   reason?: WriteFailureReason;
   message?: string;
+  /**
+   * Apps whose last good sync is older than `syncMaxAgeSeconds` (when that is set): the
+   * server still serves (200), but their figures are getting old.
+   */
+  staleSyncs?: Array<{ app: string; lastGoodSyncAt: string | null; ageSeconds: number }>;
 }
 
 export interface HealthOptions {
@@ -24,6 +30,8 @@ export interface HealthOptions {
   /** A writer's failure counts for this long unless a write succeeds meanwhile (ms). */
   failureMemoryMs?: number;
   nowMs?: number;
+  /** List apps whose last good sync is older than this (seconds; 0 or unset: do not check). */
+  syncMaxAgeSeconds?: number;
 }
 
 /**
@@ -43,9 +51,18 @@ export function getHealth(open: () => Db, options: HealthOptions = {}): Health {
   } catch {
     return { status: "unavailable", database: "unreadable", lastSyncAt: null };
   }
+  const stale = syncPart(db, options);
   const reason = writeProblem(db, options);
-  if (reason === null) return { status: "ok", database: "ok", lastSyncAt };
-  return { status: "unavailable", database: "not_writable", lastSyncAt, reason, message: describeWriteFailure(reason) };
+  if (reason === null) return { status: "ok", database: "ok", lastSyncAt, ...stale };
+  return { status: "unavailable", database: "not_writable", lastSyncAt, reason, message: describeWriteFailure(reason), ...stale };
+}
+
+function syncPart(db: Db, options: HealthOptions): Pick<Health, "staleSyncs"> {
+  if (!options.syncMaxAgeSeconds) return {};
+  const stale = staleSyncs(db, options.syncMaxAgeSeconds, options.nowMs);
+  return {
+    staleSyncs: stale.map((a) => ({ app: a.appId, lastGoodSyncAt: a.lastGoodSyncMs === null ? null : new Date(a.lastGoodSyncMs).toISOString(), ageSeconds: a.ageSeconds })),
+  };
 }
 
 function writeProblem(db: Db, options: HealthOptions): WriteFailureReason | null {

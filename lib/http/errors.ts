@@ -1,4 +1,5 @@
 import { ZodError } from "zod";
+import { currentRequestId } from "./request-id";
 
 /**
  * One error hierarchy and one mapper for every route: a known error answers its
@@ -51,13 +52,19 @@ export interface ErrorBody {
   error: { code: string; message: string; [k: string]: unknown };
 }
 
+/** The request's id in an error body, so that a user's report of it can be found in the access log. */
+export function withRequestId(error: ErrorBody["error"]): ErrorBody["error"] {
+  const requestId = currentRequestId();
+  return requestId === undefined ? error : { ...error, requestId };
+}
+
 export function toErrorResponse(error: unknown, onUnknown?: (e: unknown) => void): Response {
   const e = error instanceof ZodError ? zodToHttpError(error) : error;
   if (e instanceof HttpError) {
-    const body: ErrorBody = { error: { code: e.code, message: e.message, ...(e.details ?? {}) } };
+    const body: ErrorBody = { error: withRequestId({ code: e.code, message: e.message, ...(e.details ?? {}) }) };
     return Response.json(body, { status: e.status, headers: e.headers });
   }
   onUnknown?.(error);
-  const body: ErrorBody = { error: { code: "internal_error", message: "Something went wrong on our side." } };
+  const body: ErrorBody = { error: withRequestId({ code: "internal_error", message: "Something went wrong on our side." }) };
   return Response.json(body, { status: 500 });
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { REQUEST_ID_HEADER } from "@/lib/http/request-id";
 import type { Ingestor, IngestResult } from "./ingest";
 import { INGEST_PREFIX } from "./url";
 
@@ -25,9 +26,17 @@ export function matchIngestPath(url: string | undefined): string | null | undefi
   }
 }
 
+/** An error body names the request (the id the server put in X-Request-Id), as every error body does. */
+function bodyOf(res: ServerResponse, result: IngestResult): unknown {
+  const requestId = res.getHeader(REQUEST_ID_HEADER);
+  const body = result.body as { error?: Record<string, unknown> } | null;
+  if (typeof requestId !== "string" || result.status < 400 || typeof body?.error !== "object") return result.body;
+  return { ...body, error: { ...body.error, requestId } };
+}
+
 function send(res: ServerResponse, result: IngestResult, close = false): void {
   if (res.headersSent) return;
-  const json = JSON.stringify(result.body);
+  const json = JSON.stringify(bodyOf(res, result));
   const headers: Record<string, string | number> = {
     "Content-Type": "application/json; charset=utf-8",
     "Content-Length": Buffer.byteLength(json),

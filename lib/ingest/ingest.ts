@@ -2,6 +2,7 @@ import type Database from "better-sqlite3";
 import { isJsonContentType } from "@/lib/http/content-type";
 import { HttpError } from "@/lib/http/errors";
 import { logger } from "@/lib/log/logger";
+import { countWebhookDelivery } from "@/lib/metrics/registry";
 import { checkBasicAuth } from "./auth";
 import {
   countBucket, envelopeSchema, InvalidEventError, isLiveTrigger, parseLive, parseRecording,
@@ -118,6 +119,7 @@ export function createIngestor(sqlite: Database.Database, options: IngestorOptio
   };
 
   const refuse = (app: IngestApp, e: HttpError, trigger: string | null = null): IngestResult => {
+    countWebhookDelivery(app.appId, "rejected");
     committer.noteRejection({ appPk: app.pk, status: e.status, code: e.code, reason: e.message.slice(0, 500), trigger, receivedMs: Date.now() });
     logger.debug({ appId: app.appId, status: e.status, code: e.code }, "webhook delivery refused");
     return errorResult(e);
@@ -246,9 +248,14 @@ export function createIngestor(sqlite: Database.Database, options: IngestorOptio
       return INTERNAL;
     }
     try {
-      return (await committer.submit(delivery)) === "stored" ? STORED : DUPLICATE;
+      const stored = (await committer.submit(delivery)) === "stored";
+      countWebhookDelivery(app.appId, stored ? "accepted" : "repeated");
+      return stored ? STORED : DUPLICATE;
     } catch (error) {
-      if (error instanceof StoreUnavailableError) return unavailable(error.retryAfterSeconds);
+      if (error instanceof StoreUnavailableError) {
+        countWebhookDelivery(app.appId, "unavailable");
+        return unavailable(error.retryAfterSeconds);
+      }
       logger.error({ appId: app.appId, err: error instanceof Error ? error.message : String(error) }, "webhook delivery failed");
       return INTERNAL;
     }

@@ -26,7 +26,7 @@ export function getIngestor(options?: IngestorOptions): Ingestor {
   const warehouse = db(); // migrates before the ingest's connection opens
   const memory = file === ":memory:";
   const sqlite = memory ? warehouse.$client : openIngestConnection(file);
-  const ingestor = createIngestor(sqlite, { ...options, syncer: memory ? undefined : new WalSyncer(file) });
+  const ingestor = createIngestor(sqlite, { retainDeliveriesDays: env().RETAIN_DELIVERIES_DAYS, ...options, syncer: memory ? undefined : new WalSyncer(file) });
   globalForIngest.callboardIngestor = { file, ingestor };
   return ingestor;
 }

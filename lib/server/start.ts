@@ -3,9 +3,12 @@
  * process and one port. Used by `npm start`, `npm run dev`, the demo and the e2e
  * fixture. See docs/decisions/0001-custom-server.md. The webhook ingest fast path (a
  * lean node:http handler for POST /api/webhooks/{appId} in front of Next) and the lean
- * API path (token report requests and health, 0016) are wired here too.
+ * API path (token report requests and health, 0016) are wired here too, and in front of
+ * every path: request ids, the access log and the HTTP metrics (observe.ts), the liveness
+ * probe and /metrics (metrics-endpoint.ts; METRICS_PORT: a second server for /metrics).
  */
 import { createServer, type IncomingMessage, type Server } from "node:http";
+import path from "node:path";
 import next from "next";
 import { db } from "@/db";
 import { PEER_HEADER } from "@/lib/auth/client-address";
@@ -15,11 +18,17 @@ import { analyticsEngine } from "@/lib/analytics/engine";
 import { ensureClickHouseSchema } from "@/lib/clickhouse";
 import { handleReport } from "@/lib/analytics/http";
 import { healthResponse } from "@/lib/health/clickhouse-health";
+import { syncMaxAgeSeconds } from "@/lib/health/sync-age";
 import { closeIngestor, createIngestHttpHandler, getIngestor } from "@/lib/ingest";
 import { startClickHouseForwarder } from "@/lib/ingest/clickhouse-target";
 import { logger } from "@/lib/log/logger";
+import { startRetentionSchedule } from "@/lib/retention/prune";
+import { registerWarehouseCollectors } from "@/lib/metrics/warehouse-collectors";
 import { createApiFastPath } from "./api-fast-path";
 import { applyHttpLimits, connectionsCheckingIntervalMs, type HttpLimits } from "./http-limits";
+import { createMetricsServer, createOpsPaths } from "./metrics-endpoint";
+import { observeRequest } from "./observe";
+import { appRoutes, createRouteResolver } from "./route-template";
 
 export interface RunningServer {
   server: Server;
@@ -51,15 +60,23 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
     idleTimeoutMs: config.HTTP_IDLE_TIMEOUT_SECONDS * 1000,
     maxConnectionsPerAddress: config.HTTP_MAX_CONNECTIONS_PER_ADDRESS,
   };
+  // Request ids, the access log and /metrics (0031); liveness at /api/health/live.
+  registerWarehouseCollectors(db, { syncMaxAgeSeconds: syncMaxAgeSeconds(config) });
+  const routeOf = createRouteResolver(appRoutes(path.join(process.cwd(), "app")));
+  const ops = createOpsPaths({ metricsToken: config.METRICS_TOKEN, serveMetrics: config.METRICS_TOKEN !== undefined });
+
   let overCap: (req: IncomingMessage) => boolean = () => false;
-  const server = createServer({ connectionsCheckingInterval: connectionsCheckingIntervalMs(limits) }, (req, res) => {
-    if (overCap(req)) return; // already answered 503 and closing
-    if (ingest(req, res)) return;
-    if (api(req, res)) return;
-    // The sign-in throttle's client address: always the socket's, never the client's say.
-    req.headers[PEER_HEADER] = req.socket.remoteAddress ?? "";
-    void handle(req, res);
-  });
+  const server = createServer({ connectionsCheckingInterval: connectionsCheckingIntervalMs(limits) }, (req, res) =>
+    observeRequest(req, res, routeOf, () => {
+      if (overCap(req)) return; // already answered 503 and closing
+      if (ops(req, res)) return;
+      if (ingest(req, res)) return;
+      if (api(req, res)) return;
+      // The sign-in throttle's client address: always the socket's, never the client's say.
+      req.headers[PEER_HEADER] = req.socket.remoteAddress ?? "";
+      void handle(req, res);
+    }),
+  );
   overCap = applyHttpLimits(server, limits);
 
   let stopScheduler: (() => void) | undefined;
@@ -67,6 +84,7 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
     const { startSyncScheduler } = await import("@/lib/sync/scheduler");
     stopScheduler = startSyncScheduler(warehouse, { intervalSeconds: config.SYNC_INTERVAL_SECONDS }).stop;
   }
+  const stopRetention = startRetentionSchedule(db, { auditDays: config.RETAIN_AUDIT_DAYS, syncRunsDays: config.RETAIN_SYNC_RUNS_DAYS });
   let stopAlerts: (() => Promise<void>) | undefined;
   if (config.ALERTS_INTERVAL_SECONDS > 0) {
     const { startAlertScheduler } = await import("@/lib/alerts/scheduler");
@@ -79,6 +97,16 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
   });
   const url = `http://localhost:${port}`;
   logger.info({ port, dev }, `Callboard listening on ${url}`);
+  let metricsServer: Server | undefined;
+  if (config.METRICS_PORT !== undefined) {
+    const ms = createMetricsServer({ metricsToken: config.METRICS_TOKEN });
+    await new Promise<void>((resolve, reject) => {
+      ms.once("error", reject);
+      ms.listen(config.METRICS_PORT, options.hostname, () => resolve());
+    });
+    metricsServer = ms;
+    logger.info({ port: config.METRICS_PORT }, "Metrics on their own port: GET /metrics");
+  }
 
   // ClickHouse mode: what the ingest stores in SQLite is forwarded on in the background.
   const forwarder = startClickHouseForwarder(warehouse);
@@ -94,8 +122,10 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
     close: () =>
       new Promise<void>((resolve) => {
         stopScheduler?.();
+        stopRetention();
         void stopAlerts?.();
         void analytics.close();
+        metricsServer?.close();
         server.close(() => {
           closeIngestor();
           // After the ingest's last commit: the batch in flight finishes, the rest waits in SQLite.

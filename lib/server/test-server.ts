@@ -32,6 +32,8 @@ export interface TestServer {
   child: ChildProcess;
   /** What the server wrote to stderr so far. */
   stderr(): string;
+  /** What it wrote to stdout so far (its log lines), when started with `stdout: true`. */
+  stdout(): string;
   stop(): Promise<void>;
 }
 
@@ -44,6 +46,8 @@ export interface TestServerOptions {
    * the server's command line is appended.
    */
   wrap?: string[];
+  /** Keep what the server writes to stdout (its pino log); ignored otherwise. */
+  stdout?: boolean;
 }
 
 export async function startTestServer(options: TestServerOptions): Promise<TestServer> {
@@ -57,7 +61,11 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
       ...process.env, NODE_ENV: "production", AUTH_TRUST_HOST: "true", SYNC_INTERVAL_SECONDS: "0", LOG_LEVEL: "warn",
       NEXT_TELEMETRY_DISABLED: "1", ...options.env, PORT: String(port),
     },
-    stdio: ["ignore", "ignore", "pipe"],
+    stdio: ["ignore", options.stdout ? "pipe" : "ignore", "pipe"],
+  });
+  let stdout = "";
+  child.stdout?.on("data", (c: Buffer) => {
+    stdout += c.toString();
   });
   let stderr = "";
   child.stderr?.on("data", (c: Buffer) => {
@@ -85,5 +93,5 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
       await new Promise((r) => setTimeout(r, 200));
     }
   }
-  return { base, port, child, stderr: () => stderr, stop };
+  return { base, port, child, stderr: () => stderr, stdout: () => stdout, stop };
 }
