@@ -1,10 +1,12 @@
 "use client";
 
-import { useEffect, useId, useRef, useState, useSyncExternalStore, type FormEvent, type ReactNode } from "react";
+import { useSearchParams } from "next/navigation";
+import { useContext, useEffect, useId, useRef, useState, useSyncExternalStore, type FormEvent, type ReactNode } from "react";
 import { MODES, RECEIVER_TYPES, STATUSES, TYPES } from "@/lib/analytics/dims";
-import { PRESETS, endDateInput, fromDateInput, matchPreset, presetRange, toDateInput, toEndDateInput, type PresetKey } from "@/lib/ui/date-range";
+import { MAX_YEAR, MIN_YEAR, PRESETS, dateInputProblem, endDateInput, fromDateInput, matchPreset, presetRange, toDateInput, toEndDateInput, type PresetKey } from "@/lib/ui/date-range";
 import { hasActiveFilters, type FilterValues } from "@/lib/ui/filter-params";
 import { label } from "@/lib/ui/format";
+import { PreferencesContext } from "./preferences";
 import { useFilters } from "./use-report";
 
 export interface AppOption {
@@ -28,20 +30,21 @@ export function FilterBar({ apps, fields = ALL_FIELDS, serverRendered = false, c
   const set = (patch: Partial<{ [K in keyof FilterValues]: FilterValues[K] | null }>) => void setValues({ ...patch, page: null });
   const id = useId();
   const show = (f: FilterField) => fields.includes(f);
+  const startZone = useStartFilters(show("tz"), (patch) => void setValues(show("app") ? patch : { tz: patch.tz }, { history: "replace" }));
 
   return (
     <form className="filter-bar" aria-label="Filters" onSubmit={(e: FormEvent) => e.preventDefault()} data-testid="filter-bar">
       {show("app") ? <AppPicker apps={apps} selected={v.app} onChange={(app) => set({ app: app.length ? app : null })} /> : null}
       {show("call") ? <CallFilters id={id} v={v} set={set} /> : null}
       {show("period") ? <DateRange id={id} values={v} onChange={(r) => set(r)} /> : null}
-      {show("tz") ? <TimeZoneSelect id={`${id}-tz`} value={v.tz} onChange={(tz) => set({ tz: tz === "UTC" ? null : tz })} /> : null}
+      {show("tz") ? <TimeZoneSelect id={`${id}-tz`} value={v.tz} onChange={(tz) => set({ tz, ...sameRangeIn(v, tz) })} /> : null}
       {children}
-      {hasActiveFilters(v) ? (
+      {hasActiveFilters(v, startZone) ? (
         <button
           type="button"
           className="btn btn-secondary filter-reset"
           onClick={() =>
-            void setValues({ app: null, type: null, mode: null, status: null, receiverType: null, hasRecording: null, uid: null, participantsCount: null, from: null, to: null, tz: null, page: null })
+            void setValues({ app: null, type: null, mode: null, status: null, receiverType: null, hasRecording: null, uid: null, participantsCount: null, from: null, to: null, tz: startZone, page: null })
           }
         >
           Clear filters
@@ -49,6 +52,43 @@ export function FilterBar({ apps, fields = ALL_FIELDS, serverRendered = false, c
       ) : null}
     </form>
   );
+}
+
+/**
+ * The period in another zone: a preset stays that preset (Last 90 days in Kolkata's days),
+ * custom dates stay the same calendar dates; all time stays all time.
+ */
+function sameRangeIn(v: FilterValues, tz: string): { from: number | null; to: number | null } {
+  const now = Math.floor(Date.now() / 1000);
+  const preset = matchPreset(v, now, v.tz);
+  if (preset === "all") return { from: v.from, to: v.to };
+  if (preset !== "custom") return presetRange(preset, now, tz);
+  return { from: fromDateInput(toDateInput(v.from, v.tz), tz), to: endDateInput(toEndDateInput(v.to, v.tz), tz) };
+}
+
+/**
+ * Where a page starts when its URL names no zone (a page opened from a bookmark, the
+ * header, a fresh tab): the person's saved default zone, else the browser's, and their
+ * saved default apps when the URL names none either. Put in the URL (replacing the history
+ * entry), so the page, its links and a shared URL all say which zone the numbers are in.
+ * Returns that zone (what Clear goes back to).
+ */
+function useStartFilters(enabled: boolean, start: (patch: { tz: string; app?: string[] }) => void): string {
+  const saved = useContext(PreferencesContext);
+  const zones = useSyncExternalStore(subscribeNever, browserZones, () => null);
+  const zone = saved.tz ?? zones?.browser ?? "UTC";
+  const searchParams = useSearchParams();
+  const named = searchParams.has("tz");
+  const appsNamed = searchParams.has("app");
+  const defaultApps = saved.apps.join(",");
+  useEffect(() => {
+    if (!enabled || named || zones === null) return;
+    const apps = !appsNamed && defaultApps ? defaultApps.split(",") : undefined;
+    if (zone !== "UTC" || apps) start({ tz: zone, ...(apps ? { app: apps } : {}) });
+    // `start` is a fresh closure each render; the URL and the defaults are what matter.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [enabled, named, appsNamed, zone, zones, defaultApps]);
+  return zone;
 }
 
 type SetFilters = (patch: Partial<{ [K in keyof FilterValues]: FilterValues[K] | null }>) => void;
@@ -217,15 +257,95 @@ function DateRange({ id, values, onChange }: { id: string; values: FilterValues;
           <option value="custom">Custom</option>
         </select>
       </div>
-      <div className="field">
-        <label htmlFor={`${id}-from`}>From</label>
-        <input id={`${id}-from`} name="from" type="date" value={toDateInput(values.from, tz)} onChange={(e) => onChange({ from: fromDateInput(e.target.value, tz), to: values.to })} />
-      </div>
-      <div className="field">
-        <label htmlFor={`${id}-to`}>To</label>
-        <input id={`${id}-to`} name="to" type="date" value={toEndDateInput(values.to, tz)} onChange={(e) => onChange({ from: values.from, to: endDateInput(e.target.value, tz) })} />
-      </div>
+      <DateField
+        id={`${id}-from`}
+        name="from"
+        text="From"
+        value={toDateInput(values.from, tz)}
+        onCommit={(day) => {
+          const from = fromDateInput(day, tz);
+          if (from !== null && values.to !== null && from >= values.to) return "From must be on or before To.";
+          onChange({ from, to: values.to });
+          return null;
+        }}
+      />
+      <DateField
+        id={`${id}-to`}
+        name="to"
+        text="To"
+        value={toEndDateInput(values.to, tz)}
+        onCommit={(day) => {
+          const to = endDateInput(day, tz);
+          if (to !== null && values.from !== null && to <= values.from) return "To must be on or after From.";
+          onChange({ from: values.from, to });
+          return null;
+        }}
+      />
     </>
+  );
+}
+
+/**
+ * A date the person picks or types. A picked date applies at once; a typed one applies
+ * when it is whole and plausible (Chromium reports every keystroke of the year: "0002",
+ * "0020", "0202", "2026", and each would be a request), else on leaving the field or
+ * Enter, where a date that cannot be used is refused in the field with the reason and
+ * nothing is asked of the server. `onCommit` answers a refusal of its own (order).
+ */
+function DateField({ id, name, text, value, onCommit }: { id: string; name: string; text: string; value: string; onCommit: (day: string) => string | null }) {
+  const [draft, setDraft] = useState(value);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [seen, setSeen] = useState(value);
+  if (seen !== value) {
+    // The URL changed (a preset, Back, Clear): show its date; whatever was refused is gone with it.
+    setSeen(value);
+    setDraft(value);
+    setProblem(null);
+  }
+  const errorId = `${id}-error`;
+  const tryCommit = (input: HTMLInputElement, finished: boolean) => {
+    const why = dateInputProblem(input.value, input.validity.badInput);
+    if (why !== null) {
+      // Mid-typing a partial year is normal: say so only once the person is done.
+      if (finished) setProblem(why);
+      return;
+    }
+    if (input.value === value) {
+      setProblem(null);
+      return;
+    }
+    setProblem(onCommit(input.value));
+  };
+  return (
+    <div className="field">
+      <label htmlFor={id}>{text}</label>
+      <input
+        id={id}
+        name={name}
+        type="date"
+        min={`${MIN_YEAR}-01-01`}
+        max={`${MAX_YEAR}-12-31`}
+        value={draft}
+        aria-invalid={problem !== null}
+        aria-describedby={problem !== null ? errorId : undefined}
+        onChange={(e) => {
+          setDraft(e.currentTarget.value);
+          tryCommit(e.currentTarget, false);
+        }}
+        onBlur={(e) => tryCommit(e.currentTarget, true)}
+        onKeyDown={(e) => {
+          if (e.key === "Enter") {
+            e.preventDefault();
+            tryCommit(e.currentTarget, true);
+          }
+        }}
+      />
+      {problem !== null ? (
+        <span id={errorId} className="field-error" role="alert" data-testid={`${name}-error`}>
+          {problem}
+        </span>
+      ) : null}
+    </div>
   );
 }
 

@@ -17,13 +17,16 @@ import { Command } from "commander";
 
 const program = new Command("demo")
   .option("--port <port>", "dashboard port", process.env.PORT ?? "3000")
+  // Loopback only unless asked: the demo prints its admin password, so it must not be
+  // reachable from the network by default (`--host 0.0.0.0` opens it on purpose).
+  .option("--host <address>", "address the dashboard listens on", "127.0.0.1")
   .option("--dir <dir>", "where the demo warehouse and its state live", "./data/demo")
   .option("--fresh", "start from an empty warehouse")
   .option("--no-build", "fail instead of building when the production build is missing")
   .option("--size <size>", "demo (about 9,000 calls) or small (about 600)", "demo")
   .option("--seed <seed>", "data seed", "20261122")
   .parse(process.argv);
-const opts = program.opts<{ port: string; dir: string; fresh?: boolean; build: boolean; size: string; seed: string }>();
+const opts = program.opts<{ port: string; host: string; dir: string; fresh?: boolean; build: boolean; size: string; seed: string }>();
 
 const DIR = path.resolve(opts.dir);
 const PORT = Number(opts.port);
@@ -132,7 +135,7 @@ async function main(): Promise<void> {
       console.log(`  ${r.appId}: ${r.fetched} calls fetched, ${r.inserted} new, ${r.updated} updated (${(r.durationMs / 1000).toFixed(1)} s)`);
     }
 
-    const server = await startServer({ port: PORT });
+    const server = await startServer({ port: PORT, hostname: opts.host });
     stopAll.push(() => server.close());
 
     console.log("Replaying webhooks (recordings, live calls and meetings, chat events)…");
@@ -184,7 +187,7 @@ async function main(): Promise<void> {
     );
 
     console.log(`
-  Callboard demo is running at ${server.url}
+  Callboard demo is running at ${server.url} (listening on ${opts.host} only; --host changes that)
     sign in as ${ADMIN.email} / ${ADMIN.password}   (admin, both apps)
            or ${VIEWER.email} / ${VIEWER.password} (viewer, acme-support only)
   The emulated platform is at ${emulator.url}; the demo warehouse is ${path.relative(process.cwd(), process.env.DATABASE_PATH!)}.

@@ -118,3 +118,18 @@ export const endedSessions = sqliteTable(
     index("ended_sessions_ended_idx").on(t.endedMs),
   ],
 );
+
+/**
+ * A person's own defaults for the report pages (issue 29): the zone a page starts in and
+ * the apps it starts with when its URL names none. One row per user, made on first save.
+ */
+export const userPreferences = sqliteTable("user_preferences", {
+  userPk: integer("user_pk")
+    .primaryKey()
+    .references(() => users.pk, { onDelete: "cascade" }),
+  /** IANA zone; null: the browser's. */
+  timeZone: text("time_zone"),
+  /** Platform app ids, JSON array; empty: every app the person may see. */
+  apps: text("apps", { mode: "json" }).$type<string[]>().notNull().default([]),
+  updatedMs: integer("updated_ms").notNull(),
+});
