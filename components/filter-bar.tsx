@@ -30,10 +30,17 @@ export function FilterBar({ apps, fields = ALL_FIELDS, serverRendered = false, c
   const set = (patch: Partial<{ [K in keyof FilterValues]: FilterValues[K] | null }>) => void setValues({ ...patch, page: null });
   const id = useId();
   const show = (f: FilterField) => fields.includes(f);
+  const [expanded, setExpanded] = useState(false);
+  const activeCount = countActive(v);
   const startZone = useStartFilters(show("tz"), (patch) => void setValues(show("app") ? patch : { tz: patch.tz }, { history: "replace" }));
 
   return (
-    <form className="filter-bar" aria-label="Filters" onSubmit={(e: FormEvent) => e.preventDefault()} data-testid="filter-bar">
+    <form className="filter-bar" aria-label="Filters" onSubmit={(e: FormEvent) => e.preventDefault()} data-testid="filter-bar" data-expanded={expanded}>
+      {/* On a phone the filters fold behind this button, so the report starts on the first screen (globals.css). */}
+      <button type="button" className="btn btn-secondary filter-toggle" aria-expanded={expanded} aria-controls={`${id}-fields`} onClick={() => setExpanded(!expanded)}>
+        {expanded ? "Hide filters" : `Filters${activeCount ? ` (${activeCount} set)` : ""}`}
+      </button>
+      <div className="filter-fields" id={`${id}-fields`}>
       {show("app") ? <AppPicker apps={apps} selected={v.app} onChange={(app) => set({ app: app.length ? app : null })} /> : null}
       {show("call") ? <CallFilters id={id} v={v} set={set} /> : null}
       {show("period") ? <DateRange id={id} values={v} onChange={(r) => set(r)} /> : null}
@@ -50,8 +57,14 @@ export function FilterBar({ apps, fields = ALL_FIELDS, serverRendered = false, c
           Clear filters
         </button>
       ) : null}
+      </div>
     </form>
   );
+}
+
+/** How many filters are set (the phone's folded bar says so). */
+function countActive(v: FilterValues): number {
+  return [v.app.length > 0, v.type, v.mode, v.status, v.receiverType, v.hasRecording, v.uid, v.participantsCount, v.from ?? v.to].filter((x) => x !== null && x !== false).length;
 }
 
 /**
@@ -120,14 +133,14 @@ function Choice<T extends string>({ id, name, text, value, values, labels, onCha
   return (
     <div className="field">
       <label htmlFor={id}>{text}</label>
-      <select id={id} name={name} value={value ?? ""} onChange={(e) => onChange(e.target.value === "" ? null : (e.target.value as T))}>
+      <FilterSelect id={id} name={name} value={value ?? ""} onChange={(v) => onChange(v === "" ? null : (v as T))}>
         <option value="">All</option>
         {values.map((v) => (
           <option key={v} value={v}>
             {labels?.[v] ?? label(v)}
           </option>
         ))}
-      </select>
+      </FilterSelect>
     </div>
   );
 }
@@ -238,12 +251,11 @@ function DateRange({ id, values, onChange }: { id: string; values: FilterValues;
     <>
       <div className="field">
         <label htmlFor={`${id}-range`}>Period</label>
-        <select
+        <FilterSelect
           id={`${id}-range`}
           name="range"
           value={current}
-          onChange={(e) => {
-            const key = e.target.value;
+          onChange={(key) => {
             if (key === "all") onChange({ from: null, to: null });
             else if (key !== "custom") onChange(presetRange(key as PresetKey, Math.floor(Date.now() / 1000), tz));
           }}
@@ -255,7 +267,7 @@ function DateRange({ id, values, onChange }: { id: string; values: FilterValues;
             </option>
           ))}
           <option value="custom">Custom</option>
-        </select>
+        </FilterSelect>
       </div>
       <DateField
         id={`${id}-from`}
@@ -358,7 +370,7 @@ export function TimeZoneSelect({ id, value, onChange }: { id: string; value: str
   return (
     <div className="field">
       <label htmlFor={id}>Time zone</label>
-      <select id={id} name="tz" value={value} onChange={(e) => onChange(e.target.value)} className="tz-select">
+      <FilterSelect id={id} name="tz" value={value} onChange={onChange} className="tz-select">
         {zones && zones.browser !== "UTC" ? <option value={zones.browser}>{zones.browser} (this browser)</option> : null}
         {[...options]
           .filter((z) => !(zones && z === zones.browser && z !== "UTC"))
@@ -367,8 +379,60 @@ export function TimeZoneSelect({ id, value, onChange }: { id: string; value: str
               {z}
             </option>
           ))}
-      </select>
+      </FilterSelect>
     </div>
+  );
+}
+
+/** Keys that move through a closed select's options (Chromium changes the value on each). */
+const OPTION_KEYS = new Set(["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End", "PageUp", "PageDown"]);
+/** How long the keyboard may rest on an option before it applies. */
+const KEY_SETTLE_MS = 900;
+
+/**
+ * A select that applies a click at once but not every option the arrow keys pass over
+ * (each would be a request and a history entry): a choice made with the keys applies on
+ * Enter, on leaving the field, or once the keys rest for a moment.
+ */
+function FilterSelect({ id, name, value, onChange, className, children }: { id: string; name: string; value: string; onChange: (v: string) => void; className?: string; children: ReactNode }) {
+  const [pending, setPending] = useState<string | null>(null);
+  const byKeys = useRef(false);
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const apply = (v: string | null) => {
+    clearTimeout(timer.current);
+    setPending(null);
+    if (v !== null && v !== value) onChange(v);
+  };
+  useEffect(() => () => clearTimeout(timer.current), []);
+  return (
+    <select
+      id={id}
+      name={name}
+      className={className}
+      value={pending ?? value}
+      onKeyDown={(e) => {
+        byKeys.current = OPTION_KEYS.has(e.key);
+        if (e.key === "Enter" && pending !== null) {
+          e.preventDefault();
+          apply(pending);
+        }
+      }}
+      onChange={(e) => {
+        const v = e.target.value;
+        if (!byKeys.current) return apply(v);
+        setPending(v);
+        clearTimeout(timer.current);
+        timer.current = setTimeout(() => apply(v), KEY_SETTLE_MS);
+      }}
+      onBlur={() => {
+        if (pending !== null) apply(pending);
+      }}
+      onPointerDown={() => {
+        byKeys.current = false;
+      }}
+    >
+      {children}
+    </select>
   );
 }
 

@@ -41,8 +41,11 @@ test("the API compares month to date with the same days of the previous month", 
   const request = page.request;
   const res = await request.get(`/api/v1/insights/totals?from=${Date.UTC(2026, 10, 1) / 1000}&to=${Date.UTC(2026, 10, 28) / 1000}`);
   expect(res.status()).toBe(200);
-  const body = (await res.json()) as { previousRange: { from: number; to: number } };
+  const body = (await res.json()) as { previousRange: { from: number; to: number }; previous: { calls: number } };
   expect(body.previousRange).toEqual({ from: Date.UTC(2026, 9, 1) / 1000, to: Date.UTC(2026, 9, 28) / 1000 });
+  // The previous figures are those of that range asked for directly.
+  const direct = (await (await request.get(`/api/v1/insights/totals?from=${body.previousRange.from}&to=${body.previousRange.to}`)).json()) as { current: { calls: number } };
+  expect(body.previous.calls).toBe(direct.current.calls);
   const year = (await (await request.get(`/api/v1/insights/totals?from=${Date.UTC(2026, 10, 1) / 1000}&to=${Date.UTC(2026, 10, 28) / 1000}&compare=year`)).json()) as { previousRange: { from: number; to: number } };
   expect(year.previousRange).toEqual({ from: Date.UTC(2025, 10, 1) / 1000, to: Date.UTC(2025, 10, 28) / 1000 });
   const refused = await request.get(`/api/v1/insights/totals?compare=decade`);

@@ -45,10 +45,15 @@ for (const path of ["/calls", "/participants"]) {
     const from = page.getByLabel("From");
     await from.click();
     await page.keyboard.type("11161906");
-    await from.press("Tab");
+    // Leaving the field says why (Tab first reaches the field's own calendar button, so click away).
+    await page.getByRole("heading", { level: 1 }).click();
     await expect(page.getByTestId("from-error")).toContainText("1970");
     await expect(from).toHaveAttribute("aria-invalid", "true");
     expect(page.url()).toBe(before);
+    // Mended, the date applies and the reason goes.
+    await from.fill("2026-11-16");
+    await expect(page).toHaveURL(new RegExp(`[?&]from=${Date.UTC(2026, 10, 16) / 1000}(&|$)`));
+    await expect(page.getByTestId("from-error")).toHaveCount(0);
     await page.waitForLoadState("networkidle");
     expect(bad).toEqual([]);
   });

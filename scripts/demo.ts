@@ -30,6 +30,8 @@ const opts = program.opts<{ port: string; host: string; dir: string; fresh?: boo
 
 const DIR = path.resolve(opts.dir);
 const PORT = Number(opts.port);
+/** Who the audit log names for what the demo launcher sets up (as the CLI is "cli"). */
+const DEMO_ACTOR = { email: "demo" };
 const ADMIN = { email: "admin@callboard.demo", password: "callboard-demo" };
 const VIEWER = { email: "viewer@callboard.demo", password: "callboard-viewer" };
 const SIZES: Record<string, string> = {
@@ -82,10 +84,11 @@ async function main(): Promise<void> {
     if (r.status !== 0) fail("the build failed");
   }
 
-  const [{ db }, registry, { ensureFirstAdmin }, users, { syncAll }, { startServer }, testing, webhooks] = await Promise.all([
+  const [{ db }, registry, { ensureFirstAdmin }, { audit }, users, { syncAll }, { startServer }, testing, webhooks] = await Promise.all([
     import("@/db"),
     import("@/lib/apps/registry"),
     import("@/lib/auth/first-admin"),
+    import("@/lib/auth/audit"),
     import("@/lib/auth/users"),
     import("@/lib/sync"),
     import("@/lib/server/start"),
@@ -120,12 +123,19 @@ async function main(): Promise<void> {
         webhookEnabled: true,
       };
       const name = a.appId === "acme-sales" ? "Acme Sales" : "Acme Support";
-      if (registry.getAppById(warehouse, a.appId)) registry.updateApp(warehouse, fields);
-      else registry.addApp(warehouse, { ...fields, name });
+      // Every change is in the audit log, the demo's own setup included (issue 29).
+      if (registry.getAppById(warehouse, a.appId)) {
+        registry.updateApp(warehouse, fields);
+        audit(warehouse, DEMO_ACTOR, "app.update", a.appId, { fields: ["apiKey", "callsUrl", "webhook"] });
+      } else {
+        registry.addApp(warehouse, { ...fields, name });
+        audit(warehouse, DEMO_ACTOR, "app.create", a.appId, { region: a.region, name });
+      }
     }
     await ensureFirstAdmin(warehouse);
     if (!users.listUsers(warehouse).some((u) => u.email === VIEWER.email)) {
-      await users.createUser(warehouse, { ...VIEWER, role: "viewer", apps: ["acme-support"] });
+      const viewer = await users.createUser(warehouse, { ...VIEWER, role: "viewer", apps: ["acme-support"] });
+      audit(warehouse, DEMO_ACTOR, "user.create", viewer.email, { role: viewer.role, apps: viewer.apps, disabled: viewer.disabled });
     }
 
     console.log("Syncing the tenant apps from the emulator…");
