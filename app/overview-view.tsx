@@ -16,7 +16,7 @@ import { RecordingSummaryLine } from "@/components/recording-facts";
 import { ScrollBox } from "@/components/scroll-box";
 import { useFilters, useReport } from "@/components/use-report";
 import { breakdownGroups, dailySeries, durationSeries, engagementSeries, heatmapGrid, kpiTiles } from "@/lib/ui/charts";
-import { toDateInput } from "@/lib/ui/date-range";
+import { endDateInput, fromDateInput, toDateInput } from "@/lib/ui/date-range";
 import { apiQuery, pageQuery } from "@/lib/ui/filter-params";
 import { formatCount, formatDay, formatMinutes } from "@/lib/ui/format";
 import { csvUrl } from "@/lib/ui/reports";
@@ -25,7 +25,10 @@ import { UNITS_HINT } from "@/lib/ui/units";
 type Data<T> = { data: T };
 
 export function OverviewView({ apps }: { apps: AppOption[] }) {
-  const [values] = useFilters();
+  const [values, setValues] = useFilters();
+  // Drill-down: a breakdown value or a day of the chart filters the page to it.
+  const pick = (dimension: string, value: string) => void setValues({ [dimension]: value, page: null });
+  const pickDay = (date: string) => void setValues({ from: fromDateInput(date, values.tz), to: endDateInput(date, values.tz), page: null });
   const query = apiQuery(values);
   const [compare, setCompare] = useQueryState("compare", parseAsStringLiteral(COMPARE_MODES).withDefault("previous").withOptions({ history: "push", scroll: false }));
   // Only the totals compare; "previous" is the API's default, so the prefetched key stays the same.
@@ -78,7 +81,7 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
 
       <Panel id="daily" title="Calls and minutes per day" actions={<CsvLink href={csvUrl("daily", query)} what="calls and minutes per day" />}>
         <QueryState query={daily} height={240}>
-          {(d) => (d.data.length === 0 ? <EmptyState>No calls match these filters.</EmptyState> : <DailyCharts points={dailySeries(d.data, previousRange ? previousDaily.data?.data : undefined)} previousLabel={previousLabel} />)}
+          {(d) => (d.data.length === 0 ? <EmptyState>No calls match these filters.</EmptyState> : <DailyCharts points={dailySeries(d.data, previousRange ? previousDaily.data?.data : undefined)} previousLabel={previousLabel} onPickDay={pickDay} />)}
         </QueryState>
       </Panel>
 
@@ -87,7 +90,7 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
           {(b) => (
             <div className="breakdown-grid">
               {breakdownGroups(b.data, ["type", "mode", "status", "receiverType"]).map((g) => (
-                <BreakdownBars key={g.dimension} group={g} />
+                <BreakdownBars key={g.dimension} group={g} onPick={pick} />
               ))}
             </div>
           )}

@@ -7,6 +7,7 @@ import { MAX_YEAR, MIN_YEAR, PRESETS, dateInputProblem, endDateInput, fromDateIn
 import { hasActiveFilters, type FilterValues } from "@/lib/ui/filter-params";
 import { label } from "@/lib/ui/format";
 import { PreferencesContext } from "./preferences";
+import { SavedViews } from "./saved-views";
 import { useFilters } from "./use-report";
 
 export interface AppOption {
@@ -46,6 +47,7 @@ export function FilterBar({ apps, fields = ALL_FIELDS, serverRendered = false, c
       {show("period") ? <DateRange id={id} values={v} onChange={(r) => set(r)} /> : null}
       {show("tz") ? <TimeZoneSelect id={`${id}-tz`} value={v.tz} onChange={(tz) => set({ tz, ...sameRangeIn(v, tz) })} /> : null}
       {children}
+      <SavedViews />
       {hasActiveFilters(v, startZone) ? (
         <button
           type="button"

@@ -10,7 +10,7 @@ import { AXIS, GRID, TOOLTIP, valueAxis } from "./theme";
  * its own: each day's value as it is (not stacked, not smoothed), on round ticks in the
  * unit of the tooltip.
  */
-export function DailyCharts({ points, previousLabel }: { points: DailyPoint[]; previousLabel?: string }) {
+export function DailyCharts({ points, previousLabel, onPickDay }: { points: DailyPoint[]; previousLabel?: string; onPickDay?: (date: string) => void }) {
   const comparing = previousLabel !== undefined && points.some((p) => p.previousDate !== undefined);
   const maxCalls = Math.max(0, ...points.map((p) => Math.max(p.calls, comparing ? (p.previousCalls ?? 0) : 0)));
   const maxMinutes = Math.max(0, ...points.map((p) => Math.max(p.audioMinutes, p.videoMinutes, comparing ? (p.previousMinutes ?? 0) : 0)));
@@ -22,7 +22,7 @@ export function DailyCharts({ points, previousLabel }: { points: DailyPoint[]; p
   return (
     <div className="chart-pair">
       <figure className="chart" aria-label="Calls per day" data-testid="chart-calls-per-day">
-        <figcaption>Calls per day</figcaption>
+        <figcaption>Calls per day{onPickDay ? <span className="muted"> · select a bar for that day</span> : null}</figcaption>
         <ResponsiveContainer width="100%" height={220} initialDimension={{ width: 500, height: 220 }}>
           <ComposedChart data={points} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
             <CartesianGrid {...GRID} />
@@ -30,7 +30,14 @@ export function DailyCharts({ points, previousLabel }: { points: DailyPoint[]; p
             <YAxis {...AXIS} width={44} {...valueAxis(maxCalls, "count")} />
             <Tooltip {...TOOLTIP} labelFormatter={(d) => formatDay(String(d), true)} formatter={(v, name, item) => [formatCount(Number(v)), name === "previous" ? previousName(item.payload) : "Calls"]} />
             {comparing ? <Legend wrapperStyle={{ fontSize: 12 }} formatter={(name) => (name === "previous" ? previousLabel : name)} /> : null}
-            <Bar dataKey="calls" name="Calls" fill="var(--chart-1)" isAnimationActive={false} />
+            <Bar
+              dataKey="calls"
+              name="Calls"
+              fill="var(--chart-1)"
+              isAnimationActive={false}
+              cursor={onPickDay ? "pointer" : undefined}
+              onClick={onPickDay ? (entry: { payload?: DailyPoint }) => entry.payload && onPickDay(entry.payload.date) : undefined}
+            />
             {comparing ? <Line type="linear" dataKey="previousCalls" name="previous" stroke="var(--chart-6)" strokeDasharray="4 3" dot={false} strokeWidth={1.5} isAnimationActive={false} /> : null}
           </ComposedChart>
         </ResponsiveContainer>
