@@ -30,9 +30,15 @@ test("after moving through the header the focus is on the new page's heading", a
 test("arrow keys on a dropdown apply the option they rest on, not every one they pass", async ({ page }) => {
   await page.goto("/calls?tz=UTC");
   await ready(page);
-  const requests: string[] = [];
-  page.on("request", (r) => {
-    if (r.url().includes("/api/v1/calls?")) requests.push(new URL(r.url()).searchParams.get("status") ?? "");
+  // Every filter change is a history entry: record the entries the keys make.
+  await page.evaluate(() => {
+    const w = window as unknown as { pushed: string[] };
+    w.pushed = [];
+    const push = history.pushState.bind(history);
+    history.pushState = (data: unknown, unused: string, url?: string | URL | null) => {
+      if (url) w.pushed.push(String(url));
+      push(data, unused, url);
+    };
   });
   const status = page.getByLabel("Status");
   await status.focus();
@@ -41,8 +47,9 @@ test("arrow keys on a dropdown apply the option they rest on, not every one they
   await page.keyboard.press("ArrowDown");
   await expect(page).toHaveURL(/status=rejected/);
   await page.waitForLoadState("networkidle");
-  // Only the option the keys rested on was asked for.
-  expect(requests.filter((s) => s !== "")).toEqual(["rejected"]);
+  // Only the option the keys rested on was applied (not ended, then ongoing, then rejected).
+  const pushed = await page.evaluate(() => (window as unknown as { pushed: string[] }).pushed);
+  expect(pushed.map((u) => new URL(u, "http://x").searchParams.get("status"))).toEqual(["rejected"]);
 });
 
 test("on a phone the filters fold behind one button", async ({ page }) => {
