@@ -64,15 +64,35 @@ function Links({ filters, current }: { filters: URLSearchParams; current?: strin
   );
 }
 
-/** Moves the focus to the page's h1 once the path changes (not on the first load, not on a filter change). */
+/**
+ * Moves the focus to the page's h1 once the path changes (not on the first load, not on a
+ * filter change). A page may show its loading state first and its heading a moment later,
+ * so it waits for the heading (up to a few seconds), unless the person has moved the focus
+ * themselves in the meantime.
+ */
 function useFocusOnMove(pathname: string) {
   const previous = useRef(pathname);
   useEffect(() => {
     if (previous.current === pathname) return;
     previous.current = pathname;
-    const heading = document.querySelector<HTMLElement>("main h1");
-    if (!heading) return;
-    if (!heading.hasAttribute("tabindex")) heading.setAttribute("tabindex", "-1");
-    heading.focus({ preventScroll: true });
+    const focusHeading = (): boolean => {
+      const heading = document.querySelector<HTMLElement>("main h1");
+      if (!heading) return false;
+      if (document.activeElement === heading) return true;
+      const active = document.activeElement;
+      // The person is somewhere of their own choosing (not the link they followed): leave them there.
+      if (active && active !== document.body && !active.closest("nav")) return true;
+      if (!heading.hasAttribute("tabindex")) heading.setAttribute("tabindex", "-1");
+      heading.focus({ preventScroll: true });
+      return false;
+    };
+    focusHeading();
+    const observer = new MutationObserver(() => void focusHeading());
+    observer.observe(document.body, { childList: true, subtree: true });
+    const stop = setTimeout(() => observer.disconnect(), 5000);
+    return () => {
+      clearTimeout(stop);
+      observer.disconnect();
+    };
   }, [pathname]);
 }
