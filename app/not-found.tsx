@@ -10,7 +10,7 @@ export const metadata: Metadata = { title: "Not found" };
  */
 export default function NotFound() {
   return (
-    <main className="container dash not-found" data-testid="not-found">
+    <main id="main" tabIndex={-1} className="container dash not-found" data-testid="not-found">
       <h1>Not found</h1>
       <p className="muted">There is nothing here you can see: the address may be mistyped, or the call belongs to an app outside your access.</p>
       <p>

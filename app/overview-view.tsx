@@ -1,6 +1,8 @@
 "use client";
 
 import Link from "next/link";
+import { parseAsStringLiteral, useQueryState } from "nuqs";
+import { COMPARE_MODES } from "@/lib/analytics/compare-range";
 import type { AppUsageRow, BreakdownRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, RecordingSummary, TotalsReport } from "@/lib/analytics";
 import { BarSeries } from "@/components/charts/bar-series";
 import { BreakdownBars } from "@/components/charts/breakdown-bars";
@@ -14,18 +16,31 @@ import { RecordingSummaryLine } from "@/components/recording-facts";
 import { ScrollBox } from "@/components/scroll-box";
 import { useFilters, useReport } from "@/components/use-report";
 import { breakdownGroups, dailySeries, durationSeries, engagementSeries, heatmapGrid, kpiTiles } from "@/lib/ui/charts";
-import { apiQuery } from "@/lib/ui/filter-params";
-import { formatCount, formatMinutes } from "@/lib/ui/format";
+import { endDateInput, fromDateInput, toDateInput } from "@/lib/ui/date-range";
+import { apiQuery, pageQuery } from "@/lib/ui/filter-params";
+import { formatCount, formatDay, formatMinutes } from "@/lib/ui/format";
 import { csvUrl } from "@/lib/ui/reports";
 import { UNITS_HINT } from "@/lib/ui/units";
 
 type Data<T> = { data: T };
 
 export function OverviewView({ apps }: { apps: AppOption[] }) {
-  const [values] = useFilters();
+  const [values, setValues] = useFilters();
+  // Drill-down: a breakdown value or a day of the chart filters the page to it.
+  const pick = (dimension: string, value: string) => void setValues({ [dimension]: value, page: null });
+  const pickDay = (date: string) => void setValues({ from: fromDateInput(date, values.tz), to: endDateInput(date, values.tz), page: null });
   const query = apiQuery(values);
-  const qs = query.toString();
-  const totals = useReport<TotalsReport>("totals", query);
+  const [compare, setCompare] = useQueryState("compare", parseAsStringLiteral(COMPARE_MODES).withDefault("previous").withOptions({ history: "push", scroll: false }));
+  // Only the totals compare; "previous" is the API's default, so the prefetched key stays the same.
+  const totals = useReport<TotalsReport>("totals", compare === "year" ? apiQuery(values, { extra: { compare } }) : query);
+  const previousRange = totals.data?.previousRange ?? null;
+  const previousDaily = useReport<Data<DailyUsageRow[]>>(
+    "daily",
+    previousRange ? apiQuery({ ...values, from: previousRange.from, to: previousRange.to }) : query,
+    previousRange !== null,
+  );
+  const against = compare === "year" ? "the same period last year" : "the previous period";
+  const previousLabel = previousRange ? `${compare === "year" ? "last year" : "previous period"}` : undefined;
   const recordings = useReport<{ data: RecordingSummary }>("recording-summary", query);
   const daily = useReport<Data<DailyUsageRow[]>>("daily", query);
   const breakdowns = useReport<Data<BreakdownRow[]>>("breakdowns", query);
@@ -38,12 +53,26 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
   return (
     <>
       <FilterBar apps={apps} />
-      <Panel id="kpis" title="Key figures" actions={<><Link href={`/calls${qs ? `?${qs}` : ""}`}>See these calls</Link><CsvLink href={csvUrl("totals", query)} what="key figures" /></>}>
+      <Panel id="kpis" title="Key figures" actions={<><Link href={`/calls?${pageQuery(values).toString()}`}>See these calls</Link><CsvLink href={csvUrl("totals", query)} what="key figures" /></>}>
         <QueryState query={totals} height={96}>
           {(t) => (
             <>
-              <KpiTiles tiles={kpiTiles(t)} comparing={comparing} />
-              <p className="muted hint">{UNITS_HINT}{!comparing ? " Choose a period (From and To) to compare with the period just before it." : ""}</p>
+              {comparing ? (
+                <div className="compare-choice">
+                  <label htmlFor="compare-with">Compare with</label>
+                  <select id="compare-with" name="compare" value={compare} onChange={(e) => void setCompare(e.target.value === "year" ? "year" : null)}>
+                    <option value="previous">The previous period</option>
+                    <option value="year">The same period last year</option>
+                  </select>
+                  {t.previousRange ? (
+                    <span className="muted" data-testid="compared-range">
+                      {formatDay(dayOf(t.previousRange.from, values.tz), true)} – {formatDay(dayOf(t.previousRange.to - 1, values.tz), true)}
+                    </span>
+                  ) : null}
+                </div>
+              ) : null}
+              <KpiTiles tiles={kpiTiles(t)} comparing={comparing} against={against} />
+              <p className="muted hint">{UNITS_HINT}{!comparing ? " Choose a period (From and To) to compare with the period before it or with the same period last year." : ""}</p>
             </>
           )}
         </QueryState>
@@ -52,7 +81,7 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
 
       <Panel id="daily" title="Calls and minutes per day" actions={<CsvLink href={csvUrl("daily", query)} what="calls and minutes per day" />}>
         <QueryState query={daily} height={240}>
-          {(d) => (d.data.length === 0 ? <EmptyState>No calls match these filters.</EmptyState> : <DailyCharts points={dailySeries(d.data)} />)}
+          {(d) => (d.data.length === 0 ? <EmptyState>No calls match these filters.</EmptyState> : <DailyCharts points={dailySeries(d.data, previousRange ? previousDaily.data?.data : undefined)} previousLabel={previousLabel} onPickDay={pickDay} />)}
         </QueryState>
       </Panel>
 
@@ -61,7 +90,7 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
           {(b) => (
             <div className="breakdown-grid">
               {breakdownGroups(b.data, ["type", "mode", "status", "receiverType"]).map((g) => (
-                <BreakdownBars key={g.dimension} group={g} />
+                <BreakdownBars key={g.dimension} group={g} onPick={pick} />
               ))}
             </div>
           )}
@@ -108,7 +137,7 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
                   </thead>
                   <tbody>
                     {d.data.map((a) => {
-                      const drill = apiQuery({ ...values, app: [a.app] });
+                      const drill = pageQuery({ ...values, app: [a.app] });
                       return (
                         <tr key={a.app} data-app={a.app}>
                           <td>
@@ -131,4 +160,9 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
       </Panel>
     </>
   );
+}
+
+/** The local calendar date (YYYY-MM-DD) of an instant, for formatDay. */
+function dayOf(t: number, tz: string): string {
+  return toDateInput(t, tz);
 }

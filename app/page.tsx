@@ -14,7 +14,7 @@ export default async function OverviewPage({ searchParams }: { searchParams: Pag
   const query = apiQuery(values);
   const state = await prefetchReports(caller, OVERVIEW_REPORTS.map((name) => [name, query] as const));
   return (
-    <main className="container dash">
+    <main id="main" tabIndex={-1} className="container dash">
       <h1>Overview</h1>
       <HydrationBoundary state={state}>
         <OverviewView apps={apps} />

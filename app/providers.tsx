@@ -3,6 +3,8 @@
 import { QueryClient, QueryClientProvider, isServer } from "@tanstack/react-query";
 import { NuqsAdapter } from "nuqs/adapters/next/app";
 import type { ReactNode } from "react";
+import { PreferencesProvider, type Preferences } from "@/components/preferences";
+import { retryReport } from "@/components/use-report";
 
 /**
  * react-query and the nuqs URL adapter for every page. staleTime above 0: data the
@@ -10,7 +12,7 @@ import type { ReactNode } from "react";
  */
 function makeQueryClient(): QueryClient {
   return new QueryClient({
-    defaultOptions: { queries: { staleTime: 60_000, gcTime: 5 * 60_000, retry: 1, refetchOnWindowFocus: false } },
+    defaultOptions: { queries: { staleTime: 60_000, gcTime: 5 * 60_000, retry: retryReport, refetchOnWindowFocus: false } },
   });
 }
 
@@ -23,11 +25,13 @@ function getQueryClient(): QueryClient {
   return browserClient;
 }
 
-export function Providers({ children }: { children: ReactNode }) {
+export function Providers({ preferences, children }: { preferences: Preferences; children: ReactNode }) {
   const client = getQueryClient();
   return (
     <QueryClientProvider client={client}>
-      <NuqsAdapter>{children}</NuqsAdapter>
+      <NuqsAdapter>
+        <PreferencesProvider value={preferences}>{children}</PreferencesProvider>
+      </NuqsAdapter>
     </QueryClientProvider>
   );
 }

@@ -5,6 +5,7 @@ import { firingCount } from "@/lib/alerts/history";
 import type { Caller } from "@/lib/auth/authorize";
 import { logger } from "@/lib/log/logger";
 import { AlertsBadge } from "./alerts-badge";
+import { MainNav } from "./main-nav";
 
 /** Rules firing now that the caller may see; the header never fails over it. */
 function firingFor(caller: Caller): number {
@@ -23,27 +24,18 @@ function firingFor(caller: Caller): number {
 export function AppHeader({ caller }: { caller: Caller }) {
   return (
     <header className="app-header">
+      <a href="#main" className="skip-link">
+        Skip to content
+      </a>
       <div className="app-header-inner">
         <Link href="/" className="brand">
           Callboard
         </Link>
-        <nav aria-label="Main" className="app-nav">
-          <Link href="/">Overview</Link>
-          <Link href="/calls">Calls</Link>
-          <Link href="/participants">Participants</Link>
-          <Link href="/apps">Tenant apps</Link>
-          <Link href="/recordings">Recordings</Link>
-          <Link href="/statements">Statements</Link>
-          <Link href="/live">Live now</Link>
-          <Link href="/events">Events</Link>
-          <Link href="/sync">Sync</Link>
-          <AlertsBadge initial={firingFor(caller)} />
-          {caller.role === "admin" ? <Link href="/settings">Settings</Link> : null}
-        </nav>
+        <MainNav isAdmin={caller.role === "admin"} alerts={<AlertsBadge initial={firingFor(caller)} />} />
         <div className="app-user">
-          <span className="app-user-email" data-testid="signed-in-email" title={caller.email}>
+          <Link href="/preferences" className="app-user-email" data-testid="signed-in-email" title={`${caller.email}: your default time zone and apps`}>
             {caller.email}
-          </span>
+          </Link>
           <span className="badge" data-testid="signed-in-role">
             {caller.role}
           </span>

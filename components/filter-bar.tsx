@@ -1,10 +1,13 @@
 "use client";
 
-import { useEffect, useId, useRef, useState, useSyncExternalStore, type FormEvent, type ReactNode } from "react";
+import { useSearchParams } from "next/navigation";
+import { useContext, useEffect, useId, useRef, useState, useSyncExternalStore, type FormEvent, type ReactNode } from "react";
 import { MODES, RECEIVER_TYPES, STATUSES, TYPES } from "@/lib/analytics/dims";
-import { PRESETS, endDateInput, fromDateInput, matchPreset, presetRange, toDateInput, toEndDateInput, type PresetKey } from "@/lib/ui/date-range";
+import { MAX_YEAR, MIN_YEAR, PRESETS, dateInputProblem, endDateInput, fromDateInput, matchPreset, presetRange, toDateInput, toEndDateInput, type PresetKey } from "@/lib/ui/date-range";
 import { hasActiveFilters, type FilterValues } from "@/lib/ui/filter-params";
 import { label } from "@/lib/ui/format";
+import { PreferencesContext } from "./preferences";
+import { SavedViews } from "./saved-views";
 import { useFilters } from "./use-report";
 
 export interface AppOption {
@@ -28,27 +31,79 @@ export function FilterBar({ apps, fields = ALL_FIELDS, serverRendered = false, c
   const set = (patch: Partial<{ [K in keyof FilterValues]: FilterValues[K] | null }>) => void setValues({ ...patch, page: null });
   const id = useId();
   const show = (f: FilterField) => fields.includes(f);
+  const [expanded, setExpanded] = useState(false);
+  const activeCount = countActive(v);
+  const startZone = useStartFilters(show("tz"), (patch) => void setValues(show("app") ? patch : { tz: patch.tz }, { history: "replace" }));
 
   return (
-    <form className="filter-bar" aria-label="Filters" onSubmit={(e: FormEvent) => e.preventDefault()} data-testid="filter-bar">
+    <form className="filter-bar" aria-label="Filters" onSubmit={(e: FormEvent) => e.preventDefault()} data-testid="filter-bar" data-expanded={expanded}>
+      {/* On a phone the filters fold behind this button, so the report starts on the first screen (globals.css). */}
+      <button type="button" className="btn btn-secondary filter-toggle" aria-expanded={expanded} aria-controls={`${id}-fields`} onClick={() => setExpanded(!expanded)}>
+        {expanded ? "Hide filters" : `Filters${activeCount ? ` (${activeCount} set)` : ""}`}
+      </button>
+      <div className="filter-fields" id={`${id}-fields`}>
       {show("app") ? <AppPicker apps={apps} selected={v.app} onChange={(app) => set({ app: app.length ? app : null })} /> : null}
       {show("call") ? <CallFilters id={id} v={v} set={set} /> : null}
       {show("period") ? <DateRange id={id} values={v} onChange={(r) => set(r)} /> : null}
-      {show("tz") ? <TimeZoneSelect id={`${id}-tz`} value={v.tz} onChange={(tz) => set({ tz: tz === "UTC" ? null : tz })} /> : null}
+      {show("tz") ? <TimeZoneSelect id={`${id}-tz`} value={v.tz} onChange={(tz) => set({ tz, ...sameRangeIn(v, tz) })} /> : null}
       {children}
-      {hasActiveFilters(v) ? (
+      <SavedViews />
+      {hasActiveFilters(v, startZone) ? (
         <button
           type="button"
           className="btn btn-secondary filter-reset"
           onClick={() =>
-            void setValues({ app: null, type: null, mode: null, status: null, receiverType: null, hasRecording: null, uid: null, participantsCount: null, from: null, to: null, tz: null, page: null })
+            void setValues({ app: null, type: null, mode: null, status: null, receiverType: null, hasRecording: null, uid: null, participantsCount: null, from: null, to: null, tz: startZone, page: null })
           }
         >
           Clear filters
         </button>
       ) : null}
+      </div>
     </form>
   );
+}
+
+/** How many filters are set (the phone's folded bar says so). */
+function countActive(v: FilterValues): number {
+  return [v.app.length > 0, v.type, v.mode, v.status, v.receiverType, v.hasRecording, v.uid, v.participantsCount, v.from ?? v.to].filter((x) => x !== null && x !== false).length;
+}
+
+/**
+ * The period in another zone: a preset stays that preset (Last 90 days in Kolkata's days),
+ * custom dates stay the same calendar dates; all time stays all time.
+ */
+function sameRangeIn(v: FilterValues, tz: string): { from: number | null; to: number | null } {
+  const now = Math.floor(Date.now() / 1000);
+  const preset = matchPreset(v, now, v.tz);
+  if (preset === "all") return { from: v.from, to: v.to };
+  if (preset !== "custom") return presetRange(preset, now, tz);
+  return { from: fromDateInput(toDateInput(v.from, v.tz), tz), to: endDateInput(toEndDateInput(v.to, v.tz), tz) };
+}
+
+/**
+ * Where a page starts when its URL names no zone (a page opened from a bookmark, the
+ * header, a fresh tab): the person's saved default zone, else the browser's, and their
+ * saved default apps when the URL names none either. Put in the URL (replacing the history
+ * entry), so the page, its links and a shared URL all say which zone the numbers are in.
+ * Returns that zone (what Clear goes back to).
+ */
+function useStartFilters(enabled: boolean, start: (patch: { tz: string; app?: string[] }) => void): string {
+  const saved = useContext(PreferencesContext);
+  const zones = useSyncExternalStore(subscribeNever, browserZones, () => null);
+  const zone = saved.tz ?? zones?.browser ?? "UTC";
+  const searchParams = useSearchParams();
+  const named = searchParams.has("tz");
+  const appsNamed = searchParams.has("app");
+  const defaultApps = saved.apps.join(",");
+  useEffect(() => {
+    if (!enabled || named || zones === null) return;
+    const apps = !appsNamed && defaultApps ? defaultApps.split(",") : undefined;
+    if (zone !== "UTC" || apps) start({ tz: zone, ...(apps ? { app: apps } : {}) });
+    // `start` is a fresh closure each render; the URL and the defaults are what matter.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [enabled, named, appsNamed, zone, zones, defaultApps]);
+  return zone;
 }
 
 type SetFilters = (patch: Partial<{ [K in keyof FilterValues]: FilterValues[K] | null }>) => void;
@@ -80,14 +135,14 @@ function Choice<T extends string>({ id, name, text, value, values, labels, onCha
   return (
     <div className="field">
       <label htmlFor={id}>{text}</label>
-      <select id={id} name={name} value={value ?? ""} onChange={(e) => onChange(e.target.value === "" ? null : (e.target.value as T))}>
+      <FilterSelect id={id} name={name} value={value ?? ""} onChange={(v) => onChange(v === "" ? null : (v as T))}>
         <option value="">All</option>
         {values.map((v) => (
           <option key={v} value={v}>
             {labels?.[v] ?? label(v)}
           </option>
         ))}
-      </select>
+      </FilterSelect>
     </div>
   );
 }
@@ -198,12 +253,11 @@ function DateRange({ id, values, onChange }: { id: string; values: FilterValues;
     <>
       <div className="field">
         <label htmlFor={`${id}-range`}>Period</label>
-        <select
+        <FilterSelect
           id={`${id}-range`}
           name="range"
           value={current}
-          onChange={(e) => {
-            const key = e.target.value;
+          onChange={(key) => {
             if (key === "all") onChange({ from: null, to: null });
             else if (key !== "custom") onChange(presetRange(key as PresetKey, Math.floor(Date.now() / 1000), tz));
           }}
@@ -215,17 +269,97 @@ function DateRange({ id, values, onChange }: { id: string; values: FilterValues;
             </option>
           ))}
           <option value="custom">Custom</option>
-        </select>
+        </FilterSelect>
       </div>
-      <div className="field">
-        <label htmlFor={`${id}-from`}>From</label>
-        <input id={`${id}-from`} name="from" type="date" value={toDateInput(values.from, tz)} onChange={(e) => onChange({ from: fromDateInput(e.target.value, tz), to: values.to })} />
-      </div>
-      <div className="field">
-        <label htmlFor={`${id}-to`}>To</label>
-        <input id={`${id}-to`} name="to" type="date" value={toEndDateInput(values.to, tz)} onChange={(e) => onChange({ from: values.from, to: endDateInput(e.target.value, tz) })} />
-      </div>
+      <DateField
+        id={`${id}-from`}
+        name="from"
+        text="From"
+        value={toDateInput(values.from, tz)}
+        onCommit={(day) => {
+          const from = fromDateInput(day, tz);
+          if (from !== null && values.to !== null && from >= values.to) return "From must be on or before To.";
+          onChange({ from, to: values.to });
+          return null;
+        }}
+      />
+      <DateField
+        id={`${id}-to`}
+        name="to"
+        text="To"
+        value={toEndDateInput(values.to, tz)}
+        onCommit={(day) => {
+          const to = endDateInput(day, tz);
+          if (to !== null && values.from !== null && to <= values.from) return "To must be on or after From.";
+          onChange({ from: values.from, to });
+          return null;
+        }}
+      />
     </>
+  );
+}
+
+/**
+ * A date the person picks or types. A picked date applies at once; a typed one applies
+ * when it is whole and plausible (Chromium reports every keystroke of the year: "0002",
+ * "0020", "0202", "2026", and each would be a request), else on leaving the field or
+ * Enter, where a date that cannot be used is refused in the field with the reason and
+ * nothing is asked of the server. `onCommit` answers a refusal of its own (order).
+ */
+function DateField({ id, name, text, value, onCommit }: { id: string; name: string; text: string; value: string; onCommit: (day: string) => string | null }) {
+  const [draft, setDraft] = useState(value);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [seen, setSeen] = useState(value);
+  if (seen !== value) {
+    // The URL changed (a preset, Back, Clear): show its date; whatever was refused is gone with it.
+    setSeen(value);
+    setDraft(value);
+    setProblem(null);
+  }
+  const errorId = `${id}-error`;
+  const tryCommit = (input: HTMLInputElement, finished: boolean) => {
+    const why = dateInputProblem(input.value, input.validity.badInput);
+    if (why !== null) {
+      // Mid-typing a partial year is normal: say so only once the person is done.
+      if (finished) setProblem(why);
+      return;
+    }
+    if (input.value === value) {
+      setProblem(null);
+      return;
+    }
+    setProblem(onCommit(input.value));
+  };
+  return (
+    <div className="field">
+      <label htmlFor={id}>{text}</label>
+      <input
+        id={id}
+        name={name}
+        type="date"
+        min={`${MIN_YEAR}-01-01`}
+        max={`${MAX_YEAR}-12-31`}
+        value={draft}
+        aria-invalid={problem !== null}
+        aria-describedby={problem !== null ? errorId : undefined}
+        onChange={(e) => {
+          setDraft(e.currentTarget.value);
+          tryCommit(e.currentTarget, false);
+        }}
+        onBlur={(e) => tryCommit(e.currentTarget, true)}
+        onKeyDown={(e) => {
+          if (e.key === "Enter") {
+            e.preventDefault();
+            tryCommit(e.currentTarget, true);
+          }
+        }}
+      />
+      {problem !== null ? (
+        <span id={errorId} className="field-error" role="alert" data-testid={`${name}-error`}>
+          {problem}
+        </span>
+      ) : null}
+    </div>
   );
 }
 
@@ -238,7 +372,7 @@ export function TimeZoneSelect({ id, value, onChange }: { id: string; value: str
   return (
     <div className="field">
       <label htmlFor={id}>Time zone</label>
-      <select id={id} name="tz" value={value} onChange={(e) => onChange(e.target.value)} className="tz-select">
+      <FilterSelect id={id} name="tz" value={value} onChange={onChange} className="tz-select">
         {zones && zones.browser !== "UTC" ? <option value={zones.browser}>{zones.browser} (this browser)</option> : null}
         {[...options]
           .filter((z) => !(zones && z === zones.browser && z !== "UTC"))
@@ -247,8 +381,60 @@ export function TimeZoneSelect({ id, value, onChange }: { id: string; value: str
               {z}
             </option>
           ))}
-      </select>
+      </FilterSelect>
     </div>
+  );
+}
+
+/** Keys that move through a closed select's options (Chromium changes the value on each). */
+const OPTION_KEYS = new Set(["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End", "PageUp", "PageDown"]);
+/** How long the keyboard may rest on an option before it applies. */
+const KEY_SETTLE_MS = 900;
+
+/**
+ * A select that applies a click at once but not every option the arrow keys pass over
+ * (each would be a request and a history entry): a choice made with the keys applies on
+ * Enter, on leaving the field, or once the keys rest for a moment.
+ */
+function FilterSelect({ id, name, value, onChange, className, children }: { id: string; name: string; value: string; onChange: (v: string) => void; className?: string; children: ReactNode }) {
+  const [pending, setPending] = useState<string | null>(null);
+  const byKeys = useRef(false);
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const apply = (v: string | null) => {
+    clearTimeout(timer.current);
+    setPending(null);
+    if (v !== null && v !== value) onChange(v);
+  };
+  useEffect(() => () => clearTimeout(timer.current), []);
+  return (
+    <select
+      id={id}
+      name={name}
+      className={className}
+      value={pending ?? value}
+      onKeyDown={(e) => {
+        byKeys.current = OPTION_KEYS.has(e.key);
+        if (e.key === "Enter" && pending !== null) {
+          e.preventDefault();
+          apply(pending);
+        }
+      }}
+      onChange={(e) => {
+        const v = e.target.value;
+        if (!byKeys.current) return apply(v);
+        setPending(v);
+        clearTimeout(timer.current);
+        timer.current = setTimeout(() => apply(v), KEY_SETTLE_MS);
+      }}
+      onBlur={() => {
+        if (pending !== null) apply(pending);
+      }}
+      onPointerDown={() => {
+        byKeys.current = false;
+      }}
+    >
+      {children}
+    </select>
   );
 }
 

@@ -1,7 +1,7 @@
 import type { KpiTile } from "@/lib/ui/charts";
 
 /** KPI tiles: value, and its change against the previous period (green when good). */
-export function KpiTiles({ tiles, comparing }: { tiles: KpiTile[]; comparing: boolean }) {
+export function KpiTiles({ tiles, comparing, against = "the previous period" }: { tiles: KpiTile[]; comparing: boolean; against?: string }) {
   return (
     <ul className="kpi-tiles" aria-label="Key figures">
       {tiles.map((t) => {
@@ -13,9 +13,9 @@ export function KpiTiles({ tiles, comparing }: { tiles: KpiTile[]; comparing: bo
               {t.value}
             </span>
             {comparing ? (
-              <span className={`kpi-change ${good}`} title={t.previous !== null ? `Previous period: ${t.previous}` : undefined}>
+              <span className={`kpi-change ${good}`} title={t.previous !== null ? `${against[0].toUpperCase()}${against.slice(1)}: ${t.previous}` : undefined}>
                 {t.change.label}
-                <span className="sr-only"> against the previous period{t.previous !== null ? ` (${t.previous})` : ""}</span>
+                <span className="sr-only"> against {against}{t.previous !== null ? ` (${t.previous})` : ""}</span>
               </span>
             ) : null}
           </li>

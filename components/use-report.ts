@@ -5,13 +5,28 @@ import { useQueryStates } from "nuqs";
 import { allParsers } from "@/lib/ui/filter-params";
 import { reportKey, reportUrl, type ReportName } from "@/lib/ui/reports";
 
+/** An analytics route's refusal: the HTTP status and the `{error: {message}}` it gave. */
+export class ReportError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Only a server's trouble (5xx) or a dropped connection is worth one more try; a 4xx answers the same again. */
+export function retryReport(failures: number, error: unknown): boolean {
+  return failures < 1 && !(error instanceof ReportError && error.status < 500);
+}
+
 /** GET an analytics route; its `{error: {message}}` becomes the Error's message. */
 export async function fetchReport<T>(url: string, signal?: AbortSignal): Promise<T> {
   const res = await fetch(url, { headers: { accept: "application/json" }, signal, cache: "no-store" });
   const body: unknown = await res.json().catch(() => null);
   if (!res.ok) {
     const err = body && typeof body === "object" && "error" in body ? (body as { error?: { message?: unknown } }).error : undefined;
-    throw new Error(typeof err?.message === "string" ? err.message : `The server answered ${res.status}.`);
+    throw new ReportError(typeof err?.message === "string" ? err.message : `The server answered ${res.status}.`, res.status);
   }
   return body as T;
 }

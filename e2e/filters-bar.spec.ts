@@ -26,13 +26,12 @@ test("the apps picker closes on a click outside it and on Escape", async ({ page
   await expect(summary).toBeFocused();
 });
 
-test("Last month runs a month back to today; Previous month is the calendar month before this one", async ({ page }) => {
+test("Month to date runs from the 1st through today; Previous month is the calendar month before this one", async ({ page }) => {
   await page.goto("/calls");
   await ready(page);
   const now = new Date();
   const y = now.getUTCFullYear(), m = now.getUTCMonth(), d = now.getUTCDate();
   const iso = (t: number) => new Date(t).toISOString().slice(0, 10);
-  const daysBefore = new Date(Date.UTC(y, m, 0)).getUTCDate();
 
   await page.getByLabel("Period").selectOption({ label: "Previous month" });
   await expect(page).toHaveURL(new RegExp(`[?&]from=${Date.UTC(y, m - 1, 1) / 1000}(&|$)`));
@@ -41,14 +40,16 @@ test("Last month runs a month back to today; Previous month is the calendar mont
   await expect(page.getByLabel("To", { exact: true })).toHaveValue(iso(Date.UTC(y, m, 0)));
   await expect(page.getByLabel("Period")).toHaveValue("prevMonth");
 
-  await page.getByLabel("Period").selectOption({ label: "Last month" });
-  await expect(page.getByLabel("From")).toHaveValue(iso(Date.UTC(y, m - 1, Math.min(d, daysBefore) + 1)));
+  // No rolling "Last month" beside "Last 30 days" any more.
+  await expect(page.getByLabel("Period").locator("option", { hasText: /^Last month$/ })).toHaveCount(0);
+  await page.getByLabel("Period").selectOption({ label: "Month to date" });
+  await expect(page.getByLabel("From")).toHaveValue(iso(Date.UTC(y, m, 1)));
   await expect(page.getByLabel("To", { exact: true })).toHaveValue(iso(Date.UTC(y, m, d)));
-  await expect(page.getByLabel("Period")).toHaveValue("lastMonth");
+  await expect(page.getByLabel("Period")).toHaveValue("month");
   // A reload keeps the preset.
   await page.reload();
   await ready(page);
-  await expect(page.getByLabel("Period")).toHaveValue("lastMonth");
+  await expect(page.getByLabel("Period")).toHaveValue("month");
 });
 
 for (const path of ["/live", "/events", "/sync"]) {

@@ -17,16 +17,21 @@ import { Command } from "commander";
 
 const program = new Command("demo")
   .option("--port <port>", "dashboard port", process.env.PORT ?? "3000")
+  // Loopback only unless asked: the demo prints its admin password, so it must not be
+  // reachable from the network by default (`--host 0.0.0.0` opens it on purpose).
+  .option("--host <address>", "address the dashboard listens on", "127.0.0.1")
   .option("--dir <dir>", "where the demo warehouse and its state live", "./data/demo")
   .option("--fresh", "start from an empty warehouse")
   .option("--no-build", "fail instead of building when the production build is missing")
   .option("--size <size>", "demo (about 9,000 calls) or small (about 600)", "demo")
   .option("--seed <seed>", "data seed", "20261122")
   .parse(process.argv);
-const opts = program.opts<{ port: string; dir: string; fresh?: boolean; build: boolean; size: string; seed: string }>();
+const opts = program.opts<{ port: string; host: string; dir: string; fresh?: boolean; build: boolean; size: string; seed: string }>();
 
 const DIR = path.resolve(opts.dir);
 const PORT = Number(opts.port);
+/** Who the audit log names for what the demo launcher sets up (as the CLI is "cli"). */
+const DEMO_ACTOR = { email: "demo" };
 const ADMIN = { email: "admin@callboard.demo", password: "callboard-demo" };
 const VIEWER = { email: "viewer@callboard.demo", password: "callboard-viewer" };
 const SIZES: Record<string, string> = {
@@ -79,10 +84,11 @@ async function main(): Promise<void> {
     if (r.status !== 0) fail("the build failed");
   }
 
-  const [{ db }, registry, { ensureFirstAdmin }, users, { syncAll }, { startServer }, testing, webhooks] = await Promise.all([
+  const [{ db }, registry, { ensureFirstAdmin }, { audit }, users, { syncAll }, { startServer }, testing, webhooks] = await Promise.all([
     import("@/db"),
     import("@/lib/apps/registry"),
     import("@/lib/auth/first-admin"),
+    import("@/lib/auth/audit"),
     import("@/lib/auth/users"),
     import("@/lib/sync"),
     import("@/lib/server/start"),
@@ -117,12 +123,19 @@ async function main(): Promise<void> {
         webhookEnabled: true,
       };
       const name = a.appId === "acme-sales" ? "Acme Sales" : "Acme Support";
-      if (registry.getAppById(warehouse, a.appId)) registry.updateApp(warehouse, fields);
-      else registry.addApp(warehouse, { ...fields, name });
+      // Every change is in the audit log, the demo's own setup included (issue 29).
+      if (registry.getAppById(warehouse, a.appId)) {
+        registry.updateApp(warehouse, fields);
+        audit(warehouse, DEMO_ACTOR, "app.update", a.appId, { fields: ["apiKey", "callsUrl", "webhook"] });
+      } else {
+        registry.addApp(warehouse, { ...fields, name });
+        audit(warehouse, DEMO_ACTOR, "app.create", a.appId, { region: a.region, name });
+      }
     }
     await ensureFirstAdmin(warehouse);
     if (!users.listUsers(warehouse).some((u) => u.email === VIEWER.email)) {
-      await users.createUser(warehouse, { ...VIEWER, role: "viewer", apps: ["acme-support"] });
+      const viewer = await users.createUser(warehouse, { ...VIEWER, role: "viewer", apps: ["acme-support"] });
+      audit(warehouse, DEMO_ACTOR, "user.create", viewer.email, { role: viewer.role, apps: viewer.apps, disabled: viewer.disabled });
     }
 
     console.log("Syncing the tenant apps from the emulator…");
@@ -132,7 +145,7 @@ async function main(): Promise<void> {
       console.log(`  ${r.appId}: ${r.fetched} calls fetched, ${r.inserted} new, ${r.updated} updated (${(r.durationMs / 1000).toFixed(1)} s)`);
     }
 
-    const server = await startServer({ port: PORT });
+    const server = await startServer({ port: PORT, hostname: opts.host });
     stopAll.push(() => server.close());
 
     console.log("Replaying webhooks (recordings, live calls and meetings, chat events)…");
@@ -184,7 +197,7 @@ async function main(): Promise<void> {
     );
 
     console.log(`
-  Callboard demo is running at ${server.url}
+  Callboard demo is running at ${server.url} (listening on ${opts.host} only; --host changes that)
     sign in as ${ADMIN.email} / ${ADMIN.password}   (admin, both apps)
            or ${VIEWER.email} / ${VIEWER.password} (viewer, acme-support only)
   The emulated platform is at ${emulator.url}; the demo warehouse is ${path.relative(process.cwd(), process.env.DATABASE_PATH!)}.

@@ -11,7 +11,7 @@ export function pageErrorMessage(error: unknown): string | null {
 
 export function PageError({ title, message, resetHref, resetLabel = "Show everything instead" }: { title: string; message: string; resetHref: string; resetLabel?: string }) {
   return (
-    <main className="container">
+    <main id="main" tabIndex={-1} className="container">
       <h1>{title}</h1>
       <div className="card stack">
         <p className="alert" role="alert">{message}</p>

@@ -10,6 +10,8 @@ import type { AlertEventView } from "@/lib/alerts/history";
 import type { RuleView } from "@/lib/alerts/rules";
 import type { TickResult } from "@/lib/alerts/scheduler";
 import { formatMetricValue, type Metric } from "@/lib/alerts/schema";
+import { toDateInput } from "@/lib/ui/date-range";
+import { formatTime, label } from "@/lib/ui/format";
 import { RuleFormView } from "./rule-form";
 
 export interface AlertsAnswer {
@@ -24,15 +26,16 @@ const REFRESH_MS = 30_000;
 const formatValue = (metric: Metric, v: number | null) => (v === null ? "—" : formatMetricValue(metric, v));
 
 function filtersText(f: RuleView["filters"]): string {
-  const parts = Object.entries(f).map(([k, v]) => `${k === "app" ? "apps" : k}: ${Array.isArray(v) ? v.join(", ") : String(v)}`);
+  // Names and values as the filter bar says them ("Mode: Meeting", "Recording: Recorded"), not the API's codes.
+  const parts = Object.entries(f).map(([k, v]) => `${k === "app" ? "Apps" : label(k)}: ${Array.isArray(v) ? v.join(", ") : label(String(v))}`);
   return parts.length ? parts.join("; ") : "every app";
 }
 
-/** "2026-03-01 10:00 – 10:15", or with both dates when the window crosses midnight. */
+/** "Nov 27, 2026, 02:00 – 03:00 UTC", or with both dates when the window crosses midnight. */
 function windowText(from: number, to: number): string {
   const a = formatDateTime(from * 1000);
-  const b = formatDateTime(to * 1000);
-  return `${a} – ${a.slice(0, 10) === b.slice(0, 10) ? b.slice(11) : b}`;
+  const sameDay = toDateInput(from, "UTC") === toDateInput(to - 1, "UTC");
+  return `${a} – ${sameDay ? formatTime(to, "UTC") : formatDateTime(to * 1000)} UTC`;
 }
 
 function StatePill({ state, enabled = true }: { state: RuleView["state"]; enabled?: boolean }) {
@@ -89,7 +92,7 @@ export function AlertsView({ initial, apps, isAdmin, loadedAtMs }: { initial: Al
                       <td>{r.name}</td>
                       <td className="wrap">
                         {r.summary}
-                        {r.minCalls > 0 ? <span className="muted">, at least {formatInt(r.minCalls)} calls</span> : null}
+                        {r.minCalls > 0 ? <span className="muted">, at least {formatInt(r.minCalls)} {r.minCalls === 1 ? "call" : "calls"}</span> : null}
                         <div className="muted">
                           {r.destination ? <>notifies <code title={`${r.destination.origin}/${r.destination.hint}`}>{r.destination.origin}</code></> : r.hasDestination ? "notifies a webhook" : "dashboard only"}
                         </div>
@@ -103,7 +106,7 @@ export function AlertsView({ initial, apps, isAdmin, loadedAtMs }: { initial: Al
                         {r.lastEvaluation ? (
                           <>
                             {windowText(r.lastEvaluation.windowFrom, r.lastEvaluation.windowTo)}: <strong>{formatValue(r.metric, r.lastEvaluation.value)}</strong>
-                            {r.lastEvaluation.calls !== null && r.metric !== "calls" ? <span className="muted"> ({formatInt(r.lastEvaluation.calls)} calls)</span> : null}
+                            {r.lastEvaluation.calls !== null && r.metric !== "calls" ? <span className="muted"> ({formatInt(r.lastEvaluation.calls)} {r.lastEvaluation.calls === 1 ? "call" : "calls"})</span> : null}
                             {r.lastEvaluation.note ? <div className="ops-danger">{r.lastEvaluation.note}</div> : null}
                           </>
                         ) : (

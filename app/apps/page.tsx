@@ -16,7 +16,7 @@ export default async function AppsPage({ searchParams }: { searchParams: PageSea
     ...trendApps(values.app, apps).map((app) => ["daily", apiQuery({ ...values, app: [app] })] as const),
   ]);
   return (
-    <main className="container dash">
+    <main id="main" tabIndex={-1} className="container dash">
       <h1>Tenant apps</h1>
       <HydrationBoundary state={state}>
         <AppsView apps={apps} />

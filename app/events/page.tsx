@@ -73,7 +73,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
   const pageHref = (n: number) => `/events${toQuery({ ...base, page: n === 1 ? undefined : n })}`;
 
   return (
-    <main className="container">
+    <main id="main" tabIndex={-1} className="container">
       <div className="ops-head">
         <h1>Events</h1>
         <p className="muted">Webhook deliveries per day: chat-side triggers next to calls, each event counted once.</p>

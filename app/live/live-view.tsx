@@ -75,7 +75,7 @@ export function LiveView({ params, apps, initial, isAdmin }: { params: LiveParam
 
       <div className="ops-kpis section">
         <Kpi label="Calls now" value={formatInt(going.filter((s) => s.kind === "call").length)} testId="live-calls" />
-        <Kpi label="Meetings now" value={formatInt(going.filter((s) => s.kind === "meet").length)} testId="live-meetings" />
+        <Kpi label="Meetings and presenter calls now" value={formatInt(going.filter((s) => s.kind === "meet").length)} testId="live-meetings" />
         <Kpi label="Ringing" value={formatInt(going.filter((s) => s.status === "initiated").length)} />
         <Kpi label="People in them" value={formatInt(going.reduce((n, s) => n + s.presentCount, 0))} testId="live-people" />
       </div>
@@ -130,7 +130,8 @@ function SessionCard({ s, now, appName, tz }: { s: LiveSession; now: number; app
     <li className="card ops-card" data-session-id={s.sessionId} data-status={s.status} aria-labelledby={headingId}>
       <div className="ops-card-head">
         <span className={`ops-pill ops-pill-${s.status}`}>{STATUS_LABEL[s.status]}</span>
-        <span className="badge">{s.kind === "meet" ? "Meeting" : "Call"}</span>
+        {/* The platform sends meeting_* webhooks for meet and presenter sessions alike: live, the two cannot be told apart (the Calls list can, once synced). */}
+        <span className="badge" title={s.kind === "meet" ? "From the meeting webhooks: a meeting or a presenter call" : undefined}>{s.kind === "meet" ? "Meeting / presenter" : "Call"}</span>
         <span className="muted ops-card-app">{appName}</span>
       </div>
       <h3 id={headingId} className="ops-card-title">

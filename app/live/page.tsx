@@ -27,7 +27,7 @@ export default async function LivePage({ searchParams }: { searchParams: Promise
   const asOfMs = nowMs();
   const sessions = visibleLiveSessions(getLiveSessions(warehouse, appPks, { nowMs: asOfMs, endedWithinMs: params.recent * 60_000 }), params.recent, asOfMs);
   return (
-    <main className="container">
+    <main id="main" tabIndex={-1} className="container">
       <LiveView
         params={params}
         apps={appOptions(warehouse, caller)}

@@ -13,7 +13,7 @@ export default async function ParticipantsPage({ searchParams }: { searchParams:
   const { caller, values, apps } = await dashboardPage(searchParams);
   const state = await prefetchReports(caller, [["participants", apiQuery(values, { perPage: PARTICIPANTS_PER_PAGE })]]);
   return (
-    <main className="container dash">
+    <main id="main" tabIndex={-1} className="container dash">
       <h1>Participants</h1>
       <HydrationBoundary state={state}>
         <ParticipantsView apps={apps} />

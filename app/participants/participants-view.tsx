@@ -8,20 +8,36 @@ import { FilterBar, type AppOption } from "@/components/filter-bar";
 import { CsvLink, EmptyState, Panel, Refreshing } from "@/components/panel";
 import { QueryState } from "@/components/query-state";
 import { useFilters, useReport } from "@/components/use-report";
-import { apiQuery, type FilterValues } from "@/lib/ui/filter-params";
+import { withFilters } from "@/lib/ui/carry";
+import { apiQuery, pageQuery, type FilterValues } from "@/lib/ui/filter-params";
 import { formatCount, formatDateTime, formatMinutes } from "@/lib/ui/format";
 import { PARTICIPANTS_PER_PAGE } from "@/lib/ui/pages";
 import { csvUrl } from "@/lib/ui/reports";
 
+/**
+ * What the two per-person counts mean, said where they are shown: they count the person's
+ * own part in a call, so they differ from the Calls page's Status, which is the call's
+ * outcome as a whole (a group call one invitee never answered still ends "ended").
+ */
+const JOINED_MEANS = "Calls this person joined (their own participant row has a join).";
+const UNANSWERED_MEANS = "Calls in which this person's own invitation was not answered (their participant row says unanswered), whatever became of the call.";
+const COUNTS_EXPLAINED = (
+  <p className="muted hint" data-testid="participant-counts-explained">
+    <strong>Calls</strong>: calls this person is listed in. <strong>Joined by them</strong> and <strong>Not answered by them</strong> count this person&apos;s own part in those
+    calls, so they need not add up to Calls and differ from the Calls page, where Status is the outcome of the call as a whole (a group call that one invitee did not
+    answer still ends as &quot;ended&quot;; a call someone else did not answer can still list this person as joined).
+  </p>
+);
+
 function columns(values: FilterValues): Column<ParticipantUsageRow>[] {
-  const callsOf = (r: ParticipantUsageRow) => `/calls?${apiQuery({ ...values, app: [r.app], uid: r.uid }).toString()}`;
+  const callsOf = (r: ParticipantUsageRow) => `/calls?${pageQuery({ ...values, app: [r.app], uid: r.uid }).toString()}`;
   return [
     { id: "uid", header: "Participant", cell: ({ row }) => <Link href={callsOf(row.original)} data-testid="participant-link">{row.original.uid}</Link> },
     { id: "app", header: "App", cell: ({ row }) => row.original.app },
     // "start" is the API's default order of this report: most calls first.
     { id: "calls", header: "Calls", meta: { numeric: true, sortKey: "start" }, cell: ({ row }) => formatCount(row.original.calls) },
-    { id: "joined", header: "Joined", meta: { numeric: true }, cell: ({ row }) => formatCount(row.original.joined) },
-    { id: "unanswered", header: "Unanswered", meta: { numeric: true }, cell: ({ row }) => formatCount(row.original.unanswered) },
+    { id: "joined", header: () => <abbr title={JOINED_MEANS}>Joined by them</abbr>, meta: { numeric: true }, cell: ({ row }) => formatCount(row.original.joined) },
+    { id: "unanswered", header: () => <abbr title={UNANSWERED_MEANS}>Not answered by them</abbr>, meta: { numeric: true }, cell: ({ row }) => formatCount(row.original.unanswered) },
     { id: "audio", header: "Audio minutes", meta: { numeric: true }, cell: ({ row }) => formatMinutes(row.original.audioMinutes) },
     { id: "video", header: "Video minutes", meta: { numeric: true }, cell: ({ row }) => formatMinutes(row.original.videoMinutes) },
     { id: "minutes", header: "Total minutes", meta: { numeric: true, sortKey: "minutes" }, cell: ({ row }) => formatMinutes(row.original.totalMinutes) },
@@ -31,13 +47,13 @@ function columns(values: FilterValues): Column<ParticipantUsageRow>[] {
 
 /** The same uid across apps: one row, the apps it is used in, its calls in all of them. */
 function combinedColumns(values: FilterValues): Column<CombinedParticipantRow>[] {
-  const callsOf = (r: CombinedParticipantRow) => `/calls?${apiQuery({ ...values, app: r.apps, uid: r.uid }).toString()}`;
+  const callsOf = (r: CombinedParticipantRow) => `/calls?${pageQuery({ ...values, app: r.apps, uid: r.uid }).toString()}`;
   return [
     { id: "uid", header: "Participant", cell: ({ row }) => <Link href={callsOf(row.original)} data-testid="participant-link">{row.original.uid}</Link> },
     { id: "apps", header: "Apps", cell: ({ row }) => <span data-testid="participant-apps">{row.original.apps.join(", ")}</span> },
     { id: "calls", header: "Calls", meta: { numeric: true, sortKey: "start" }, cell: ({ row }) => formatCount(row.original.calls) },
-    { id: "joined", header: "Joined", meta: { numeric: true }, cell: ({ row }) => formatCount(row.original.joined) },
-    { id: "unanswered", header: "Unanswered", meta: { numeric: true }, cell: ({ row }) => formatCount(row.original.unanswered) },
+    { id: "joined", header: () => <abbr title={JOINED_MEANS}>Joined by them</abbr>, meta: { numeric: true }, cell: ({ row }) => formatCount(row.original.joined) },
+    { id: "unanswered", header: () => <abbr title={UNANSWERED_MEANS}>Not answered by them</abbr>, meta: { numeric: true }, cell: ({ row }) => formatCount(row.original.unanswered) },
     { id: "minutes", header: "Total minutes", meta: { numeric: true, sortKey: "minutes" }, cell: ({ row }) => formatMinutes(row.original.totalMinutes) },
     { id: "last", header: "Last call", cell: ({ row }) => formatDateTime(row.original.lastCallAt, values.tz) },
   ];
@@ -69,6 +85,7 @@ export function ParticipantsView({ apps }: { apps: AppOption[] }) {
         <FilterBar apps={apps} />
         <Panel id="participants" title={<>Participants across apps <Refreshing active={combined.isFetching && combined.isPlaceholderData} /></>} actions={<>{toggle}<CsvLink href={csvUrl("participants-combined", query)} what="participants across apps" /></>}>
           <p className="muted hint">A uid used in several apps is one row here: its calls, joins and minutes in all of them.</p>
+          {COUNTS_EXPLAINED}
           <QueryState query={combined} height={400}>
             {(page) =>
               page.meta.pagination.total === 0 ? (
@@ -86,7 +103,11 @@ export function ParticipantsView({ apps }: { apps: AppOption[] }) {
     <>
       <FilterBar apps={apps} />
       <Panel id="participants" title={<>Minutes and calls per participant <Refreshing active={people.isFetching && people.isPlaceholderData} /></>} actions={<>{toggle}<CsvLink href={csvUrl("participants", query)} what="participants" /></>}>
-        <p className="muted hint">Search a participant with the uid filter; select a participant to see their calls.</p>
+        <p className="muted hint">
+          The uid filter keeps the calls that uid took part in, so everyone in those calls is listed; select a participant to see their calls.{" "}
+          <Link href={withFilters("/calls", pageQuery(values))}>The calls of these filters</Link>
+        </p>
+        {COUNTS_EXPLAINED}
         <QueryState query={people} height={400}>
           {(page) =>
             page.meta.pagination.total === 0 ? (

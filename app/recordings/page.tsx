@@ -18,7 +18,7 @@ export default async function RecordingsPage({ searchParams }: { searchParams: P
     [view === "awaiting" ? "recordings-awaiting" : "recordings", apiQuery(values, { perPage: RECORDINGS_PER_PAGE })],
   ]);
   return (
-    <main className="container dash">
+    <main id="main" tabIndex={-1} className="container dash">
       <h1>Recordings</h1>
       <HydrationBoundary state={state}>
         <RecordingsView apps={apps} />

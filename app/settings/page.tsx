@@ -31,7 +31,7 @@ export default async function SettingsPage() {
     { href: "/settings/audit", title: "Audit log", text: lastAudit ? `Every admin action; the latest: ${lastAudit.action} by ${lastAudit.actor}.` : "Every admin action, newest first." },
   ];
   return (
-    <main className="container">
+    <main id="main" tabIndex={-1} className="container">
       <h1>Settings</h1>
       <nav aria-label="Settings">
         <ul className="ops-settings-links">

@@ -23,7 +23,7 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   const message = error ? (ERRORS[code ?? ""] ?? (error === "CredentialsSignin" ? ERRORS.credentials : "Sign-in failed. Try again.")) : undefined;
 
   return (
-    <main className="signin">
+    <main id="main" tabIndex={-1} className="signin">
       <div className="card signin-card">
         <h1>Callboard</h1>
         <p className="muted">Sign in to see your call analytics.</p>

@@ -30,7 +30,7 @@ export default async function StatementsPage({ searchParams }: { searchParams: P
     // Left out: the client fetches the route and shows its error message (an app the viewer may not see: 404).
   }
   return (
-    <main className="container dash statements-page">
+    <main id="main" tabIndex={-1} className="container dash statements-page">
       <h1 className="no-print">Usage statements</h1>
       <HydrationBoundary state={dehydrate(client)}>
         <StatementsView apps={apps} isAdmin={caller.role === "admin"} defaultMonth={defaultMonth} />

@@ -27,7 +27,7 @@ export default async function SyncPage({ searchParams }: { searchParams: Promise
   }
   const runs = getSyncRuns(warehouse, appPks, { limit: p.limit, before: p.before, status: p.status === "any" ? undefined : p.status });
   return (
-    <main className="container">
+    <main id="main" tabIndex={-1} className="container">
       <SyncView
         params={p}
         apps={appOptions(warehouse, caller)}

@@ -118,3 +118,41 @@ export const endedSessions = sqliteTable(
     index("ended_sessions_ended_idx").on(t.endedMs),
   ],
 );
+
+/**
+ * A person's own defaults for the report pages (issue 29): the zone a page starts in and
+ * the apps it starts with when its URL names none. One row per user, made on first save.
+ */
+export const userPreferences = sqliteTable("user_preferences", {
+  userPk: integer("user_pk")
+    .primaryKey()
+    .references(() => users.pk, { onDelete: "cascade" }),
+  /** IANA zone; null: the browser's. */
+  timeZone: text("time_zone"),
+  /** Platform app ids, JSON array; empty: every app the person may see. */
+  apps: text("apps", { mode: "json" }).$type<string[]>().notNull().default([]),
+  updatedMs: integer("updated_ms").notNull(),
+});
+
+/**
+ * Saved views (issue 29): a named filter set of one report page, kept per person, and
+ * offered to every user of the account when shared. `query` holds only the filter names
+ * of docs/api.md (lib/ui/carry.ts), never paging.
+ */
+export const savedViews = sqliteTable(
+  "saved_views",
+  {
+    pk: integer("pk").primaryKey({ autoIncrement: true }),
+    ownerUserPk: integer("owner_user_pk")
+      .notNull()
+      .references(() => users.pk, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** The report page's path ("/calls"). */
+    path: text("path").notNull(),
+    query: text("query").notNull(),
+    shared: integer("shared", { mode: "boolean" }).notNull().default(false),
+    createdMs: integer("created_ms").notNull(),
+  },
+  // The views list: a person's own, then the shared ones.
+  (t) => [index("saved_views_owner_idx").on(t.ownerUserPk), index("saved_views_shared_idx").on(t.shared)],
+);

@@ -63,7 +63,9 @@ export const ENGAGEMENT_COLUMNS: CsvColumn<EngagementBucketRow>[] = [
 ];
 
 export const RECORDING_COLUMNS: CsvColumn<RecordingRow>[] = [
-  { key: "app" }, { key: "sessionId" }, { key: "recordingUrl" }, { key: "recordingDate" }, { key: "duration", kind: d },
+  { key: "app" }, { key: "sessionId" }, { key: "recordingUrl" }, { key: "recordingDate" },
+  // The webhook's `duration` (seconds, as the dashboard shows it); the header names the unit.
+  { key: "duration", header: "durationSeconds", kind: d },
   { key: "startTime" }, { key: "receivedMs" }, { key: "callKnown" }, { key: "callType" }, { key: "callStartAt" },
   labelColumn("callType"), isoColumn("startTime"), { header: "receivedAtIso", derived: { of: "receivedMs", as: "isoMs" } }, isoColumn("callStartAt"),
 ];

@@ -1,5 +1,6 @@
 import { HttpError } from "@/lib/http/errors";
 import { MODES, RECEIVER_TYPES, STATUSES, TYPES, type CallTypeValue, type ModeValue, type ReceiverTypeValue, type StatusValue } from "./dims";
+import { COMPARE_MODES, type CompareMode } from "./compare-range";
 import { isValidTimeZone } from "./tz";
 
 /**
@@ -26,6 +27,8 @@ export interface Filters {
   to?: number;
   /** IANA zone of day and hour buckets. */
   tz: string;
+  /** What the totals compare [from, to) with (lib/analytics/compare-range.ts); other reports ignore it. */
+  compare?: CompareMode;
   page: number;
   perPage: number;
   sort: SortKey;
@@ -109,6 +112,7 @@ export function parseFilters(input: SearchParamsInput): Filters {
     from,
     to,
     tz,
+    compare: oneOf(input, "compare", COMPARE_MODES),
     page: integer(input, "page", 1, 1_000_000_000, "a page number (1, 2, …)") ?? 1,
     perPage: integer(input, "perPage", 1, MAX_PER_PAGE, `a whole number from 1 to ${MAX_PER_PAGE}`) ?? DEFAULT_PER_PAGE,
     sort: oneOf(input, "sort", SORT_KEYS) ?? "start",

@@ -123,3 +123,19 @@ export function nextLocalHourStart(segments: OffsetSegment[], t: number): number
 }
 
 export const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"] as const;
+
+/** Local calendar date (y, m 1-12, d) of epoch second `t` in `tz`. */
+export function localDate(t: number, tz: string): { y: number; m: number; d: number } {
+  const local = new Date((t + offsetAt(tz, t)) * 1000);
+  return { y: local.getUTCFullYear(), m: local.getUTCMonth() + 1, d: local.getUTCDate() };
+}
+
+/** Epoch second of local midnight starting date (y, m, d) in `tz` (DST-aware; day
+ * overflow like Date.UTC, so d = 0 is the last day of the previous month). */
+export function localMidnight(y: number, m: number, d: number, tz: string): number {
+  const wall = Date.UTC(y, m - 1, d) / 1000;
+  let t = wall - offsetAt(tz, wall);
+  // One correction covers a DST change between the guess and the answer.
+  t = wall - offsetAt(tz, t);
+  return t;
+}

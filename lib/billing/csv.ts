@@ -9,9 +9,9 @@ import type { Statement } from "./statements";
 
 export interface StatementCsvRow {
   app: string;
-  app_name: string;
+  appName: string;
   month: string;
-  time_zone: string;
+  timeZone: string;
   status: Statement["status"];
   number: string;
   /** audio, video, recordings, minimum, adjustment, total, pending_adjustment, participant. */
@@ -19,32 +19,32 @@ export interface StatementCsvRow {
   description: string;
   uid: string;
   calls: string;
-  audio_minutes: string;
-  video_minutes: string;
+  audioMinutes: string;
+  videoMinutes: string;
   quantity: string;
   included: string;
   billable: string;
-  unit_price: string;
+  unitPrice: string;
   amount: string;
   currency: string;
 }
 
 export const STATEMENT_CSV_COLUMNS: ReadonlyArray<CsvColumn<StatementCsvRow>> = [
-  { key: "app" }, { key: "app_name" }, { key: "month" }, { key: "time_zone" }, { key: "status" }, { key: "number" }, { key: "line" },
-  { key: "description" }, { key: "uid" }, { key: "calls", exact: true }, { key: "audio_minutes", exact: true },
-  { key: "video_minutes", exact: true }, { key: "quantity", exact: true }, { key: "included", exact: true },
-  { key: "billable", exact: true }, { key: "unit_price", exact: true }, { key: "amount", exact: true }, { key: "currency" },
+  { key: "app" }, { key: "appName" }, { key: "month" }, { key: "timeZone" }, { key: "status" }, { key: "number" }, { key: "line" },
+  { key: "description" }, { key: "uid" }, { key: "calls", exact: true }, { key: "audioMinutes", exact: true },
+  { key: "videoMinutes", exact: true }, { key: "quantity", exact: true }, { key: "included", exact: true },
+  { key: "billable", exact: true }, { key: "unitPrice", exact: true }, { key: "amount", exact: true }, { key: "currency" },
 ];
 
 export function* statementCsvRows(statements: readonly Statement[]): Generator<StatementCsvRow> {
   for (const s of statements) {
     const base = {
-      app: s.app, app_name: s.name, month: s.month, time_zone: s.timeZone, status: s.status, number: s.issued?.number ?? "", uid: "", calls: "", audio_minutes: "",
-      video_minutes: "", quantity: "", included: "", billable: "", unit_price: "", amount: "", currency: s.currency ?? "",
+      app: s.app, appName: s.name, month: s.month, timeZone: s.timeZone, status: s.status, number: s.issued?.number ?? "", uid: "", calls: "", audioMinutes: "",
+      videoMinutes: "", quantity: "", included: "", billable: "", unitPrice: "", amount: "", currency: s.currency ?? "",
     };
-    const usage = { calls: String(s.usage.calls), audio_minutes: s.usage.audioMinutes, video_minutes: s.usage.videoMinutes };
+    const usage = { calls: String(s.usage.calls), audioMinutes: s.usage.audioMinutes, videoMinutes: s.usage.videoMinutes };
     for (const l of s.lines) {
-      yield { ...base, line: l.kind, description: l.label, quantity: l.quantity, included: l.included, billable: l.billable, unit_price: l.unitPrice, amount: l.amount };
+      yield { ...base, line: l.kind, description: l.label, quantity: l.quantity, included: l.included, billable: l.billable, unitPrice: l.unitPrice, amount: l.amount };
     }
     // The month's usage with the total (or alone: no price sheet in force).
     if (s.total !== null) yield { ...base, ...usage, line: "total", description: ROUNDING_RULE, amount: s.total };
@@ -52,7 +52,7 @@ export function* statementCsvRows(statements: readonly Statement[]): Generator<S
     const p = s.pendingAdjustment;
     if (p) yield { ...base, line: "pending_adjustment", description: `Usage changed after issue; a later statement can carry this`, amount: p.amount };
     for (const u of s.participants ?? []) {
-      yield { ...base, line: "participant", description: "", uid: u.uid, calls: String(u.calls), audio_minutes: u.audioMinutes, video_minutes: u.videoMinutes };
+      yield { ...base, line: "participant", description: "", uid: u.uid, calls: String(u.calls), audioMinutes: u.audioMinutes, videoMinutes: u.videoMinutes };
     }
   }
 }

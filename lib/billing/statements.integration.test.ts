@@ -339,11 +339,11 @@ describe("the route", () => {
     const unneutralise = (v: string) => (/^'[=+\-@\t\r]/.test(v) ? v.slice(1) : v);
     for (const s of json.data) {
       const mine = rows.filter((r) => r.app === s.app);
-      expect(mine.filter((r) => !["total", "pending_adjustment", "participant", "usage"].includes(r.line)).map((r) => ({ kind: r.line, quantity: r.quantity, included: r.included, billable: r.billable, unitPrice: r.unit_price, amount: r.amount })))
+      expect(mine.filter((r) => !["total", "pending_adjustment", "participant", "usage"].includes(r.line)).map((r) => ({ kind: r.line, quantity: r.quantity, included: r.included, billable: r.billable, unitPrice: r.unitPrice, amount: r.amount })))
         .toEqual(s.lines.map((l) => ({ kind: l.kind, quantity: l.quantity, included: l.included, billable: l.billable, unitPrice: l.unitPrice, amount: l.amount })));
       expect(mine.find((r) => r.line === "total")?.amount).toBe(s.total);
       expect(mine.find((r) => r.line === "pending_adjustment")?.amount).toBe(s.pendingAdjustment?.amount);
-      expect(mine.filter((r) => r.line === "participant").map((r) => ({ uid: unneutralise(r.uid), calls: Number(r.calls), audioMinutes: r.audio_minutes, videoMinutes: r.video_minutes }))).toEqual(s.participants);
+      expect(mine.filter((r) => r.line === "participant").map((r) => ({ uid: unneutralise(r.uid), calls: Number(r.calls), audioMinutes: r.audioMinutes, videoMinutes: r.videoMinutes }))).toEqual(s.participants);
     }
     expect(rows.some((r) => r.uid.startsWith("'="))).toBe(true); // the emulator's formula-like uid, neutralised
   });

@@ -46,11 +46,25 @@ export interface DailyPoint {
   calls: number;
   audioMinutes: number;
   videoMinutes: number;
+  /** The compared period's day at the same position (its first day beside this one's first day). */
+  previousDate?: string;
+  previousCalls?: number;
+  previousMinutes?: number;
 }
 
-/** Calls and minutes per day; minutes rounded to whole minutes for the axis. */
-export function dailySeries(rows: readonly DailyUsageRow[]): DailyPoint[] {
-  return rows.map((r) => ({ date: r.date, calls: r.calls, audioMinutes: Math.round(r.audioMinutes), videoMinutes: Math.round(r.videoMinutes) }));
+/**
+ * Calls and minutes per day; minutes rounded to whole minutes for the axis. With the
+ * compared period's days, day i of this period carries day i of that one (both reports
+ * list every day of their range, so positions line up; a shorter previous month just
+ * ends earlier).
+ */
+export function dailySeries(rows: readonly DailyUsageRow[], previous?: readonly DailyUsageRow[]): DailyPoint[] {
+  return rows.map((r, i) => {
+    const point: DailyPoint = { date: r.date, calls: r.calls, audioMinutes: Math.round(r.audioMinutes), videoMinutes: Math.round(r.videoMinutes) };
+    const p = previous?.[i];
+    if (p) Object.assign(point, { previousDate: p.date, previousCalls: p.calls, previousMinutes: Math.round(p.audioMinutes + p.videoMinutes) });
+    return point;
+  });
 }
 
 export interface BreakdownGroup {

@@ -2,15 +2,20 @@
  * Date-range presets and custom dates in the dashboard's time zone, as the API's
  * `from` (inclusive) / `to` (exclusive) epoch seconds. Pure: `now` is a parameter.
  */
-import { offsetAt } from "@/lib/analytics/tz";
+import { localDate, localMidnight } from "@/lib/analytics/tz";
+
+export { localDate, localMidnight };
 
 export const PRESETS = [
+  { key: "today", label: "Today" },
+  { key: "yesterday", label: "Yesterday" },
   { key: "7d", label: "Last 7 days" },
+  // The calendar week before this one, Monday to Sunday (ISO weeks).
+  { key: "lastWeek", label: "Last week" },
   { key: "30d", label: "Last 30 days" },
   { key: "90d", label: "Last 90 days" },
-  { key: "month", label: "This month" },
-  // A month back from today (rolling: Oct 25 – Nov 24), then the whole calendar month before this one.
-  { key: "lastMonth", label: "Last month" },
+  // From the 1st through today: the days still to come are neither counted nor drawn.
+  { key: "month", label: "Month to date" },
   { key: "prevMonth", label: "Previous month" },
 ] as const;
 export type PresetKey = (typeof PRESETS)[number]["key"];
@@ -20,26 +25,19 @@ export interface Range {
   to: number;
 }
 
-/** Local calendar date (y, m 1-12, d) of epoch second `t` in `tz`. */
-export function localDate(t: number, tz: string): { y: number; m: number; d: number } {
-  const local = new Date((t + offsetAt(tz, t)) * 1000);
-  return { y: local.getUTCFullYear(), m: local.getUTCMonth() + 1, d: local.getUTCDate() };
-}
-
-/** Epoch second of local midnight starting date (y, m, d) in `tz` (DST-aware; day
- * overflow like Date.UTC, so d = 0 is the last day of the previous month). */
-export function localMidnight(y: number, m: number, d: number, tz: string): number {
-  const wall = Date.UTC(y, m - 1, d) / 1000;
-  let t = wall - offsetAt(tz, wall);
-  // One correction covers a DST change between the guess and the answer.
-  t = wall - offsetAt(tz, t);
-  return t;
-}
-
 export function presetRange(key: PresetKey, now: number, tz: string): Range {
   const today = localDate(now, tz);
   const tomorrow = localMidnight(today.y, today.m, today.d + 1, tz);
   switch (key) {
+    case "today":
+      return { from: localMidnight(today.y, today.m, today.d, tz), to: tomorrow };
+    case "yesterday":
+      return { from: localMidnight(today.y, today.m, today.d - 1, tz), to: localMidnight(today.y, today.m, today.d, tz) };
+    case "lastWeek": {
+      // Days since this week's Monday (Date.UTC's weekday of the local date: 0 = Sunday).
+      const sinceMonday = (new Date(Date.UTC(today.y, today.m - 1, today.d)).getUTCDay() + 6) % 7;
+      return { from: localMidnight(today.y, today.m, today.d - sinceMonday - 7, tz), to: localMidnight(today.y, today.m, today.d - sinceMonday, tz) };
+    }
     case "7d":
       return { from: localMidnight(today.y, today.m, today.d - 6, tz), to: tomorrow };
     case "30d":
@@ -47,12 +45,7 @@ export function presetRange(key: PresetKey, now: number, tz: string): Range {
     case "90d":
       return { from: localMidnight(today.y, today.m, today.d - 89, tz), to: tomorrow };
     case "month":
-      return { from: localMidnight(today.y, today.m, 1, tz), to: localMidnight(today.y, today.m + 1, 1, tz) };
-    case "lastMonth": {
-      // The day after today's date a month ago (clamped to that month's end: Mar 31 → Mar 1), through today.
-      const daysBefore = new Date(Date.UTC(today.y, today.m - 1, 0)).getUTCDate();
-      return { from: localMidnight(today.y, today.m - 1, Math.min(today.d, daysBefore) + 1, tz), to: tomorrow };
-    }
+      return { from: localMidnight(today.y, today.m, 1, tz), to: tomorrow };
     case "prevMonth":
       return { from: localMidnight(today.y, today.m - 1, 1, tz), to: localMidnight(today.y, today.m, 1, tz) };
   }
@@ -92,4 +85,22 @@ export function fromDateInput(value: string, tz: string): number | null {
 export function endDateInput(value: string, tz: string): number | null {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
   return m ? localMidnight(Number(m[1]), Number(m[2]), Number(m[3]) + 1, tz) : null;
+}
+
+/** Earliest and latest year a typed date may have: the API's epoch seconds start in 1970. */
+export const MIN_YEAR = 1970;
+export const MAX_YEAR = 2100;
+
+/**
+ * Why a date field's value cannot be used, or null when it can. `badInput`: the browser
+ * holds a date it cannot complete (a partly typed one), so the value reads as "".
+ */
+export function dateInputProblem(value: string, badInput: boolean): string | null {
+  if (badInput) return "Enter a whole date (month, day and a four-digit year).";
+  if (value === "") return null;
+  const m = /^(\d{4,6})-(\d{2})-(\d{2})$/.exec(value);
+  if (!m) return "Enter a date like 2026-11-16.";
+  const year = Number(m[1]);
+  if (year < MIN_YEAR || year > MAX_YEAR) return `Enter a year from ${MIN_YEAR} to ${MAX_YEAR} (this reads as ${year}).`;
+  return null;
 }

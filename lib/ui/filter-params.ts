@@ -42,7 +42,9 @@ export const filterParsers = {
   participantsCount: parseAsCount,
   from: parseAsEpoch,
   to: parseAsEpoch,
-  tz: parseAsTimeZone.withDefault("UTC"),
+  // Kept in the URL even when UTC: a page without one starts in the person's zone
+  // (components/filter-bar.tsx), so an explicit UTC must stay explicit.
+  tz: parseAsTimeZone.withDefault("UTC").withOptions({ clearOnDefault: false }),
 };
 
 /** Paging and sorting of the paged tables (calls, participants, recordings). */
@@ -94,10 +96,21 @@ export function apiQuery(v: FilterValues & Partial<PageValues>, options: { perPa
   return p;
 }
 
-/** True when any filter (not paging) differs from its default. */
-export function hasActiveFilters(v: FilterValues): boolean {
+/** True when any filter (not paging) differs from its default (`startZone`: the zone a page starts in). */
+export function hasActiveFilters(v: FilterValues, startZone = "UTC"): boolean {
   return (
     v.app.length > 0 || v.type !== null || v.mode !== null || v.status !== null || v.receiverType !== null || v.hasRecording !== null ||
-    v.uid !== null || v.participantsCount !== null || v.from !== null || v.to !== null || v.tz !== "UTC"
+    v.uid !== null || v.participantsCount !== null || v.from !== null || v.to !== null || v.tz !== startZone
   );
+}
+
+/**
+ * The query of a link to another report page with these filters: the API query with the
+ * zone always named (a page whose URL names none starts in the person's default zone, so
+ * an explicit UTC must not be left out).
+ */
+export function pageQuery(v: FilterValues): URLSearchParams {
+  const p = apiQuery(v);
+  p.set("tz", v.tz);
+  return p;
 }

@@ -15,7 +15,7 @@ describe("formatters", () => {
     expect(formatMinutes(59.6)).toBe("1h 0m");
     expect(formatMinutes(75.5)).toBe("1h 16m");
     expect(formatMinutes(12345)).toBe("205h 45m");
-    expect(formatMinutes(100_000)).toBe("1,667h");
+    expect(formatMinutes(100_000)).toBe("1,666h 40m");
     expect(formatMinutes(Number.NaN)).toBe("—");
   });
 

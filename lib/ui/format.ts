@@ -42,8 +42,7 @@ export function formatMinutes(minutes: number | null | undefined): string {
   const whole = Math.round(abs);
   const h = Math.floor(whole / 60);
   const m = whole % 60;
-  // From 1,000 hours on the minutes are noise, and the value must fit a tile.
-  if (h >= 1000) return `${sign}${integer.format(Math.round(whole / 60))}h`;
+  // One rule at every size (issue 29: "1,575h" beside "379h 56m" read as two units).
   return h === 0 ? `${sign}${m}m` : `${sign}${integer.format(h)}h ${m}m`;
 }
 

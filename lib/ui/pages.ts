@@ -18,9 +18,15 @@ export function trendApps(picked: readonly string[], apps: ReadonlyArray<{ appId
   return (picked.length ? [...picked] : apps.map((a) => a.appId)).slice(0, MAX_TREND_APPS);
 }
 
-/** Link to one call (its app is part of its identity), keeping the time zone. */
-export function callHref(row: { app: string; sessionId: string }, tz: string): string {
+/**
+ * Link to one call (its app is part of its identity), keeping the time zone. `list`: the
+ * query of the list it was opened from, carried as `back` so that the call's page leads
+ * back to the same filtered, sorted page of the list (and its header links keep the filters).
+ */
+export function callHref(row: { app: string; sessionId: string }, tz: string, list?: URLSearchParams): string {
   const q = new URLSearchParams({ app: row.app });
   if (tz !== "UTC") q.set("tz", tz);
+  const back = list?.toString();
+  if (back) q.set("back", back);
   return `/calls/${encodeURIComponent(row.sessionId)}?${q.toString()}`;
 }

@@ -9,7 +9,8 @@ import { CsvLink, EmptyState, Panel, Refreshing } from "@/components/panel";
 import { QueryState } from "@/components/query-state";
 import { RecordingBadge, RecordingSummaryLine } from "@/components/recording-facts";
 import { useFilters, useReport } from "@/components/use-report";
-import { apiQuery } from "@/lib/ui/filter-params";
+import { withFilters } from "@/lib/ui/carry";
+import { apiQuery, pageQuery } from "@/lib/ui/filter-params";
 import { formatCount, formatDateTime, formatMinutes, formatPercent, formatSeconds, label } from "@/lib/ui/format";
 import { CALLS_PER_PAGE, callHref } from "@/lib/ui/pages";
 import { csvUrl } from "@/lib/ui/reports";
@@ -17,9 +18,9 @@ import { csvUrl } from "@/lib/ui/reports";
 /** The list's columns; on a tablet or phone the least telling ones are left out (the call's page has them all). */
 type CallRow = CallListRow & { recording: RecordingFacts };
 
-function columns(tz: string): Column<CallRow>[] {
+function columns(tz: string, list: URLSearchParams): Column<CallRow>[] {
   return [
-    { id: "start", header: "Started", meta: { sortKey: "start" }, cell: ({ row }) => <Link href={callHref(row.original, tz)}>{formatDateTime(row.original.startAt, tz)}</Link> },
+    { id: "start", header: "Started", meta: { sortKey: "start" }, cell: ({ row }) => <Link href={callHref(row.original, tz, list)}>{formatDateTime(row.original.startAt, tz)}</Link> },
     { id: "app", header: "App", meta: { hide: "tablet" }, cell: ({ row }) => row.original.app },
     { id: "type", header: "Type", meta: { hide: "phone" }, cell: ({ row }) => label(row.original.type) },
     { id: "mode", header: "Mode", meta: { hide: "tablet" }, cell: ({ row }) => label(row.original.mode) },
@@ -56,7 +57,16 @@ export function CallsView({ apps }: { apps: AppOption[] }) {
   return (
     <>
       <FilterBar apps={apps} />
-      <Panel id="call-totals" title="Totals of these calls" actions={<CsvLink href={csvUrl("totals", totalsQuery)} what="totals of these calls" />}>
+      <Panel
+        id="call-totals"
+        title="Totals of these calls"
+        actions={
+          <>
+            <Link href={withFilters("/participants", pageQuery(values))}>Participants of these calls</Link>
+            <CsvLink href={csvUrl("totals", totalsQuery)} what="totals of these calls" />
+          </>
+        }
+      >
         <QueryState query={totals} height={60}>
           {({ current: t }) => (
             <dl className="totals" data-testid="call-totals">
@@ -79,7 +89,7 @@ export function CallsView({ apps }: { apps: AppOption[] }) {
             ) : (
               <DataTable
                 caption="Calls"
-                columns={columns(values.tz)}
+                columns={columns(values.tz, listState(values))}
                 rows={page.data}
                 rowKey={(r) => `${r.app}/${r.sessionId}`}
                 rowProps={(r) => ({ "data-session": r.sessionId })}
@@ -95,4 +105,13 @@ export function CallsView({ apps }: { apps: AppOption[] }) {
       </Panel>
     </>
   );
+}
+
+/** The list's filters, page and sort as its URL holds them (the call's page leads back to them). */
+function listState(values: ReturnType<typeof useFilters>[0]): URLSearchParams {
+  const q = apiQuery(values, { perPage: CALLS_PER_PAGE });
+  q.delete("perPage");
+  if (q.get("page") === "1") q.delete("page");
+  q.set("tz", values.tz);
+  return q;
 }

@@ -17,7 +17,7 @@ export default async function CallsPage({ searchParams }: { searchParams: PageSe
     ["recording-summary", apiQuery(values)],
   ]);
   return (
-    <main className="container dash">
+    <main id="main" tabIndex={-1} className="container dash">
       <h1>Calls</h1>
       <HydrationBoundary state={state}>
         <CallsView apps={apps} />

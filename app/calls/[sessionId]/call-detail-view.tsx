@@ -4,6 +4,7 @@ import { ParticipantMinutesChart } from "@/components/charts/participant-minutes
 import { CallTimeline } from "@/components/charts/timeline";
 import { CallDuration } from "@/components/call-duration";
 import { EmptyState, Panel } from "@/components/panel";
+import { callsListHref } from "@/lib/ui/carry";
 import { callTimeline, participantMinutes } from "@/lib/ui/charts";
 import { formatDateTime, formatMinutes, label } from "@/lib/ui/format";
 import { CallClientsPanel } from "./clients-panel";
@@ -12,20 +13,19 @@ import { ParticipantsPanel } from "./participants-panel";
 import { RecordingPanel } from "./recording-panel";
 
 /** One call: facts, who took part (join/leave, minutes, device), the timeline, what each joined with, its recordings, its webhook events, the raw record. */
-export function CallDetailView({ call, tz, isAdmin }: { call: CallDetail; tz: string; isAdmin: boolean }) {
+export function CallDetailView({ call, tz, isAdmin, back }: { call: CallDetail; tz: string; isAdmin: boolean; back?: string }) {
   const timeline = callTimeline(call);
-  const back = new URLSearchParams({ app: call.app });
-  if (tz !== "UTC") back.set("tz", tz);
   return (
     <>
       <p className="breadcrumb">
-        <Link href={`/calls?${back.toString()}`}>← Calls of {call.app}</Link>
+        <Link href={callsListHref(back, call.app, tz)}>{back !== undefined ? "← Back to the calls list" : `← Calls of ${call.app}`}</Link>
       </p>
       <h1>
         Call <span className="mono session-id">{call.sessionId}</span>
       </h1>
       <section className="card panel" aria-labelledby="facts-title">
         <h2 id="facts-title" className="sr-only">Facts</h2>
+        <p className="muted hint" data-testid="call-zone">Times in {tz}.</p>
         <dl className="facts" data-testid="call-facts">
           <div><dt>App</dt><dd>{call.app}</dd></div>
           <div><dt>Type</dt><dd>{label(call.type)}</dd></div>

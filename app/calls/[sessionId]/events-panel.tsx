@@ -58,8 +58,9 @@ export function EventsPanel({ call, tz, isAdmin }: { call: CallDetail; tz: strin
                   <tr key={i} data-trigger={e.trigger}>
                     <td>{time(when(e))}{e.at === null ? <span className="muted"> (received)</span> : null}</td>
                     <td title={e.trigger}>{EVENT_LABEL[e.trigger] ?? e.trigger}</td>
-                    <td>{e.who ?? "—"}</td>
-                    <td>{e.durationSeconds !== null ? formatSeconds(e.durationSeconds) : (e.detail ?? "")}</td>
+                    {/* A long name or detail wraps in its cell instead of pushing Detail and Received off screen. */}
+                    <td className="cell-wrap">{e.who ?? "—"}</td>
+                    <td className="cell-wrap">{e.durationSeconds !== null ? formatSeconds(e.durationSeconds) : (e.detail ?? "")}</td>
                     <td className="muted">
                       {late !== null && late > 60 ? `${formatSeconds(late)} later` : "at once"}
                       {e.repeats > 0 ? ` · repeated ${formatCount(e.repeats)}×` : ""}

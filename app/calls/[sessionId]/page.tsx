@@ -31,8 +31,8 @@ export default async function CallPage({ params, searchParams }: { params: Param
     throw error;
   }
   return (
-    <main className="container dash">
-      <CallDetailView call={call} tz={tz} isAdmin={caller.role === "admin"} />
+    <main id="main" tabIndex={-1} className="container dash">
+      <CallDetailView call={call} tz={tz} isAdmin={caller.role === "admin"} back={typeof sp.back === "string" ? sp.back : undefined} />
     </main>
   );
 }

@@ -13,12 +13,15 @@ import { groupByPerson, peopleCount } from "@/lib/ui/people";
 export function ParticipantsPanel({ call, tz }: { call: CallDetail; tz: string }) {
   const people = groupByPerson(call.participants);
   const count = peopleCount(people);
+  const multi = people.filter((p) => p.sessions.length > 1).length;
   const callsOf = (uid: string) => `/calls?${new URLSearchParams({ app: call.app, uid, ...(tz !== "UTC" ? { tz } : {}) }).toString()}`;
   return (
     <Panel id="participants" title={`Participants (${formatCount(count.people)})`}>
       <p className="muted hint" data-testid="people-count">
         {formatCount(count.people)} {count.people === 1 ? "person" : "people"}, {formatCount(count.joined)} joined
-        {count.sessions > count.people ? ` (${formatCount(count.sessions)} sessions: a rejoin or a second device is a session of the same person)` : ""}
+        {count.sessions > count.people
+          ? ` · ${formatCount(count.sessions)} sessions in all: ${formatCount(multi)} ${multi === 1 ? "person" : "people"} rejoined or used a second device, and their sessions are listed under them`
+          : ""}
         {call.totalParticipants !== count.joined ? (
           <span data-testid="platform-count">
             {" "}

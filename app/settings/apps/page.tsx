@@ -27,7 +27,7 @@ export default async function TenantAppsPage() {
   const domain = env().PLATFORM_DOMAIN;
   const apps = listApps(warehouse).map(describeApp);
   return (
-    <main className="container">
+    <main id="main" tabIndex={-1} className="container">
       <div className="ops-head">
         <h1>Tenant apps</h1>
         <p className="muted"><Link href="/settings">Settings</Link> · apps, their Calls API keys and webhooks</p>

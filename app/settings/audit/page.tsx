@@ -18,7 +18,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   const entries = listAudit(db(), { limit: PAGE, before });
   const last = entries.at(-1);
   return (
-    <main className="container">
+    <main id="main" tabIndex={-1} className="container">
       <h1>Audit log</h1>
       <section className="card" aria-labelledby="audit-heading">
         <h2 id="audit-heading">Admin actions, newest first</h2>

@@ -18,7 +18,7 @@ export default async function PricesPage() {
   const apps = listApps(warehouse).map(({ appId, name }) => ({ appId, name }));
   const thisMonth = new Date().toISOString().slice(0, 7);
   return (
-    <main className="container">
+    <main id="main" tabIndex={-1} className="container">
       <h1>Price sheets</h1>
       <p className="muted">
         What each tenant app pays, for its <Link href="/statements">usage statements</Link>. An app without a sheet of its own uses the account default.

@@ -18,7 +18,7 @@ export default async function TokensPage() {
   const tokens = listApiTokens(warehouse);
   const emails = listUsers(warehouse).filter((u) => !u.disabled).map((u) => u.email);
   return (
-    <main className="container">
+    <main id="main" tabIndex={-1} className="container">
       <h1>API tokens</h1>
       <p className="muted">
         Scripts send <code>Authorization: Bearer &lt;token&gt;</code> and get exactly the rights of the token&apos;s user.

@@ -15,7 +15,7 @@ export default async function UsersPage() {
   const users = listUsers(warehouse);
   const apps: AppOption[] = listApps(warehouse).map((a) => ({ appId: a.appId, name: a.name }));
   return (
-    <main className="container">
+    <main id="main" tabIndex={-1} className="container">
       <h1>Users</h1>
       <section className="card" aria-labelledby="add-user">
         <h2 id="add-user">Add a user</h2>

@@ -1,3 +1,4 @@
+import { comparisonRange } from "@/lib/analytics/compare-range";
 import { raw, sql } from "@/lib/clickhouse";
 import { DURATION_BUCKETS, MODES, RECEIVER_TYPES, STATUSES, TYPES } from "@/lib/analytics/dims";
 import type { Filters } from "@/lib/analytics/filters";
@@ -68,10 +69,15 @@ function totalsOf(rows: CubeRow[]): Totals {
   };
 }
 
-/** KPI totals of the filtered set, and of the equally long period just before [from, to). */
+/** KPI totals of the filtered set, and of the period it is compared with (compare-range.ts). */
 export async function getTotals(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<TotalsReport> {
   if (f.from === undefined || f.to === undefined) return { current: totalsOf(await cubeOf(ctx, f, scope, signal)), previous: null, previousRange: null };
-  const previousRange = { from: Math.max(0, f.from - (f.to - f.from)), to: f.from };
+  const previousRange = comparisonRange({ from: f.from, to: f.to }, f.tz, f.compare);
+  if (previousRange.to !== f.from) {
+    // Not adjacent (month to date, last year): two reads rather than one over the gap.
+    const [current, previous] = await Promise.all([cubeOf(ctx, f, scope, signal), cubeOf(ctx, { ...f, ...previousRange }, scope, signal)]);
+    return { current: totalsOf(current), previous: totalsOf(previous), previousRange };
+  }
   // Both periods in one read: [previous.from, to), split at `from`.
   const rows = await cubeOf(ctx, { ...f, from: previousRange.from }, scope, signal, f.from);
   return { current: totalsOf(rows.filter((r) => !r.before)), previous: totalsOf(rows.filter((r) => r.before)), previousRange };

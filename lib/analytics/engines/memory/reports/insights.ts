@@ -1,3 +1,4 @@
+import { comparisonRange } from "@/lib/analytics/compare-range";
 import type { Db } from "@/db/client";
 import { DIMENSION_VALUES, DURATION_BUCKETS } from "../../../dims";
 import type { Filters } from "../../../filters";
@@ -62,11 +63,11 @@ function totalsOf(rows: DimsRow[]): Totals {
   };
 }
 
-/** KPI totals of the filtered set, and of the previous period of equal length. */
+/** KPI totals of the filtered set, and of the period it is compared with (compare-range.ts). */
 export function getTotals(db: Db, f: Filters, scope: Scope): TotalsReport {
   const current = totalsOf(byDims(db, f, scope));
   if (f.from === undefined || f.to === undefined) return { current, previous: null, previousRange: null };
-  const previousRange = { from: Math.max(0, f.from - (f.to - f.from)), to: f.from };
+  const previousRange = comparisonRange({ from: f.from, to: f.to }, f.tz, f.compare);
   const previous = totalsOf(byDims(db, { ...f, ...previousRange }, scope));
   return { current, previous, previousRange };
 }
