@@ -20,7 +20,7 @@ const days = (n: number, value: number) => Array.from({ length: n }, (_, i) => (
 
 function charts(value: number, points: number): Array<[string, ReactElement]> {
   const bars = Array.from({ length: points }, (_, i) => ({ label: `${i} min`, tick: String(i), value, share: points ? 1 / points : 0 }));
-  const heat = heatmapGrid(Array.from({ length: points }, (_, i) => ({ weekday: i % 7, hour: i % 24, calls: value, hours: 1, average: value })));
+  const heat = heatmapGrid(Array.from({ length: points }, (_, i) => ({ weekday: i % 7, weekdayName: "Mon", hour: i % 24, calls: value, hours: 1, average: value })));
   const start = 1_780_000_000;
   const timeline = callTimeline({
     startedAt: start, initiatedAt: start, endedAt: null, durationSeconds: Math.min(value * 60, Number.MAX_SAFE_INTEGER),

@@ -19,6 +19,8 @@ import { closeIngestor, createIngestHttpHandler, getIngestor } from "@/lib/inges
 import { startClickHouseForwarder } from "@/lib/ingest/clickhouse-target";
 import { logger } from "@/lib/log/logger";
 import { createApiFastPath } from "./api-fast-path";
+import { createBodyGate } from "./body-gate";
+import { answerMalformedPath } from "./malformed-path";
 import { applyHttpLimits, connectionsCheckingIntervalMs, type HttpLimits } from "./http-limits";
 
 export interface RunningServer {
@@ -51,14 +53,17 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
     idleTimeoutMs: config.HTTP_IDLE_TIMEOUT_SECONDS * 1000,
     maxConnectionsPerAddress: config.HTTP_MAX_CONNECTIONS_PER_ADDRESS,
   };
+  // Bodies are refused from the request's head when they would be refused anyway (0030).
+  const bodyGate = createBodyGate(db);
   let overCap: (req: IncomingMessage) => boolean = () => false;
   const server = createServer({ connectionsCheckingInterval: connectionsCheckingIntervalMs(limits) }, (req, res) => {
     if (overCap(req)) return; // already answered 503 and closing
+    if (answerMalformedPath(req, res)) return;
     if (ingest(req, res)) return;
     if (api(req, res)) return;
     // The sign-in throttle's client address: always the socket's, never the client's say.
     req.headers[PEER_HEADER] = req.socket.remoteAddress ?? "";
-    void handle(req, res);
+    bodyGate(req, res, () => void handle(req, res));
   });
   overCap = applyHttpLimits(server, limits);
 
