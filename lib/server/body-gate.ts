@@ -22,6 +22,8 @@ import { sendJsonError } from "./json-answer";
  * at the cap (413).
  */
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+const TOO_LARGE_MESSAGE = `The request body is larger than ${MAX_JSON_BODY_BYTES.toLocaleString("en-US")} bytes, the most a JSON body may be.`;
+const TOO_LARGE = { status: 413, code: "payload_too_large", message: TOO_LARGE_MESSAGE };
 
 function pathOf(url: string): string {
   const q = url.indexOf("?");
@@ -50,23 +52,21 @@ export async function bodyRefusal(db: Db, req: IncomingMessage): Promise<Refusal
   const url = req.url ?? "/";
   const path = pathOf(url);
   if (path.startsWith("/_next/static/")) return null;
-  const declared = Number(req.headers["content-length"] ?? 0);
-  if (declared > MAX_JSON_BODY_BYTES) {
-    return { status: 413, code: "payload_too_large", message: `The request body is larger than ${MAX_JSON_BODY_BYTES.toLocaleString("en-US")} bytes, the most a JSON body may be.` };
-  }
-  if (isOpenPath(path)) return null;
+  const tooLarge = Number(req.headers["content-length"] ?? 0) > MAX_JSON_BODY_BYTES ? TOO_LARGE : null;
+  if (isOpenPath(path)) return tooLarge;
   const headers = headersOf(req);
   try {
+    // Who asks comes first: a stranger learns nothing about the route, not even its size limit.
     if (path === "/api" || path.startsWith("/api/")) {
       const request = new Request(new URL(url, "http://callboard.invalid"), { method: req.method, headers });
       const caller = await authorizeRequest(db, request);
       if (WRITE_METHODS.has(req.method ?? "") && caller.role !== "admin") return { status: 403, code: "forbidden", message: "This needs an admin." };
-      return null;
+      return tooLarge;
     }
     // A page's server action: the session is checked here, the rest by the action itself.
     const claims = await readSessionClaims(headers);
     if (!claims || !callerForSession(db, claims)) throw unauthorized();
-    return null;
+    return tooLarge;
   } catch (error) {
     if (error instanceof HttpError) return { status: error.status, code: error.code, message: error.message };
     logger.error({ err: error instanceof Error ? { name: error.name, message: error.message } : String(error) }, "body gate failed");
@@ -90,7 +90,7 @@ function capStreamedBody(req: IncomingMessage, res: ServerResponse): void {
       size += (args[0] as Buffer).length;
       if (size > MAX_JSON_BODY_BYTES) {
         cut = true;
-        sendJsonError(req, res, 413, "payload_too_large", `The request body is larger than ${MAX_JSON_BODY_BYTES.toLocaleString("en-US")} bytes, the most a JSON body may be.`);
+        sendJsonError(req, res, 413, TOO_LARGE.code, TOO_LARGE_MESSAGE);
         return false;
       }
     }

@@ -9,9 +9,11 @@ const LINGER_MS = 1_000;
 /**
  * `{error: {code, message}}` with `status`, from node:http in front of Next. When the
  * request's body is not read (refused before it was), the connection is closed after the
- * answer: the rest of the body is never read into this process, and the client gets a
- * short while to read the answer before the socket goes (cutting at once could reset it
- * before the answer arrives).
+ * answer, as a lingering close: the answer goes out followed by our FIN, what the client
+ * still sends is discarded unparsed for at most LINGER_MS, then the socket is cut. Node's
+ * own close for `Connection: close` destroys the socket as soon as the answer is written;
+ * with the client's body still arriving, that resets the connection and the client's
+ * kernel may drop the answer before the client reads it.
  */
 export function sendJsonError(req: IncomingMessage, res: ServerResponse, status: number, code: string, message: string, extra: Record<string, string> = {}): void {
   if (res.headersSent) return;
@@ -25,7 +27,13 @@ export function sendJsonError(req: IncomingMessage, res: ServerResponse, status:
     ...(hasBody ? { connection: "close" } : {}),
     ...extra,
   });
-  res.end(json, () => {
-    if (hasBody) setTimeout(() => req.socket.destroy(), LINGER_MS).unref();
-  });
+  if (hasBody) {
+    const socket = req.socket;
+    // Called by node:http once a `Connection: close` answer is written (see above).
+    socket.destroySoon = () => {
+      socket.end();
+      setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    };
+  }
+  res.end(json);
 }

@@ -32,6 +32,8 @@ export interface TestServer {
   child: ChildProcess;
   /** What the server wrote to stderr so far. */
   stderr(): string;
+  /** What the server wrote to stdout so far (its pino log lines). */
+  stdout(): string;
   stop(): Promise<void>;
 }
 
@@ -57,7 +59,12 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
       ...process.env, NODE_ENV: "production", AUTH_TRUST_HOST: "true", SYNC_INTERVAL_SECONDS: "0", LOG_LEVEL: "warn",
       NEXT_TELEMETRY_DISABLED: "1", ...options.env, PORT: String(port),
     },
-    stdio: ["ignore", "ignore", "pipe"],
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  child.stdout?.on("data", (c: Buffer) => {
+    // The last 1 MB is plenty for a test to look for its log line, and bounds what a chatty server costs.
+    stdout = (stdout + c.toString()).slice(-1_000_000);
   });
   let stderr = "";
   child.stderr?.on("data", (c: Buffer) => {
@@ -85,5 +92,5 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
       await new Promise((r) => setTimeout(r, 200));
     }
   }
-  return { base, port, child, stderr: () => stderr, stop };
+  return { base, port, child, stderr: () => stderr, stdout: () => stdout, stop };
 }
