@@ -116,10 +116,9 @@ describe("destinations", () => {
     const first = await ruleWithMessage(dead.url); // older: first in the queue
     const second = await ruleWithMessage(receiver.url);
     const before = receiver.received.length;
-    let deadStillOpenWhenHealthyArrived: boolean | undefined;
     const pass = deliverDue(db, { timeoutMs: 4000 });
     await vi.waitFor(() => expect(receiver.received.length).toBe(before + 1), { timeout: 10_000, interval: 20 });
-    deadStillOpenWhenHealthyArrived = dead.open.size === 1;
+    const deadStillOpenWhenHealthyArrived = dead.open.size === 1;
     const outcomes = await pass;
     expect(deadStillOpenWhenHealthyArrived).toBe(true);
     expect(outcomes.find((o) => o.eventId === second.eventId)).toMatchObject({ status: "delivered" });
