@@ -93,6 +93,11 @@ const envSchema = z.object({
   CLICKHOUSE_URL: checkedString(clickHouseUrlProblem),
   /** A cluster of the servers' `remote_servers`: local tables on every shard behind Distributed tables. */
   CLICKHOUSE_CLUSTER: checkedString(clusterNameProblem),
+  /**
+   * How long a report (and a CSV's first rows) may wait on ClickHouse before the answer is
+   * 503 `analytics_unavailable` and the query is cancelled on the server (lib/clickhouse/client.ts).
+   */
+  CLICKHOUSE_QUERY_TIMEOUT_SECONDS: secondsFromString(30),
 }).superRefine((e, ctx) => {
   if (e.CLICKHOUSE_CLUSTER !== undefined && e.CLICKHOUSE_URL === undefined) {
     ctx.addIssue({ code: "custom", path: ["CLICKHOUSE_CLUSTER"], message: "needs CLICKHOUSE_URL (the address of one of the cluster's servers)" });
