@@ -55,7 +55,7 @@ export async function verifyCredentials(
     logger.info({ email, address: input.address }, "sign-in failed");
     return { ok: false, reason: "invalid" };
   }
-  clearAccountFailures(db, email);
+  clearAccountFailures(db, email, input.address);
   logger.info({ email, userId: user.pk }, "signed in");
   return { ok: true, user: { id: user.pk, email: user.email, role: user.role, sessionEpoch: user.sessionEpoch } };
 }

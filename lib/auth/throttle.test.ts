@@ -46,7 +46,7 @@ describe("sign-in throttle", () => {
     expect(checkThrottle(db, at(99), now + 1)).toEqual({ limited: false, delayMs: THROTTLE.slowMaxMs });
     for (let i = 0; i < 5; i++) recordFailure(db, at(0), now);
     expect(checkThrottle(db, at(0), now + 1)).toMatchObject({ limited: true, scope: "account_address" });
-    clearAccountFailures(db, email);
+    clearAccountFailures(db, email, at(0).address);
     expect(checkThrottle(db, at(0), now + 2)).toEqual({ limited: false, delayMs: 0 });
   });
 
@@ -67,7 +67,7 @@ describe("sign-in throttle", () => {
     } finally {
       reopened.$client.close();
     }
-    clearAccountFailures(db, "ERIN@example.com");
+    clearAccountFailures(db, "ERIN@example.com", s.address);
     expect(checkThrottle(db, s).limited).toBe(false);
   });
 
@@ -86,10 +86,12 @@ describe("sign-in throttle", () => {
     expect(await verifyCredentials(db, { email: "carol@example.com", password: "carol-password", address: usual })).toMatchObject({ ok: true, user: { email: "carol@example.com" } });
     // Slowed down (5 failures on the account: one step), not locked.
     expect(Date.now() - startedAt).toBeGreaterThanOrEqual(THROTTLE.slowStepMs - 50);
+    // The owner's success does not give the stranger a fresh set of attempts.
+    expect(await verifyCredentials(db, { email: "carol@example.com", password: "wrong", address: stranger })).toMatchObject({ ok: false, reason: "throttled" });
     const audited = listAudit(db, { action: "signin.throttled" });
     expect(audited).toHaveLength(1);
     expect(audited[0]).toMatchObject({ actor: "system", target: "carol@example.com", details: { address: stranger, failures: 5, windowMinutes: 15 } });
-    clearAccountFailures(db, "carol@example.com");
+    clearAccountFailures(db, "carol@example.com", stranger);
   });
 
   it("answers the same for unknown email, wrong password and disabled account", async () => {

@@ -1,4 +1,4 @@
-import { and, count, eq, gt, lt, min, or, sql } from "drizzle-orm";
+import { and, count, eq, gt, inArray, lt, min } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { signinFailures } from "@/db/schema";
 
@@ -13,8 +13,9 @@ import { signinFailures } from "@/db/schema";
  *   attempt on the account waits a little longer (1 s more per failure, at most 3 s)
  *   before the password is checked, so guessing from many addresses is slow while the
  *   right password still works.
- * A success clears the account's failures (not the address's: one valid account must
- * not reset the counter of an address spraying others).
+ * A success clears the account's failures and those of the succeeding address on it (not
+ * the address's own count: one valid account must not reset the counter of an address
+ * spraying others; nor other addresses' counts on the account).
  */
 export const THROTTLE = {
   windowMs: 15 * 60_000,
@@ -93,11 +94,14 @@ export function recordFailure(db: Db, subject: ThrottleSubject, now = Date.now()
   });
 }
 
-/** After a success: the account's failures, from every address (the address's own count stays). */
-export function clearAccountFailures(db: Db, email: string): void {
-  const pairs = pairKey(email, "");
+/**
+ * After a success from `address`: the account's own failures and those of this address on
+ * it. Other addresses' counts on the account stay: the owner signing in must not give a
+ * stranger who is refused a fresh set of attempts.
+ */
+export function clearAccountFailures(db: Db, email: string, address: string): void {
   db.delete(signinFailures)
-    .where(or(eq(signinFailures.key, accountKey(email)), sql`substr(${signinFailures.key}, 1, ${pairs.length}) = ${pairs}`))
+    .where(inArray(signinFailures.key, [accountKey(email), pairKey(email, address)]))
     .run();
 }
 

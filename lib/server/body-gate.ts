@@ -21,7 +21,6 @@ import { sendJsonError } from "./json-answer";
  * the 401. A body without a declared length that passes is counted as it arrives and cut
  * at the cap (413).
  */
-const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 const TOO_LARGE_MESSAGE = `The request body is larger than ${MAX_JSON_BODY_BYTES.toLocaleString("en-US")} bytes, the most a JSON body may be.`;
 const TOO_LARGE = { status: 413, code: "payload_too_large", message: TOO_LARGE_MESSAGE };
 
@@ -51,16 +50,17 @@ export type Refusal = { status: number; code: string; message: string } | null;
 export async function bodyRefusal(db: Db, req: IncomingMessage): Promise<Refusal> {
   const url = req.url ?? "/";
   const path = pathOf(url);
-  if (path.startsWith("/_next/static/")) return null;
   const tooLarge = Number(req.headers["content-length"] ?? 0) > MAX_JSON_BODY_BYTES ? TOO_LARGE : null;
   if (isOpenPath(path)) return tooLarge;
   const headers = headersOf(req);
   try {
     // Who asks comes first: a stranger learns nothing about the route, not even its size limit.
     if (path === "/api" || path.startsWith("/api/")) {
-      const request = new Request(new URL(url, "http://callboard.invalid"), { method: req.method, headers });
+      // Any method but GET and HEAD is a write (asked as POST: Request refuses some methods, such as TRACE, outright).
+      const isWrite = req.method !== "GET" && req.method !== "HEAD";
+      const request = new Request(new URL(url, "http://callboard.invalid"), { method: isWrite ? "POST" : req.method, headers });
       const caller = await authorizeRequest(db, request);
-      if (WRITE_METHODS.has(req.method ?? "") && caller.role !== "admin") return { status: 403, code: "forbidden", message: "This needs an admin." };
+      if (isWrite && caller.role !== "admin") return { status: 403, code: "forbidden", message: "This needs an admin." };
       return tooLarge;
     }
     // A page's server action: the session is checked here, the rest by the action itself.
