@@ -83,6 +83,8 @@ const envSchema = z.object({
   HTTP_IDLE_TIMEOUT_SECONDS: secondsFromString(65),
   /** Open connections one client address may hold; 0 turns the cap off. */
   HTTP_MAX_CONNECTIONS_PER_ADDRESS: intFromString(128),
+  /** Requests a minute one API token may make (bursts up to the same number); 0 turns the limit off (lib/auth/token-rate-limit.ts). */
+  API_TOKEN_RATE_LIMIT_PER_MINUTE: intFromString(600),
   LOG_LEVEL: z.preprocess(emptyToUndefined, z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),
   /**
    * `http(s)://user:password@host:port/database`: facts and reports on ClickHouse instead of
