@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { trustedProxiesProblem } from "@/lib/http/trusted-proxies";
 import { clickHouseUrlProblem, clusterNameProblem } from "@/lib/clickhouse/config";
 
 /**
@@ -83,6 +84,11 @@ const envSchema = z.object({
   HTTP_IDLE_TIMEOUT_SECONDS: secondsFromString(65),
   /** Open connections one client address may hold; 0 turns the cap off. */
   HTTP_MAX_CONNECTIONS_PER_ADDRESS: intFromString(128),
+  /**
+   * CIDR list of reverse proxies whose X-Forwarded-For is believed (lib/auth/client-address.ts);
+   * `none`: nobody's. Unset: loopback only (a proxy on this host).
+   */
+  TRUSTED_PROXIES: checkedString(trustedProxiesProblem),
   /** Requests a minute one API token may make (bursts up to the same number); 0 turns the limit off (lib/auth/token-rate-limit.ts). */
   API_TOKEN_RATE_LIMIT_PER_MINUTE: intFromString(600),
   LOG_LEVEL: z.preprocess(emptyToUndefined, z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),

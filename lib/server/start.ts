@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import next from "next";
 import { db } from "@/db";
-import { PEER_HEADER } from "@/lib/auth/client-address";
+import { PEER_HEADER, trustedProxies } from "@/lib/auth/client-address";
 import { ensureFirstAdmin } from "@/lib/auth/first-admin";
 import { env } from "@/lib/config/env";
 import { analyticsEngine } from "@/lib/analytics/engine";
@@ -50,6 +50,8 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_SECONDS * 1000,
     idleTimeoutMs: config.HTTP_IDLE_TIMEOUT_SECONDS * 1000,
     maxConnectionsPerAddress: config.HTTP_MAX_CONNECTIONS_PER_ADDRESS,
+    // Only when configured: unset, a local proxy's X-Forwarded-For is believed but its connections stay capped as any client's.
+    trustedProxies: config.TRUSTED_PROXIES === undefined ? undefined : trustedProxies(),
   };
   let overCap: (req: IncomingMessage) => boolean = () => false;
   const server = createServer({ connectionsCheckingInterval: connectionsCheckingIntervalMs(limits) }, (req, res) => {
