@@ -18,7 +18,9 @@ import { healthResponse } from "@/lib/health/clickhouse-health";
 import { closeIngestor, createIngestHttpHandler, getIngestor } from "@/lib/ingest";
 import { startClickHouseForwarder } from "@/lib/ingest/clickhouse-target";
 import { logger } from "@/lib/log/logger";
+import { normaliseBasePath, stripBasePath } from "@/lib/http/base-path";
 import { createApiFastPath } from "./api-fast-path";
+import { assertBuildServesBasePath } from "./build-info";
 import { applyHttpLimits, connectionsCheckingIntervalMs, type HttpLimits } from "./http-limits";
 
 export interface RunningServer {
@@ -31,6 +33,8 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
   const config = env();
   const port = options.port ?? config.PORT;
   const dev = options.dev ?? false;
+  const basePath = normaliseBasePath(config.BASE_PATH);
+  if (!dev) assertBuildServesBasePath(basePath);
   const warehouse = db(); // migrations run before the first request
   // ClickHouse (when configured) is migrated now too; if it is down the server still
   // starts, and its first user migrates it (lib/clickhouse/ensure.ts).
@@ -56,8 +60,15 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
   let overCap: (req: IncomingMessage) => boolean = () => false;
   const server = createServer({ connectionsCheckingInterval: connectionsCheckingIntervalMs(limits) }, (req, res) => {
     if (overCap(req)) return; // already answered 503 and closing
-    if (ingest(req, res)) return;
-    if (api(req, res)) return;
+    // The lean paths know app paths; under BASE_PATH they answer only inside it, and Next gets the request as it came.
+    const asked = req.url ?? "/";
+    const appPath = stripBasePath(asked, basePath);
+    if (appPath !== undefined) {
+      req.url = appPath;
+      if (ingest(req, res)) return;
+      if (api(req, res)) return;
+      req.url = asked;
+    }
     // The sign-in throttle's client address: always the socket's, never the client's say.
     req.headers[PEER_HEADER] = req.socket.remoteAddress ?? "";
     void handle(req, res);
@@ -80,7 +91,7 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
     server.listen(port, options.hostname, () => resolve());
   });
   const url = `http://localhost:${port}`;
-  logger.info({ port, dev }, `Callboard listening on ${url}`);
+  logger.info({ port, dev, basePath }, `Callboard listening on ${url}${basePath}`);
 
   // ClickHouse mode: what the ingest stores in SQLite is forwarded on in the background.
   const forwarder = startClickHouseForwarder(warehouse);
