@@ -34,9 +34,10 @@ export const authConfig = {
   callbacks: {
     jwt({ token, user }) {
       if (user) {
-        const u = user as { id?: string; email?: string | null; sessionEpoch?: number };
-        // `sid` names this sign-in across renewals, so signing out can end it for good.
-        return { sub: u.id, email: u.email ?? undefined, epoch: u.sessionEpoch ?? 0, sid: crypto.randomUUID() };
+        const u = user as { id?: string; userId?: string; email?: string | null; sessionEpoch?: number };
+        // `sid` names this sign-in across renewals, so signing out can end it for good. An OAuth
+        // user's `id` is a random one next-auth sets: single sign-on names Callboard's user in `userId`.
+        return { sub: u.userId ?? u.id, email: u.email ?? undefined, epoch: u.sessionEpoch ?? 0, sid: crypto.randomUUID() };
       }
       return token;
     },

@@ -42,7 +42,7 @@ function oidcProviders(): Provider[] {
           logRefusedOidc(claims.email, outcome.reason);
           return { id: "", refused: true };
         }
-        return { id: String(outcome.userId), email: outcome.email, sessionEpoch: outcome.sessionEpoch };
+        return { userId: String(outcome.userId), email: outcome.email, sessionEpoch: outcome.sessionEpoch };
       },
     },
   ];
