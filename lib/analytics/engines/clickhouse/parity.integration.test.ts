@@ -102,7 +102,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
     expect(wh.secondCopy.calls).toBeGreaterThanOrEqual(wh.changed.length);
     expect(wh.changedSeveralTimes).toHaveLength(6);
     for (const [name, ch] of [["two-shard cluster", clusterClient], ["chdb", chdb]] as const) targets.push({ name, engine: createClickHouseEngine({ ch, db: () => wh.db }) });
-  }, 300_000);
+  }, 600_000); // the fixture syncs, copies five times into two targets: minutes on a busy box
 
   afterAll(async () => {
     await wh?.stop();
