@@ -1,6 +1,6 @@
-import { getTableName } from "drizzle-orm";
-import { bigint, pgTable, text } from "drizzle-orm/pg-core";
-import type { PgTable } from "drizzle-orm/pg-core";
+import { getTableColumns, getTableName } from "drizzle-orm";
+import { bigint, foreignKey, pgTable, text } from "drizzle-orm/pg-core";
+import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { alertEvents, alertOutbox, alertRules } from "../schema/alerts";
 import { apps } from "../schema/apps";
@@ -99,3 +99,25 @@ export const stateCopyProgress = pgTable("state_copy_progress", {
   copied: bigint("copied", { mode: "number" }).notNull().default(0),
   updatedMs: bigint("updated_ms", { mode: "number" }).notNull(),
 });
+
+/**
+ * Postgres only, no SQLite twin: the webhook deliveries not yet in ClickHouse
+ * (lib/ingest/postgres-inbox.ts). SQLite's forwarder follows a pk cursor because its pks
+ * grow in commit order; Postgres sequences do not (two servers insert at once), so each
+ * delivery is queued here in its own transaction, and a forwarder claims rows with
+ * `FOR UPDATE SKIP LOCKED` and deletes them in the transaction that saw ClickHouse accept
+ * them (docs/decisions/0030-state-in-postgres.md §6).
+ */
+function deliveryPkColumn(): PgColumn {
+  const pk = (getTableColumns(pgWebhookDeliveries) as Record<string, PgColumn>).pk;
+  if (!pk) throw new Error("webhook_deliveries has no pk column");
+  return pk;
+}
+
+export const deliveryForwardQueue = pgTable(
+  "delivery_forward_queue",
+  {
+    deliveryPk: bigint("delivery_pk", { mode: "number" }).primaryKey(),
+  },
+  (t) => [foreignKey({ columns: [t.deliveryPk], foreignColumns: [deliveryPkColumn()] }).onDelete("cascade")],
+);

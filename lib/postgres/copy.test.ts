@@ -99,6 +99,10 @@ describe.skipIf(POSTGRES_SKIP_REASON)("copying Callboard's state from SQLite int
       const sentTwice = counts.reduce((sum, c) => sum + c.copied, 0);
       expect(sentTwice).toBeLessThan(counts.reduce((sum, c) => sum + c.sqlite, 0));
 
+      // The 15 deliveries SQLite had not forwarded to ClickHouse (its cursor was at 10) wait in the Postgres forward queue.
+      const queued = await target.$client.query<{ delivery_pk: string }>("SELECT delivery_pk FROM delivery_forward_queue ORDER BY delivery_pk");
+      expect(queued.rows.map((r) => Number(r.delivery_pk))).toEqual(Array.from({ length: 15 }, (_, i) => 11 + i));
+
       // Secrets are the same ciphertext, readable under the same AUTH_SECRET.
       const apps = await target.$client.query<{ app_id: string; api_key_enc: string; webhook_password_enc: string | null; webhook_use_basic_auth: boolean }>(
         "SELECT app_id, api_key_enc, webhook_password_enc, webhook_use_basic_auth FROM apps ORDER BY pk",

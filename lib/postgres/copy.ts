@@ -146,6 +146,11 @@ export async function copyStateToPostgres(sqlite: Db, pool: pg.Pool, options: St
     copiedByTable.set(plan.name, copied);
   }
 
+  // The inbox's backlog: deliveries the SQLite forwarder had not sent to ClickHouse yet are
+  // queued for the Postgres forwarder (lib/ingest/postgres-inbox.ts), which has no cursor.
+  const cursor = sqlite.$client.prepare("SELECT last_pk FROM clickhouse_forwarding WHERE stream = 'deliveries'").pluck().get() as number | undefined;
+  await pool.query("INSERT INTO delivery_forward_queue (delivery_pk) SELECT pk FROM webhook_deliveries WHERE pk > $1 ON CONFLICT DO NOTHING", [cursor ?? 0]);
+
   const counts: StateCopyCount[] = [];
   for (const plan of plans) {
     const sqliteCount = (sqlite.$client.prepare(`SELECT count(*) AS n FROM ${quote(plan.name)}`).get() as { n: number }).n;
