@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { countBucket, triggerCategory } from "./envelope";
+import { triggerCategory } from "./envelope";
 import { bucketOf, type DeliveryFact, type EventCountFact, type ForwardTarget } from "./forwarder";
 
 /**
@@ -8,12 +8,13 @@ import { bucketOf, type DeliveryFact, type EventCountFact, type ForwardTarget } 
  * gate in db/index.ts refuses DATABASE_URL until the state modules have moved).
  *
  * - **Durable before the 200.** `storeDelivery` returns after Postgres committed the
- *   delivery, its event count and its place in the forward queue in one transaction.
+ *   delivery and its place in the forward queue in one transaction.
  * - **Deduplicated across servers** by the `(app_pk, idem_key)` unique index: a repeat,
  *   whichever server receives it, bumps `repeat_count` and queues nothing.
- * - **Forwarded once.** `forwardDeliveries` claims queued rows with `FOR UPDATE SKIP
- *   LOCKED`, so two servers forwarding at once take disjoint batches, and dequeues them in
- *   the transaction that saw ClickHouse accept them. A server killed between ClickHouse's
+ * - **Forwarded once, counted once.** `forwardDeliveries` claims queued rows with `FOR
+ *   UPDATE SKIP LOCKED`, so two servers forwarding at once take disjoint batches, adds them
+ *   to their event counts and dequeues them in the transaction that saw ClickHouse accept
+ *   them. A server killed between ClickHouse's
  *   answer and its commit leaves the batch queued: it is sent again, and ClickHouse's
  *   ReplacingMergeTree keys (app, idempotency key) collapse the copy (decision 0015 §3).
  */
@@ -26,10 +27,8 @@ export interface IncomingDelivery {
   type: string | null;
   sessionId: string | null;
   outcome: "applied" | "stored" | "failed";
-  /** The body exactly as received. */
+  /** The body exactly as received (its `data` gives the event's count bucket when forwarded). */
   body: string;
-  /** The envelope's `data`, for the event's count bucket. */
-  data: Record<string, unknown>;
   receivedMs: number;
 }
 
@@ -40,34 +39,24 @@ export interface StoredDelivery {
 }
 
 export async function storeDelivery(pool: pg.Pool, d: IncomingDelivery): Promise<StoredDelivery> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
-    // xmax = 0 only on a row this statement inserted (an ON CONFLICT update sets it).
-    const stored = await client.query<{ pk: string; inserted: boolean }>(
-      `INSERT INTO webhook_deliveries AS w (app_pk, idem_key, trigger, webhook, type, session_id, outcome, body, received_ms, last_received_ms)
+  // One statement, so one round trip and one atomic commit: the delivery and, when it is
+  // new (xmax = 0 only on a row this statement inserted), its place in the forward queue.
+  // Counted when forwarded, not here: every delivery of an app's 15 minutes would wait for
+  // the one before it to commit on the bucket's counter row.
+  const stored = await pool.query<{ pk: string; inserted: boolean }>(
+    `WITH stored AS (
+       INSERT INTO webhook_deliveries AS w (app_pk, idem_key, trigger, webhook, type, session_id, outcome, body, received_ms, last_received_ms)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
        ON CONFLICT (app_pk, idem_key) DO UPDATE SET repeat_count = w.repeat_count + 1, last_received_ms = excluded.received_ms
-       RETURNING w.pk, (w.xmax = 0) AS inserted`,
-      [d.appPk, d.idemKey, d.trigger, d.webhook, d.type, d.sessionId, d.outcome, d.body, d.receivedMs],
-    );
-    const row = stored.rows[0]!;
-    if (row.inserted) {
-      await client.query(
-        `INSERT INTO event_counts AS c (app_pk, trigger, bucket_start, count) VALUES ($1, $2, $3, 1)
-         ON CONFLICT (app_pk, bucket_start, trigger) DO UPDATE SET count = c.count + 1`,
-        [d.appPk, d.trigger, countBucket(d.trigger, d.data, d.receivedMs)],
-      );
-      await client.query("INSERT INTO delivery_forward_queue (delivery_pk) VALUES ($1)", [row.pk]);
-    }
-    await client.query("COMMIT");
-    return { pk: Number(row.pk), repeat: !row.inserted };
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+       RETURNING w.pk, (w.xmax = 0) AS inserted
+     ), queued AS (
+       INSERT INTO delivery_forward_queue (delivery_pk) SELECT pk FROM stored WHERE inserted
+     )
+     SELECT pk, inserted FROM stored`,
+    [d.appPk, d.idemKey, d.trigger, d.webhook, d.type, d.sessionId, d.outcome, d.body, d.receivedMs],
+  );
+  const row = stored.rows[0]!;
+  return { pk: Number(row.pk), repeat: !row.inserted };
 }
 
 interface QueuedDeliveryRow {
@@ -113,19 +102,28 @@ export async function forwardDeliveries(pool: pg.Pool, target: ForwardTarget, op
       receivedMs: Number(r.received_ms), bucketStart: bucketOf(r.trigger, r.body, Number(r.received_ms)),
       repeatCount: Number(r.repeat_count), lastReceivedMs: Number(r.last_received_ms),
     }));
-    const counts = await client.query<{ app_pk: string; trigger: string; bucket_start: string; count: string }>(
-      `SELECT c.app_pk, c.trigger, c.bucket_start, c.count FROM event_counts c
-       JOIN unnest($1::bigint[], $2::text[], $3::bigint[]) AS t(app_pk, trigger, bucket_start)
-         ON c.app_pk = t.app_pk AND c.trigger = t.trigger AND c.bucket_start = t.bucket_start`,
-      [rows.map((r) => r.appPk), rows.map((r) => r.trigger), rows.map((r) => r.bucketStart)],
-    );
-    const touched = new Map<string, EventCountFact>();
-    for (const c of counts.rows) {
-      const fact = { appPk: Number(c.app_pk), trigger: c.trigger, bucketStart: Number(c.bucket_start), count: Number(c.count) };
-      touched.set(`${fact.appPk}|${fact.bucketStart}|${fact.trigger}`, fact);
+    // Each delivery is counted once: in the transaction that takes it off the queue. One
+    // statement per batch, in key order (two servers' batches lock counters in the same order).
+    const increments = new Map<string, { appPk: number; trigger: string; bucketStart: number; n: number }>();
+    for (const r of rows) {
+      const key = `${r.appPk}|${r.bucketStart}|${r.trigger}`;
+      const entry = increments.get(key) ?? { appPk: r.appPk, trigger: r.trigger, bucketStart: r.bucketStart, n: 0 };
+      entry.n += 1;
+      increments.set(key, entry);
     }
+    const ordered = [...increments.values()].sort((a, b) => a.appPk - b.appPk || a.bucketStart - b.bucketStart || (a.trigger < b.trigger ? -1 : a.trigger > b.trigger ? 1 : 0));
+    const counted = await client.query<{ app_pk: string; trigger: string; bucket_start: string; count: string }>(
+      `INSERT INTO event_counts AS c (app_pk, trigger, bucket_start, count)
+       SELECT t.app_pk, t.trigger, t.bucket_start, t.n FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[]) WITH ORDINALITY AS t(app_pk, trigger, bucket_start, n, ord)
+       ORDER BY ord
+       ON CONFLICT (app_pk, bucket_start, trigger) DO UPDATE SET count = c.count + excluded.count
+       RETURNING c.app_pk, c.trigger, c.bucket_start, c.count`,
+      [ordered.map((c) => c.appPk), ordered.map((c) => c.trigger), ordered.map((c) => c.bucketStart), ordered.map((c) => c.n)],
+    );
+    // Absolute values, as the SQLite forwarder sends them: a re-sent batch writes the same or a larger count, never a sum.
+    const touched: EventCountFact[] = counted.rows.map((c) => ({ appPk: Number(c.app_pk), trigger: c.trigger, bucketStart: Number(c.bucket_start), count: Number(c.count) }));
     await target.writeDeliveries(rows);
-    if (touched.size > 0) await target.writeEventCounts([...touched.values()]);
+    if (touched.length > 0) await target.writeEventCounts(touched);
     await client.query("DELETE FROM delivery_forward_queue WHERE delivery_pk = ANY($1::bigint[])", [rows.map((r) => r.pk)]);
     await client.query("COMMIT");
     return rows.length;
