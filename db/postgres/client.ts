@@ -47,7 +47,12 @@ export interface PostgresMigrationReport {
  */
 export async function migratePostgres(config: PostgresConfig): Promise<PostgresMigrationReport> {
   const client = new pg.Client({ connectionString: config.connectionString, application_name: "callboard-migrate", connectionTimeoutMillis: 10_000 });
-  await client.connect();
+  try {
+    await client.connect();
+  } catch (error) {
+    // The driver's message names the host and port, never the password; the URL shown is the redacted one.
+    throw new Error(`Postgres at ${config.redacted} cannot be reached: ${error instanceof Error ? error.message : String(error)}`);
+  }
   try {
     await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_KEY.toString()]);
     try {

@@ -70,6 +70,15 @@ describe("a server or command given DATABASE_URL", () => {
     expect(started.stderr + started.stdout).not.toContain(encodeURIComponent(secret));
   });
 
+  it("npm run db:migrate with Postgres unreachable exits 1 naming the redacted address, never the password", async () => {
+    const closed = `postgres://callboard:${encodeURIComponent(secret)}@127.0.0.1:1/callboard`;
+    const result = await script("scripts/migrate.ts", [], { DATABASE_URL: closed, CLICKHOUSE_URL: clickhouse });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("Postgres at postgres://callboard:***@127.0.0.1:1/callboard cannot be reached");
+    expect(result.stderr + result.stdout).not.toContain(secret);
+    expect(result.stderr + result.stdout).not.toContain(encodeURIComponent(secret));
+  });
+
   it.each([
     ["npm start", "scripts/server.ts", []],
     ["npm run users -- list", "scripts/users.ts", ["list"]],
