@@ -43,7 +43,8 @@ function startWriter(file: string): { child: ChildProcess; written(): number } {
     db.pragma("journal_mode = WAL"); db.pragma("busy_timeout = 5000");
     const ins = db.prepare("INSERT INTO audit_log (at_ms, actor_email, action, target) VALUES (?, 'writer', 'load', ?)");
     let i = 0;
-    const tick = () => { for (let k = 0; k < 20; k++) { i++; ins.run(Date.now(), String(i)); } process.stdout.write(i + "\\n"); setImmediate(tick); };
+    const batch = db.transaction(() => { for (let k = 0; k < 20; k++) { i++; ins.run(Date.now(), String(i)); } });
+    const tick = () => { batch(); process.stdout.write(i + "\\n"); setImmediate(tick); };
     tick();`;
   const child = spawn(process.execPath, ["-e", code], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
   let last = 0;

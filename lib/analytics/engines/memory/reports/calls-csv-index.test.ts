@@ -1,3 +1,7 @@
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { migrate } from "drizzle-orm/better-sqlite3/migrator";
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "@/db/client";
 import { CALL_RAW_COLUMNS } from "../../../csv-columns";
@@ -18,6 +22,19 @@ import { openFixtureDb, randomCall, rng, writeCalls } from "../../../test-fixtur
  */
 
 type Db = ReturnType<typeof openDatabase>;
+
+/** A copy of the migrations folder whose journal ends at `lastTag`: the migrator of an older release. */
+function migrationsUpTo(lastTag: string): string {
+  const folder = mkdtempSync(path.join(tmpdir(), "callboard-migrations-"));
+  cpSync(path.join(process.cwd(), "db", "migrations"), folder, { recursive: true });
+  const journalFile = path.join(folder, "meta", "_journal.json");
+  const journal = JSON.parse(readFileSync(journalFile, "utf8")) as { entries: { tag: string }[] };
+  const end = journal.entries.findIndex((e) => e.tag === lastTag);
+  if (end < 0) throw new Error(`no migration ${lastTag}`);
+  journal.entries = journal.entries.slice(0, end + 1);
+  writeFileSync(journalFile, JSON.stringify(journal));
+  return folder;
+}
 const ALL = { appPks: "all" as const };
 const base = Date.UTC(2025, 5, 1) / 1000;
 
@@ -110,10 +127,12 @@ describe("calls CSV text columns through their index", () => {
     const { db: file, writer: w } = warehouse("calls-csv-migrate");
     try {
       w.$client.exec("DROP INDEX calls_csv_text_idx");
-      // As before migration 0021: its record gone, the next open applies it to the stored calls.
-      w.$client.exec("DELETE FROM __drizzle_migrations WHERE created_at = 1795400021000");
-      const reopened = openDatabase(file.$client.name);
+      // As before migration 0021: its record (and those of later migrations) gone, the
+      // migrator of a release that ends at 0021 applies it to the stored calls.
+      w.$client.exec("DELETE FROM __drizzle_migrations WHERE created_at >= 1795400021000");
+      const reopened = openDatabase(file.$client.name, { migrate: false });
       try {
+        migrate(reopened, { migrationsFolder: migrationsUpTo("0021_calls_csv_text_index") });
         const s = reopened.$client;
         const count = s.prepare("SELECT count(*) FROM calls").pluck().get();
         expect(count).toBe(5000);
