@@ -22,7 +22,7 @@ export const BENCH_APPS = 4;
 const u = (salt: number) => `(cityHash64(n, ${salt}) % 1000000) / 1000000`;
 
 /** One call per number: every column the fact table needs, as aliases (inner query). */
-function callColumns(): string {
+export function callColumns(): string {
   return `
     number AS n,
     ${u(1)} AS r_app,

@@ -17,6 +17,7 @@
  *   npm run bench -- --only clickhouse-sync --mix platform,heavy-users [--prerender]
  *                                      # sync into a two-shard ClickHouse, per mix
  *   npm run bench -- --only clickhouse [--calls N] [--compare-calls M]
+ *   npm run bench -- --only clickhouse-v2 [--calls N]  # schema v2's queries and disk on two shards (not yet the engine's)
  *                                      # every report through the production server on a
  *                                      # two-shard ClickHouse: N calls (default 10M) generated
  *                                      # in ClickHouse; the in-memory engine, the copy command
@@ -41,7 +42,7 @@ export interface BenchRow {
 
 const program = new Command("bench")
   .option("--rounds <n>", "kill-and-restart rounds of the webhook kill test (default 5)")
-  .option("--only <area>", "sync | http | analytics | webhooks | webhook-kill | sync-long | clickhouse-sync | clickhouse")
+  .option("--only <area>", "sync | http | analytics | webhooks | webhook-kill | sync-long | clickhouse-sync | clickhouse | clickhouse-v2")
   .option("--quick", "smaller sizes (smoke run)")
   .option("--calls <n>", "override the call count of the sync and analytics benches")
   .option("--compare-calls <n>", "clickhouse: calls of the in-memory / copy / ClickHouse comparison (default 1M; 0 skips it)")
@@ -98,6 +99,10 @@ async function main(): Promise<void> {
     const { runClickHouseReportsBench } = await import("./clickhouse-reports");
     const compareCalls = opts.compareCalls === undefined ? undefined : Number(opts.compareCalls);
     rows.push(...(await runClickHouseReportsBench({ calls: calls ?? (opts.quick ? 200_000 : 10_000_000), compareCalls: compareCalls ?? (opts.quick ? 100_000 : 1_000_000), runs: opts.quick ? 10 : 30 })));
+  }
+  if (opts.only === "clickhouse-v2") {
+    const { runClickHouseV2Bench } = await import("./clickhouse-v2");
+    rows.push(...(await runClickHouseV2Bench({ calls: calls ?? (opts.quick ? 200_000 : 10_000_000), runs: opts.quick ? 5 : 15 })));
   }
   if (want("webhooks")) {
     const { runWebhookBench } = await import("./webhooks");

@@ -19,8 +19,8 @@ export interface ClickHouse {
   readonly placement: Placement;
   /** Runs a statement that returns nothing (DDL, ALTER). */
   command(sql: string): Promise<void>;
-  /** All rows of a query. */
-  rows<T>(sql: string, signal?: AbortSignal): Promise<T[]>;
+  /** All rows of a query (`queryId`: its query_id, which the query can look itself up by in system.processes). */
+  rows<T>(sql: string, signal?: AbortSignal, queryId?: string): Promise<T[]>;
   /** The rows of a query as they arrive (constant memory: CSV exports). */
   stream<T>(sql: string, signal?: AbortSignal): AsyncIterable<T>;
   /** Inserts rows (objects keyed by column name) into `table` of the warehouse's database. */
@@ -116,12 +116,12 @@ export function openClickHouse(c: ClickHouseConfig, options: OpenOptions = {}): 
         throw fail(err, "statement");
       }
     },
-    async rows<T>(sql: string, signal?: AbortSignal) {
+    async rows<T>(sql: string, signal?: AbortSignal, queryId?: string) {
       try {
         // The whole answer is made before the status is sent (answers read whole are small),
         // so a query that fails part way is an HTTP error with ClickHouse's code, not a
         // 200 whose body ends in an error text.
-        const rs = await client.query({ query: sql, format: "JSONEachRow", abort_signal: signal, clickhouse_settings: { wait_end_of_query: 1 } });
+        const rs = await client.query({ query: sql, format: "JSONEachRow", abort_signal: signal, query_id: queryId, clickhouse_settings: { wait_end_of_query: 1 } });
         return await rs.json<T>();
       } catch (err) {
         throw fail(err, "query");

@@ -1,5 +1,6 @@
-import { forHost, type ClickHouseConfig } from "./config";
+import type { ClickHouseConfig } from "./config";
 import { openClickHouse, type ClickHouse } from "./client";
+import { clusterHosts, reachAllClusterHosts } from "./cluster-hosts";
 import { MIGRATIONS, type Migration } from "./migrations";
 import { quoteIdentifier, qualified, type Placement } from "./schema";
 import { raw, sql } from "./sql";
@@ -8,9 +9,11 @@ import { raw, sql } from "./sql";
  * Creates and migrates the warehouse's ClickHouse schema: at server start and by
  * `npm run db:migrate`. Each host keeps the list of migrations applied to it in its own
  * `callboard_migrations` table (a plain local table: without distributed DDL every host
- * is migrated on its own). With CLICKHOUSE_CLUSTER the hosts are those `system.clusters`
- * lists for it, reached at the URL's scheme, port and credentials; where the cluster has
- * distributed DDL (ZooKeeper), statements run once, ON CLUSTER, from the URL's host.
+ * is migrated on its own). With CLICKHOUSE_CLUSTER the hosts are every server (shard and
+ * replica) `system.clusters` lists for it, each reached and checked to be that server
+ * (cluster-hosts.ts) before any is changed: one that cannot be reached stops the
+ * migration with an error naming it and saying how to configure the cluster. Where the
+ * cluster has distributed DDL (ZooKeeper), statements run once, ON CLUSTER, from the URL's host.
  */
 
 export const MIGRATIONS_TABLE = "callboard_migrations";
@@ -57,12 +60,6 @@ async function hasDistributedDdl(ch: ClickHouse): Promise<boolean> {
   }
 }
 
-/** The hosts of a cluster, as `system.clusters` on the URL's server lists them. */
-export async function clusterHosts(ch: ClickHouse, cluster: string): Promise<string[]> {
-  const rows = await ch.rows<{ host_name: string }>(sql`SELECT DISTINCT host_name FROM system.clusters WHERE cluster = ${cluster} ORDER BY host_name`.text);
-  return rows.map((r) => r.host_name);
-}
-
 /** Migrates the ClickHouse named by the configuration (every host of its cluster). */
 export async function migrateClickHouse(c: ClickHouseConfig): Promise<MigrationReport> {
   const boot = openClickHouse(c, { noDatabase: true });
@@ -78,17 +75,16 @@ export async function migrateClickHouse(c: ClickHouseConfig): Promise<MigrationR
       const applied = await applyMigrations(boot, p, true);
       return { hosts: [c.redacted], applied: applied.map((m) => ({ host: c.redacted, id: m.id, name: m.name })), onCluster: true };
     }
+    const reached = await reachAllClusterHosts(c, c.cluster, hosts);
     const report: MigrationReport = { hosts: [], applied: [], onCluster: false };
-    for (const host of hosts) {
-      const hc = forHost(c, host);
-      const ch = openClickHouse(hc, { noDatabase: true });
-      try {
-        const applied = await applyMigrations(ch, p);
-        report.hosts.push(hc.redacted);
-        for (const m of applied) report.applied.push({ host: hc.redacted, id: m.id, name: m.name });
-      } finally {
-        await ch.close();
+    try {
+      for (const { config, client } of reached) {
+        const applied = await applyMigrations(client, p);
+        report.hosts.push(config.redacted);
+        for (const m of applied) report.applied.push({ host: config.redacted, id: m.id, name: m.name });
       }
+    } finally {
+      await Promise.all(reached.map((r) => r.client.close()));
     }
     return report;
   } finally {

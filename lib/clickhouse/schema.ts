@@ -24,6 +24,8 @@ export interface TableSpec {
   /** The MergeTree engine clause (without `ENGINE =`). */
   engine: string;
   orderBy: string;
+  /** A PARTITION BY expression (e.g. monthly: `toYYYYMM(start_at)`), or none. */
+  partitionBy?: string;
   /** Distributed sharding expression: a function of the ORDER BY key's leading columns. */
   shardBy: string;
 }
@@ -242,7 +244,8 @@ export function createTableStatements(p: Placement, t: TableSpec, onCluster = fa
   const cols = t.columns.map(([n, type]) => `${quoteIdentifier(n)} ${type}`).join(",\n  ");
   const on = onCluster && p.cluster ? ` ON CLUSTER ${quoteIdentifier(p.cluster)}` : "";
   const local = qualified(p.database, localName(p, t.name));
-  const create = `CREATE TABLE IF NOT EXISTS ${local}${on} (\n  ${cols}\n) ENGINE = ${t.engine} ORDER BY ${t.orderBy}`;
+  const partition = t.partitionBy ? ` PARTITION BY ${t.partitionBy}` : "";
+  const create = `CREATE TABLE IF NOT EXISTS ${local}${on} (\n  ${cols}\n) ENGINE = ${t.engine}${partition} ORDER BY ${t.orderBy}`;
   if (!p.cluster) return [create];
   const distributed =
     `CREATE TABLE IF NOT EXISTS ${qualified(p.database, t.name)}${on} AS ${local} ` +

@@ -150,6 +150,13 @@ let exitHook = false;
 export interface StartOptions {
   /** 1 (default): one server; 2: two shards of cluster `callboard_test`. */
   shards?: 1 | 2;
+  /**
+   * Two shards on one address (127.0.0.1) with ports of their own, instead of one host
+   * each: a layout the warehouse cannot reach every shard of (it finds a shard's HTTP
+   * port only as the URL's port on the host `system.clusters` lists), for the tests of
+   * its refusal.
+   */
+  sameHost?: boolean;
   /** max_memory_usage per query (default 2 GB). */
   maxMemoryBytes?: number;
   /** More settings of the default profile (every query runs with them), e.g. a limit a test holds a query to. */
@@ -164,11 +171,22 @@ export interface StartOptions {
 export async function startClickHouse(options: StartOptions = {}): Promise<TestClickHouse> {
   const bin = clickHouseServerBinary();
   if (!bin) throw new Error("clickhouse-server is not installed (apt-get install clickhouse-server, or set CLICKHOUSE_SERVER_BIN)");
-  const hosts = options.shards === 2 ? ["127.0.0.1", "127.0.0.2"] : ["127.0.0.1"];
+  const hosts = options.shards !== 2 ? ["127.0.0.1"] : options.sameHost ? ["127.0.0.1", "127.0.0.1"] : ["127.0.0.1", "127.0.0.2"];
   const root = mkdtempSync(path.join(options.parentDir ?? os.tmpdir(), "callboard-ch-"));
-  const httpPort = await freePort(hosts, new Set());
-  const tcpPort = await freePort(hosts, new Set([httpPort]));
-  const servers: TestServer[] = hosts.map((host, i) => ({ host, httpPort, tcpPort, dir: path.join(root, `shard${i + 1}`) }));
+  const distinct = [...new Set(hosts)];
+  const taken = new Set<number>();
+  const pick = async () => {
+    const port = await freePort(distinct, taken);
+    taken.add(port);
+    return port;
+  };
+  // Hosts of their own share the ports (as a real cluster's hosts do); servers on one address each get their own.
+  const shared = distinct.length === hosts.length ? { httpPort: await pick(), tcpPort: await pick() } : undefined;
+  const servers: TestServer[] = [];
+  for (const [i, host] of hosts.entries()) {
+    const ports = shared ?? { httpPort: await pick(), tcpPort: await pick() };
+    servers.push({ host, ...ports, dir: path.join(root, `shard${i + 1}`) });
+  }
   const procs: ChildProcess[] = [];
   for (const s of servers) {
     for (const d of ["data", "tmp", "log", "user_files"]) mkdirSync(path.join(s.dir, d), { recursive: true });
@@ -200,7 +218,7 @@ export async function startClickHouse(options: StartOptions = {}): Promise<TestC
       await new Promise((r) => setTimeout(r, 150));
     }
   }
-  const url = (database: string) => `http://default:${encodeURIComponent(PASSWORD)}@${servers[0].host}:${httpPort}/${database}`;
+  const url = (database: string) => `http://default:${encodeURIComponent(PASSWORD)}@${servers[0].host}:${servers[0].httpPort}/${database}`;
   const cluster = servers.length > 1 ? TEST_CLUSTER : undefined;
   return {
     servers,

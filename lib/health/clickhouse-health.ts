@@ -1,5 +1,7 @@
 import type { Db } from "@/db/client";
 import { analyticsEngine, type AnalyticsEngine } from "@/lib/analytics/engine";
+import { clickHouseConfig, type ClickHouseConfig } from "@/lib/clickhouse";
+import { clusterSchemaStatus, type ShardTables } from "@/lib/clickhouse/schema-status";
 import { getForwardingBacklog } from "@/lib/ingest/forward-backlog";
 import { env } from "@/lib/config/env";
 import { getHealth, type Health } from "./health";
@@ -9,10 +11,19 @@ import { syncMaxAgeSeconds } from "./sync-age";
  * ClickHouse mode's part of `/api/health` (open to anyone: figures only, never an
  * address, a password or an error text): whether the warehouse's ClickHouse can be read
  * (the ClickHouse engine's own health: a read of the facts on every shard, bounded in
- * time), and the webhook facts still waiting in SQLite to be forwarded there.
+ * time), with CLICKHOUSE_CLUSTER whether every shard holds the warehouse's tables, and
+ * the webhook facts still waiting in SQLite to be forwarded there.
  */
 export interface ClickHouseHealth {
+  /** "unreadable" too when a shard lacks its tables: reports and writes that reach it fail. */
   clickhouse: "ok" | "unreadable";
+  /**
+   * With CLICKHOUSE_CLUSTER: every server `system.clusters` lists, by shard and replica,
+   * and whether its tables are there ("ok", "missing": run `npm run db:migrate`,
+   * "unreachable": see the migration's error for how to configure it). null when the
+   * cluster cannot be listed; absent on one server.
+   */
+  shards?: ShardTables[] | null;
   /** null when SQLite itself cannot be read (`database` says so). */
   forwarding: {
     /** Deliveries and recordings stored locally, not yet in ClickHouse. */
@@ -24,7 +35,20 @@ export interface ClickHouseHealth {
   } | null;
 }
 
-export async function getClickHouseHealth(open: () => Db, engine: Pick<AnalyticsEngine, "health">): Promise<ClickHouseHealth> {
+/** The shards must answer within this too (health is bounded in time). */
+const SHARDS_TIMEOUT_MS = 3_000;
+
+async function shardsOf(config: ClickHouseConfig | undefined): Promise<ShardTables[] | null | undefined> {
+  if (!config?.cluster) return undefined;
+  try {
+    return (await clusterSchemaStatus(config, AbortSignal.timeout(SHARDS_TIMEOUT_MS))) ?? null;
+  } catch {
+    return null;
+  }
+}
+
+export async function getClickHouseHealth(open: () => Db, engine: Pick<AnalyticsEngine, "health">, config: ClickHouseConfig | undefined = clickHouseConfig()): Promise<ClickHouseHealth> {
+  const shards = shardsOf(config);
   let forwarding: ClickHouseHealth["forwarding"] = null;
   try {
     const b = getForwardingBacklog(open());
@@ -32,7 +56,11 @@ export async function getClickHouseHealth(open: () => Db, engine: Pick<Analytics
   } catch {
     /* SQLite unreadable: getHealth reports it */
   }
-  return { clickhouse: (await engine.health()).status === "ok" ? "ok" : "unreadable", forwarding };
+  const readable = (await engine.health()).status === "ok";
+  const perShard = await shards;
+  if (perShard === undefined) return { clickhouse: readable ? "ok" : "unreadable", forwarding };
+  const everyShard = perShard !== null && perShard.every((s) => s.tables === "ok");
+  return { clickhouse: readable && everyShard ? "ok" : "unreadable", shards: perShard, forwarding };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { MigrationStatement, Placement } from "../schema";
+import { CLIENT_SESSIONS, COPY_CHECKPOINTS, FACT_TABLES, type MigrationStatement, type Placement } from "../schema";
 import { migration0001 } from "./0001_facts";
 import { migration0002 } from "./0002_copy_checkpoints";
 import { migration0003 } from "./0003_client_sessions";
@@ -19,3 +19,6 @@ export interface Migration {
 }
 
 export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003, migration0004];
+
+/** The tables the migrations create (each host's local ones, in a cluster): what `/api/health` looks for on every shard. */
+export const MIGRATED_TABLES: readonly string[] = [...FACT_TABLES, COPY_CHECKPOINTS, CLIENT_SESSIONS].map((t) => t.name);

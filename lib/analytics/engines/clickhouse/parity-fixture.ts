@@ -1,8 +1,8 @@
 /**
  * Test support of the parity suite: one SQLite warehouse filled by real syncs from the
  * emulator over HTTP, changed the ways a live warehouse changes (calls re-synced with new
- * values, calls that lost participants, recordings from webhooks, odd uids, a removed app,
- * deleted calls), and copied into every ClickHouse target by the copy command — the same
+ * values, calls that lost participants, calls changed several times, starts moved across a
+ * month boundary, recordings from webhooks, odd uids, a removed app, deleted calls), and copied into every ClickHouse target by the copy command — the same
  * facts on both sides, so that both engines must give the same answers.
  */
 import { openDatabase, type Db } from "@/db/client";
@@ -26,6 +26,9 @@ export const NOW = 1_776_211_200;
  */
 export const TIE_START = NOW + 3 * 3600;
 
+/** 2026-02-01T00:00Z: calls of the fixture move their start back and forth across it (a month boundary). */
+export const MONTH_EDGE = 1_769_904_000;
+
 /** uids beyond the emulator's own hostile ones: SQL quoting, escapes, NUL, control and combining characters. */
 export const ODD_UIDS = ["o'brien\\'; DROP TABLE calls; --", "nul\u0000byte", "back\\\\slash\\", "100%_like", "del\u007fchar", "👩‍👩‍👧 family", "e\u0301clair", "  spaced  "];
 
@@ -35,6 +38,8 @@ export interface Warehouse {
   changed: Array<{ app: string; sessionId: string }>;
   /** Calls deleted (in SQLite; tombstones in ClickHouse). */
   deleted: Array<{ app: string; sessionId: string }>;
+  /** Calls changed three times after the second copy, a copy after each; the first three moved across MONTH_EDGE each time. */
+  changedSeveralTimes: Array<{ app: string; sessionId: string }>;
   /** The app removed after the copy (its facts stay in ClickHouse, invisible). */
   removedApp: string;
   /** Webhook deliveries stored before the first copy, and between the two. */
@@ -117,6 +122,24 @@ export async function buildWarehouse(targets: ClickHouse[]): Promise<Warehouse> 
   const laterDeliveries = await sendCallDeliveries(file, db, "c.pk % 8 IN (1, 4)", 22);
   const secondCopy = await copyAll(db, targets); // the second copy: only new and changed rows
 
+  // Calls that change again and again (a copy after each change: every version reaches
+  // ClickHouse), some of them moving their start across a month boundary, as an initiated
+  // call that starts later does.
+  const several = sample("WHERE c.status = 'ended' AND c.total_participants >= 2 AND c.pk % 17 = 3", 6);
+  const moved = several.slice(0, 3);
+  for (const round of [1, 2, 3]) {
+    s.transaction(() => {
+      for (const c of several) {
+        s.prepare("UPDATE calls SET duration_seconds = duration_seconds + 60, total_duration_minutes = total_duration_minutes + 1, total_audio_minutes = total_audio_minutes + 0.5, updated_ms = ? WHERE pk = ?").run(now + round * 1000, c.pk);
+        if (round === 3) s.prepare("UPDATE calls SET status = 'rejected' WHERE pk = ?").run(c.pk);
+      }
+      // January 31 23:50 UTC, then February 1 00:10, then back to January: the start crosses the month each round.
+      const startOf = [0, MONTH_EDGE - 600, MONTH_EDGE + 600, MONTH_EDGE - 300][round];
+      for (const c of moved) s.prepare("UPDATE calls SET started_at = ?, start_at = ?, initiated_at = ? - 20, ended_at = ? + duration_seconds, updated_ms = ? WHERE pk = ?").run(startOf, startOf, startOf, startOf, now + round * 1000 + 1, c.pk);
+    })();
+    await copyAll(db, targets);
+  }
+
   // Deletes: an app removed (cascade in SQLite; ClickHouse keeps its rows, never read), calls deleted (tombstones).
   removeApp(db, "gamma");
   const deleted = sample("WHERE a.app_id = 'alpha' AND c.pk % 13 = 0", 4);
@@ -128,6 +151,7 @@ export async function buildWarehouse(targets: ClickHouse[]): Promise<Warehouse> 
   return {
     db,
     changed: changed.map(({ app, sessionId }) => ({ app, sessionId })),
+    changedSeveralTimes: several.map(({ app, sessionId }) => ({ app, sessionId })),
     deleted: deleted.map(({ app, sessionId }) => ({ app, sessionId })),
     removedApp: "gamma",
     deliveries: { first: deliveries, later: laterDeliveries },

@@ -8,7 +8,7 @@ import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/
 import { openChdb } from "@/lib/clickhouse/testing-chdb";
 import { createClickHouseEngine } from "./engine";
 import { allCalls, callArrays, collect, csvText } from "./parity-answers";
-import { buildWarehouse, NOW, ODD_UIDS, TIE_START, type Warehouse } from "./parity-fixture";
+import { buildWarehouse, MONTH_EDGE, NOW, ODD_UIDS, TIE_START, type Warehouse } from "./parity-fixture";
 
 process.env.AUTH_SECRET ??= "parity-test-secret-at-least-32-characters!";
 
@@ -59,6 +59,8 @@ const CASES: Case[] = [
   { name: "to only, Chatham (+12:45/+13:45)", f: { to: NOW - 200 * 86_400, tz: "Pacific/Chatham" } },
   { name: "everything at once", f: { apps: ["alpha"], type: "audio", mode: "call", status: "ended", receiverType: "user", from: d("2025-09-01T00:00:00Z"), to: NOW } },
   { name: "a statement's month: March 2026 in Kathmandu", f: { from: d("2026-02-28T18:15:00Z"), to: d("2026-03-31T18:15:00Z"), tz: "Asia/Kathmandu", sort: "minutes" } },
+  { name: "around a month boundary calls moved across, in Kolkata", f: { from: MONTH_EDGE - 2 * 86_400, to: MONTH_EDGE + 2 * 86_400, tz: "Asia/Kolkata" }, allSorts: true },
+  { name: "January, the month calls moved into last", f: { from: MONTH_EDGE - 31 * 86_400, to: MONTH_EDGE, sort: "minutes" } },
   { name: "a viewer of beta", f: {}, scope: "viewer" },
   { name: "a viewer of beta, beta asked", f: { apps: ["beta"], hasRecording: true }, scope: "viewer" },
 ];
@@ -98,8 +100,9 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
     viewer = { appPks: [wh.db.$client.prepare("SELECT pk FROM apps WHERE app_id = 'beta'").pluck().get() as number] };
     // The second copy carried changed calls (new versions of calls already in ClickHouse).
     expect(wh.secondCopy.calls).toBeGreaterThanOrEqual(wh.changed.length);
+    expect(wh.changedSeveralTimes).toHaveLength(6);
     for (const [name, ch] of [["two-shard cluster", clusterClient], ["chdb", chdb]] as const) targets.push({ name, engine: createClickHouseEngine({ ch, db: () => wh.db }) });
-  }, 300_000);
+  }, 600_000); // the fixture syncs, copies five times into two targets: minutes on a busy box
 
   afterAll(async () => {
     await wh?.stop();
@@ -187,11 +190,11 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
     }
   });
 
-  it("answers one call the same: changed calls, calls that lost participants, deleted calls (404) and a sample", { timeout: 120_000 }, async () => {
+  it("answers one call the same: changed calls, calls that lost participants, calls changed several times or moved across a month, deleted calls (404) and a sample", { timeout: 120_000 }, async () => {
     const sample = wh.db.$client.prepare("SELECT a.app_id AS app, c.session_id AS sessionId FROM calls c JOIN apps a ON a.pk = c.app_pk WHERE c.pk % 50 = 0").all() as Array<{ app: string; sessionId: string }>;
     let withEvents = 0;
     for (const { name: target, engine } of targets) {
-      for (const ref of [...wh.changed, ...sample]) {
+      for (const ref of [...wh.changed, ...wh.changedSeveralTimes, ...sample]) {
         const want = await mem.call(ref, ADMIN);
         if (want.events.length > 0) withEvents++;
         expect(await engine.call(ref, ADMIN), `${target} ${ref.app}/${ref.sessionId}`).toEqual(want);

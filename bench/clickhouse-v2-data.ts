@@ -1,0 +1,96 @@
+/**
+ * Schema v2 benchmark data (lib/clickhouse/schema-v2.ts), made inside ClickHouse like
+ * bench/clickhouse-data.ts and from the same call shape (its callColumns: the platform
+ * mix), written into each shard's local signed tables, so that the views fill the
+ * pre-aggregates exactly as a writer's inserts would. A share of the calls was re-synced:
+ * each has its first state, that state's cancel row and a second state (the duration one
+ * minute longer), left unmerged, as after a sync that changed them.
+ */
+import { callColumns } from "./clickhouse-data";
+import { CALLS_V2, PARTICIPANTS_V2 } from "@/lib/clickhouse/schema-v2";
+
+/** One call in this many was re-synced (three rows: state, cancel, new state). */
+export const RESYNCED_EVERY = 10;
+
+/** Each call's rows: 1 its first state, 2 that state's cancel row, 3 its second state (re-synced calls only). */
+const VARIANTS = `arrayJoin(if(n % ${RESYNCED_EVERY} = 0, [1, 2, 3], [1])) AS variant, if(variant = 2, -1, 1) AS sign_, toUInt64(if(variant = 3, 2, 1)) AS version_, variant = 3 AS changed`;
+
+const CALL_V2_VALUES: Record<string, string> = {
+  sign: "toInt8(sign_)",
+  version: "version_",
+  app_pk: "app_pk",
+  start_at: "toDateTime(if(never, initiated_at, started))",
+  session_id: "session_id",
+  type: "type_",
+  type_other: "''",
+  mode: "mode_",
+  mode_other: "''",
+  status: "status_",
+  status_other: "''",
+  receiver_type: "if(mode_ = 'call', 'user', 'group')",
+  receiver_type_other: "''",
+  platform_has_recording: "toUInt8(NOT never AND (cityHash64(n, 16) % 1000000) / 1000000 < 0.3)",
+  total_audio_minutes_x1000: "if(type_ = 'audio', arraySum(p_minutes), 0)",
+  total_video_minutes_x1000: "if(type_ = 'video', arraySum(p_minutes), 0)",
+  total_duration_minutes_x1000: "intDiv((wall + 60 * changed) * 1000 + 30, 60)",
+  duration_seconds: "wall + 60 * changed",
+  total_participants: "k",
+  initiated_at: "toNullable(initiated_at)",
+  started_at: "if(never, NULL, toNullable(started))",
+  ended_at: "toNullable(ended_at_)",
+  initiator: "toNullable(initiator_)",
+  receiver: "toNullable(receiver_)",
+  mid: "toNullable(mid_)",
+  first_seen_ms: "(initiated_at + 3600) * 1000",
+  arrival: "toUInt64(n + 1)",
+};
+
+const PARTICIPANT_V2_VALUES: Record<string, string> = {
+  sign: "toInt8(sign_)",
+  version: "version_",
+  app_pk: "app_pk",
+  start_at: "toDateTime(if(never, initiated_at, started))",
+  session_id: "session_id",
+  seq: "toUInt32(i)",
+  uid_code: "cityHash64(uids[i + 1])",
+  first_of_uid: "toUInt8(indexOf(uids, uids[i + 1]) = i + 1)",
+  is_joined: "toUInt8(joined[i + 1])",
+  total_audio_minutes_x1000: "if(type_ = 'audio', p_minutes[i + 1], 0)",
+  total_video_minutes_x1000: "if(type_ = 'video', p_minutes[i + 1], 0)",
+  total_duration_minutes_x1000: "p_minutes[i + 1]",
+  state: "toNullable(if(joined[i + 1] OR (never AND i = 0), 'ended', 'unanswered'))",
+  device_id: "if(joined[i + 1], toNullable(concat('dev-', lower(hex(cityHash64(n, 60 + i))))), NULL)",
+  joined_at: "if(joined[i + 1], toNullable(started), NULL)",
+  left_at: "if(joined[i + 1], toNullable(started + secs[i + 1]), NULL)",
+  mid: "if(joined[i + 1], toNullable(lower(hex(cityHash64(n, 80 + i)))), NULL)",
+};
+
+function insertSql(table: string, columns: ReadonlyArray<readonly [string, string]>, values: Record<string, string>, from: number, count: number, shard: number, shards: number, arrayJoin = ""): string {
+  const names = columns.map(([c]) => c);
+  const missing = names.find((c) => !(c in values));
+  if (missing) throw new Error(`no generated value for ${table}.${missing}`);
+  const cols = names.map((c) => `\`${c}\``).join(", ");
+  // Every column is named inside the subquery (18.16 prunes a subquery's columns without seeing those a lambda captures).
+  const named = names.map((c) => `${values[c]} AS \`v_${c}\``).join(",\n    ");
+  return `INSERT INTO ${table} (${cols})
+  SELECT ${names.map((c) => `\`v_${c}\``).join(", ")}
+  FROM (SELECT *, ${named} FROM (SELECT ${callColumns()}, ${VARIANTS} FROM numbers(${from}, ${count}) WHERE cityHash64(app_pk, session_id) % ${shards} = ${shard})${arrayJoin})`;
+}
+
+/** The statements writing calls [from, from + count) of shard `shard` into its local v2 tables (`db`.`<name>_local`). */
+export function generateV2Sql(db: string, from: number, count: number, shard: number, shards: number): string[] {
+  return [
+    insertSql(`\`${db}\`.\`${CALLS_V2.name}_local\``, CALLS_V2.columns, CALL_V2_VALUES, from, count, shard, shards),
+    insertSql(`\`${db}\`.\`${PARTICIPANTS_V2.name}_local\``, PARTICIPANTS_V2.columns, PARTICIPANT_V2_VALUES, from, count, shard, shards, " ARRAY JOIN idx AS i"),
+    // The raw record of each call, its newest version only (what a writer keeps).
+    `INSERT INTO \`${db}\`.call_raw_local (app_pk, session_id, version, raw)
+  SELECT app_pk, session_id, toUInt64(1 + (n % ${RESYNCED_EVERY} = 0)), concat('{"sessionId":"', session_id, '","mid":"', mid_, '","type":"', type_, '","mode":"', mode_, '","status":"', status_, '","initiator":"', initiator_, '","receiver":"', receiver_, '","receiverType":"', if(mode_ = 'call', 'user', 'group'), '","initiatedAt":', toString(initiated_at), ',"endedAt":', toString(ended_at_), ',"totalParticipants":', toString(k), '}')
+  FROM (SELECT ${callColumns()} FROM numbers(${from}, ${count}) WHERE cityHash64(app_pk, session_id) % ${shards} = ${shard})`,
+  ];
+}
+
+/** The uids the generated participants carry (user0…user2499 in every app), coded, for `uids`. */
+export function generateUidsSql(db: string, apps: number): string {
+  return `INSERT INTO \`${db}\`.uids (app_pk, uid_code, uid)
+  SELECT toUInt32(1 + intDiv(number, 2500)) AS app_pk, cityHash64(uid) AS uid_code, concat('user', toString(number % 2500)) AS uid FROM numbers(${apps * 2500})`;
+}

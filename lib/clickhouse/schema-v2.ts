@@ -1,0 +1,241 @@
+import { localName, qualified, quoteIdentifier, type Placement, type TableSpec } from "./schema";
+
+/**
+ * Schema v2 of the call facts (issue 25; docs/decisions/0034-clickhouse-schema-v2.md),
+ * built the way ClickHouse answers at 100M calls. NOT YET MIGRATED OR WRITTEN: the
+ * writers (sync, forwarder, copy), the move from v1 and the reports still use schema.ts's
+ * `calls`. This module fixes the table shapes and is proven on 18.16 shards and on chdb by
+ * schema-v2.integration.test.ts, so that the next steps build on tested ground.
+ *
+ * - Facts are signed state rows (`VersionedCollapsingMergeTree(sign, version)`): a writer
+ *   that replaces a call's state writes the old state again with sign −1 (its cancel row)
+ *   and the new one with +1; a delete is a cancel row alone. Reads sum `sign` (counts) and
+ *   `sign × value` (totals) and never need FINAL: a cancel row and its state cancel in any
+ *   sum before the merge collapses them, whatever the order they arrived in.
+ * - Sort key: app, then start time, then session: a report reads the app's time range.
+ *   Monthly partitions. A call whose start changes moves: its cancel row carries the old
+ *   start (old partition, old key), its new state the new one.
+ * - The closed sets (type, mode, status, receiver type) are Enum8 codes; a value the
+ *   platform may add later is kept exactly in a `<dim>_other` String, '' otherwise (an
+ *   almost empty column costs next to nothing compressed), so answers stay exact.
+ * - The raw JSON is in `call_raw`, read by key for one call's page.
+ * - Participants have their own signed rows, on their call's shard, uids coded.
+ * - Pre-aggregates (`SummingMergeTree`) are fed by materialized views over the signed
+ *   rows: per app × 15-minute bucket × filter dimensions (15 minutes: every IANA zone's
+ *   offset, +05:30, +05:45 and DST shifts included, is a multiple of 15 minutes, so a local
+ *   day is a whole number of buckets), and per app × uid × month for participants.
+ */
+
+/** The closed sets as the platform documents them (lib/analytics/dims.ts), coded. */
+export const CLOSED_SETS = {
+  type: ["audio", "video"],
+  mode: ["call", "meet", "presenter"],
+  status: ["ended", "unanswered", "rejected", "ongoing"],
+  receiver_type: ["user", "group"],
+} as const;
+
+export type ClosedSet = keyof typeof CLOSED_SETS;
+
+/** `unset` (null), `other` (a value outside the documented set, kept in `<dim>_other`), then the set. */
+export function enumType(set: ClosedSet): string {
+  const names = ["unset", "other", ...CLOSED_SETS[set]];
+  return `Enum8(${names.map((n, i) => `'${n}' = ${i}`).join(", ")})`;
+}
+
+/** A value of a closed set as its two columns: the code, and the text when the code is `other`. */
+export function encodeClosed(set: ClosedSet, value: string | null | undefined): { code: string; other: string } {
+  if (value === null || value === undefined) return { code: "unset", other: "" };
+  return (CLOSED_SETS[set] as readonly string[]).includes(value) ? { code: value, other: "" } : { code: "other", other: value };
+}
+
+/** The SQL giving a closed set's value back as the platform sent it (NULL when unset). */
+export function decodeClosed(set: ClosedSet, prefix = ""): string {
+  const code = `${prefix}${set}`;
+  return `if(${code} = 'unset', NULL, if(${code} = 'other', ${prefix}${set}_other, toString(${code})))`;
+}
+
+/** A uid's code: the same in every writer without asking anyone (2^64 values: a collision is not expected below ~10^9 uids). */
+export const UID_CODE_SQL = (uid: string) => `cityHash64(${uid})`;
+
+const CLOSED_COLUMNS = (Object.keys(CLOSED_SETS) as ClosedSet[]).flatMap((set) => [[set, enumType(set)], [`${set}_other`, "String"]] as const);
+
+/** The signed state rows of calls: what every report reads when no pre-aggregate answers it. */
+export const CALLS_V2: TableSpec = {
+  name: "calls_v2",
+  columns: [
+    /** +1: the call's state from `version` on; −1: the cancel row of that state (replaced or deleted). */
+    ["sign", "Int8"],
+    /** The state's version (the writer's stamp): a cancel row repeats the version of the state it cancels. */
+    ["version", "UInt64"],
+    ["app_pk", "UInt32"],
+    /** startedAt, or initiatedAt for calls never started: what time filters use. */
+    ["start_at", "DateTime"],
+    ["session_id", "String"],
+    ...CLOSED_COLUMNS,
+    ["platform_has_recording", "UInt8"],
+    ["total_audio_minutes_x1000", "Int64"],
+    ["total_video_minutes_x1000", "Int64"],
+    ["total_duration_minutes_x1000", "Int64"],
+    ["duration_seconds", "Int64"],
+    ["total_participants", "UInt32"],
+    ["initiated_at", "Nullable(Int64)"],
+    ["started_at", "Nullable(Int64)"],
+    ["ended_at", "Nullable(Int64)"],
+    ["initiator", "Nullable(String)"],
+    ["receiver", "Nullable(String)"],
+    ["mid", "Nullable(String)"],
+    ["first_seen_ms", "Int64"],
+    ["arrival", "UInt64"],
+  ],
+  engine: "VersionedCollapsingMergeTree(sign, version)",
+  partitionBy: "toYYYYMM(start_at)",
+  orderBy: "(app_pk, start_at, session_id)",
+  shardBy: "cityHash64(app_pk, session_id)",
+};
+
+/** The platform's record of a call as received, newest version kept: read by key for one call's page only. */
+export const CALL_RAW: TableSpec = {
+  name: "call_raw",
+  columns: [
+    ["app_pk", "UInt32"],
+    ["session_id", "String"],
+    ["version", "UInt64"],
+    ["raw", "String"],
+  ],
+  engine: "ReplacingMergeTree(version)",
+  orderBy: "(app_pk, session_id)",
+  shardBy: "cityHash64(app_pk, session_id)",
+};
+
+/** Signed participant rows (one per participant session of a call), on their call's shard. */
+export const PARTICIPANTS_V2: TableSpec = {
+  name: "participants_v2",
+  columns: [
+    ["sign", "Int8"],
+    ["version", "UInt64"],
+    ["app_pk", "UInt32"],
+    /** The call's start: the participants of an app's time range are one range of the key. */
+    ["start_at", "DateTime"],
+    ["session_id", "String"],
+    ["seq", "UInt32"],
+    ["uid_code", "UInt64"],
+    /** 1 on the first row of each uid in its call: a call counts once per participant however often they rejoined. */
+    ["first_of_uid", "UInt8"],
+    ["is_joined", "UInt8"],
+    ["total_audio_minutes_x1000", "Int64"],
+    ["total_video_minutes_x1000", "Int64"],
+    ["total_duration_minutes_x1000", "Int64"],
+    ["state", "Nullable(String)"],
+    ["device_id", "Nullable(String)"],
+    ["joined_at", "Nullable(Int64)"],
+    ["left_at", "Nullable(Int64)"],
+    ["mid", "Nullable(String)"],
+  ],
+  engine: "VersionedCollapsingMergeTree(sign, version)",
+  partitionBy: "toYYYYMM(start_at)",
+  orderBy: "(app_pk, start_at, session_id, seq)",
+  shardBy: "cityHash64(app_pk, session_id)",
+};
+
+/** uid codes back to uids (every writer inserts the uids it codes; repeats collapse). */
+export const UIDS: TableSpec = {
+  name: "uids",
+  columns: [
+    ["app_pk", "UInt32"],
+    ["uid_code", "UInt64"],
+    ["uid", "String"],
+  ],
+  engine: "ReplacingMergeTree",
+  orderBy: "(app_pk, uid_code)",
+  shardBy: "cityHash64(app_pk, uid_code)",
+};
+
+/** The dimensions a calls pre-aggregate keeps: every call filter but uid and hasRecording's webhook half. */
+const BUCKET_DIMENSIONS = ["app_pk", "bucket", ...CLOSED_COLUMNS.map(([n]) => n), "platform_has_recording", "total_participants"];
+
+/** Calls per app × 15-minute bucket × filter dimensions: counts and totals, signed sums. */
+export const CALLS_BY_BUCKET: TableSpec = {
+  name: "calls_by_bucket",
+  columns: [
+    ["app_pk", "UInt32"],
+    ["bucket", "DateTime"],
+    ...CLOSED_COLUMNS,
+    ["platform_has_recording", "UInt8"],
+    ["total_participants", "UInt32"],
+    ["calls", "Int64"],
+    ["total_audio_minutes_x1000", "Int64"],
+    ["total_video_minutes_x1000", "Int64"],
+    ["total_duration_minutes_x1000", "Int64"],
+    ["duration_seconds", "Int64"],
+  ],
+  engine: "SummingMergeTree((calls, total_audio_minutes_x1000, total_video_minutes_x1000, total_duration_minutes_x1000, duration_seconds))",
+  partitionBy: "toYYYYMM(bucket)",
+  orderBy: `(${BUCKET_DIMENSIONS.join(", ")})`,
+  shardBy: "cityHash64(app_pk, bucket)",
+};
+
+/**
+ * The same per app × UTC month: a range of whole months (an all-time report has no edges)
+ * reads this, hundreds of rows a year instead of the 15-minute table's millions at 10M
+ * calls; the partial months at a range's edges come from CALLS_BY_BUCKET.
+ */
+export const CALLS_BY_MONTH: TableSpec = {
+  ...CALLS_BY_BUCKET,
+  name: "calls_by_month",
+  columns: CALLS_BY_BUCKET.columns.map(([n, t]) => (n === "bucket" ? (["month", "Date"] as const) : ([n, t] as const))),
+  partitionBy: undefined,
+  orderBy: CALLS_BY_BUCKET.orderBy.replace("bucket", "month"),
+  shardBy: "cityHash64(app_pk, month)",
+};
+
+/** Per app × uid × month: what the participants report sums. */
+export const PARTICIPANTS_BY_MONTH: TableSpec = {
+  name: "participants_by_month",
+  columns: [
+    ["app_pk", "UInt32"],
+    ["uid_code", "UInt64"],
+    ["month", "Date"],
+    ["calls", "Int64"],
+    ["joined", "Int64"],
+    ["total_audio_minutes_x1000", "Int64"],
+    ["total_video_minutes_x1000", "Int64"],
+    ["total_duration_minutes_x1000", "Int64"],
+  ],
+  engine: "SummingMergeTree((calls, joined, total_audio_minutes_x1000, total_video_minutes_x1000, total_duration_minutes_x1000))",
+  partitionBy: "toYYYYMM(month)",
+  orderBy: "(app_pk, uid_code, month)",
+  shardBy: "cityHash64(app_pk, uid_code)",
+};
+
+export const V2_TABLES = [CALLS_V2, CALL_RAW, PARTICIPANTS_V2, UIDS, CALLS_BY_BUCKET, CALLS_BY_MONTH, PARTICIPANTS_BY_MONTH] as const;
+
+/**
+ * The materialized views feeding the pre-aggregates, one per local table: each block
+ * inserted into a shard's signed rows is summed into that shard's pre-aggregate (the
+ * Distributed table in front of it gathers the shards).
+ */
+export function viewStatements(p: Placement): string[] {
+  const db = p.database;
+  const local = (t: TableSpec) => qualified(db, localName(p, t.name));
+  const view = (name: string) => qualified(db, localName(p, name));
+  const closed = CLOSED_COLUMNS.map(([n]) => quoteIdentifier(n)).join(", ");
+  const callsInto = (target: TableSpec, viewName: string, time: string) =>
+    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${view(viewName)} TO ${local(target)} AS
+SELECT app_pk, ${time}, ${closed}, platform_has_recording, total_participants,
+  sum(sign) AS calls, sum(sign * total_audio_minutes_x1000) AS total_audio_minutes_x1000,
+  sum(sign * total_video_minutes_x1000) AS total_video_minutes_x1000,
+  sum(sign * total_duration_minutes_x1000) AS total_duration_minutes_x1000, sum(sign * duration_seconds) AS duration_seconds
+FROM ${local(CALLS_V2)}
+GROUP BY app_pk, ${time.replace(/^.* AS /, "")}, ${closed}, platform_has_recording, total_participants`;
+  return [
+    callsInto(CALLS_BY_BUCKET, "calls_by_bucket_mv", "toStartOfFifteenMinutes(start_at) AS bucket"),
+    callsInto(CALLS_BY_MONTH, "calls_by_month_mv", "toStartOfMonth(start_at) AS month"),
+    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${view("participants_by_month_mv")} TO ${local(PARTICIPANTS_BY_MONTH)} AS
+SELECT app_pk, uid_code, toStartOfMonth(start_at) AS month,
+  sum(sign * first_of_uid) AS calls, sum(sign * is_joined) AS joined,
+  sum(sign * total_audio_minutes_x1000) AS total_audio_minutes_x1000, sum(sign * total_video_minutes_x1000) AS total_video_minutes_x1000,
+  sum(sign * total_duration_minutes_x1000) AS total_duration_minutes_x1000
+FROM ${local(PARTICIPANTS_V2)}
+GROUP BY app_pk, uid_code, month`,
+  ];
+}
