@@ -23,6 +23,8 @@
  *                                      # in ClickHouse; the in-memory engine, the copy command
  *                                      # and ClickHouse side by side on M (1M) synced calls
  *                                      # (0 skips either part)
+ *   npm run bench -- --only postgres   # state checks on SQLite and on a loopback Postgres, the
+ *                                      # Postgres webhook inbox's store rate from one and two pools
  *   npm run bench -- --only sync-long [--calls N]
  *                                      # one backfill of N calls (default 10M), the rate and
  *                                      # peak memory at 1M, 5M and 10M (never in the full run)
@@ -42,7 +44,7 @@ export interface BenchRow {
 
 const program = new Command("bench")
   .option("--rounds <n>", "kill-and-restart rounds of the webhook kill test (default 5)")
-  .option("--only <area>", "sync | http | analytics | webhooks | webhook-kill | sync-long | clickhouse-sync | clickhouse | clickhouse-v2")
+  .option("--only <area>", "sync | http | analytics | webhooks | webhook-kill | sync-long | clickhouse-sync | clickhouse | clickhouse-v2 | postgres")
   .option("--quick", "smaller sizes (smoke run)")
   .option("--calls <n>", "override the call count of the sync and analytics benches")
   .option("--compare-calls <n>", "clickhouse: calls of the in-memory / copy / ClickHouse comparison (default 1M; 0 skips it)")
@@ -111,6 +113,10 @@ async function main(): Promise<void> {
   if (want("webhook-kill")) {
     const { runWebhookKillBench } = await import("./webhook-kill");
     rows.push(...(await runWebhookKillBench({ rounds: opts.rounds ? Number(opts.rounds) : opts.quick ? 2 : 5 })));
+  }
+  if (want("postgres")) {
+    const { runStateInPostgresBench } = await import("./state-in-postgres");
+    rows.push(...(await runStateInPostgresBench({ rounds: opts.quick ? 2_000 : 10_000, deliveries: opts.quick ? 5_000 : 20_000 })));
   }
   console.log("");
   printTable(rows);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { clickHouseUrlProblem, clusterNameProblem } from "@/lib/clickhouse/config";
+import { postgresUrlProblem } from "@/lib/postgres/config";
 
 /**
  * The environment, validated once per process. Every other module reads `env()`;
@@ -113,7 +114,22 @@ const envSchema = z.object({
   CLICKHOUSE_URL: checkedString(clickHouseUrlProblem),
   /** A cluster of the servers' `remote_servers`: local tables on every shard behind Distributed tables. */
   CLICKHOUSE_CLUSTER: checkedString(clusterNameProblem),
+  /**
+   * `postgres://user:password@host:port/database`: Callboard's own state (users, apps,
+   * tokens, the webhook inbox, leases…) in Postgres, so that several servers share it
+   * (docs/decisions/0035-state-in-postgres.md). Needs CLICKHOUSE_URL: the facts must be
+   * shared too. Never quoted in a message: it holds the password.
+   */
+  DATABASE_URL: checkedString(postgresUrlProblem),
 }).superRefine((e, ctx) => {
+  if (e.DATABASE_URL !== undefined && e.CLICKHOUSE_URL === undefined) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["DATABASE_URL"],
+      message:
+        "needs CLICKHOUSE_URL: with Callboard's state in Postgres (several servers), the calls and webhook facts must live in a ClickHouse every server shares; set CLICKHOUSE_URL, or unset DATABASE_URL to keep everything in the SQLite file at DATABASE_PATH",
+    });
+  }
   if (e.CLICKHOUSE_CLUSTER !== undefined && e.CLICKHOUSE_URL === undefined) {
     ctx.addIssue({ code: "custom", path: ["CLICKHOUSE_CLUSTER"], message: "needs CLICKHOUSE_URL (the address of one of the cluster's servers)" });
   }

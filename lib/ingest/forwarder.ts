@@ -94,7 +94,7 @@ interface RecordingRow {
 }
 
 /** The bucket a stored body was counted in; its arrival time's bucket if it cannot be read. */
-function bucketOf(trigger: string, body: string, receivedMs: number): number {
+export function bucketOf(trigger: string, body: string, receivedMs: number): number {
   try {
     const env: unknown = JSON.parse(body);
     const data = isObject(env) && isObject(env.data) ? env.data : {};
