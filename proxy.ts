@@ -1,6 +1,7 @@
 import NextAuth from "next-auth";
 import { NextResponse } from "next/server";
 import { authConfig, SIGN_IN_PATH } from "@/lib/auth/next-auth-config";
+import { isOpenPath } from "@/lib/auth/open-paths";
 import { cookieWriteRefusal, hasBearerToken } from "@/lib/auth/same-origin";
 import { publicOrigin } from "@/lib/http/public-origin";
 import { REQUEST_ID_HEADER } from "@/lib/http/request-id";
@@ -16,14 +17,7 @@ import { REQUEST_ID_HEADER } from "@/lib/http/request-id";
  */
 const { auth } = NextAuth(authConfig);
 
-const OPEN_PREFIXES = ["/api/auth/", "/api/webhooks/", "/_next/"];
-const OPEN_PATHS = new Set([SIGN_IN_PATH, "/api/health", "/favicon.ico", "/icon.svg", "/robots.txt"]);
 const NO_STORE = { "Cache-Control": "no-store" };
-
-export function isOpenPath(pathname: string): boolean {
-  if (OPEN_PATHS.has(pathname)) return true;
-  return OPEN_PREFIXES.some((p) => pathname.startsWith(p));
-}
 
 const isApi = (pathname: string) => pathname === "/api" || pathname.startsWith("/api/");
 

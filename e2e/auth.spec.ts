@@ -348,22 +348,28 @@ test("a viewer of one app sees nothing of another", async ({ playwright, baseURL
   await Promise.all([ctx.dispose(), session.dispose()]);
 });
 
-test("sign-in is throttled per account and per address", async ({ playwright, baseURL, page }) => {
+test("sign-in is throttled per account and address together, and per address; the account itself is never locked", async ({ playwright, baseURL, page }) => {
   const user = await createUser("viewer");
   const ctx = await playwright.request.newContext({ baseURL });
-  // Per account: 5 failures (from 5 addresses), then even the right password gets 429.
+  const usual = freshAddress();
+  const stranger = freshAddress();
+  // A stranger fails 5 times on the account, then even the right password from their address gets 429.
   for (let i = 0; i < 5; i++) {
-    const res = await signInOverHttp(ctx, user.email, "wrong-password", freshAddress());
+    const res = await signInOverHttp(ctx, user.email, "wrong-password", stranger);
     expect(res.status()).toBe(302);
     expect(res.headers()["location"]).toContain("error=CredentialsSignin");
   }
-  const refused = await signInOverHttp(ctx, user.email, user.password, freshAddress());
+  const refused = await signInOverHttp(ctx, user.email, user.password, stranger);
   expect(refused.status()).toBe(429);
   expect(Number(refused.headers()["retry-after"])).toBeGreaterThan(0);
-  expect(await refused.json()).toMatchObject({ error: { code: "too_many_attempts", message: expect.stringMatching(/Too many failed sign-ins for this account/) } });
+  expect(await refused.json()).toMatchObject({ error: { code: "too_many_attempts", message: expect.stringMatching(/Too many failed sign-ins for this account from your network address/) } });
+  // The user, from their own address, still signs in (slowed down, not locked out).
+  const own = await playwright.request.newContext({ baseURL });
+  expect(signedIn(await signInOverHttp(own, user.email, user.password, usual))).toBe(true);
+  await own.dispose();
 
-  // The sign-in page says so too.
-  await page.setExtraHTTPHeaders({ "x-forwarded-for": freshAddress() });
+  // The sign-in page says so too, to the stranger.
+  await page.setExtraHTTPHeaders({ "x-forwarded-for": stranger });
   await page.goto("/signin");
   await page.getByLabel("Email").fill(user.email);
   await page.getByLabel("Password").fill(user.password);

@@ -11,6 +11,9 @@ import { syncApp } from "@/lib/sync";
 
 loadDotEnv();
 
+/** Skipped records printed per app (a run keeps up to 100 with their reasons, shown on the Sync page). */
+const SKIPPED_SHOWN = 10;
+
 const program = new Command("sync")
   .description("Pull calls from the platform's Calls API into the warehouse")
   .option("--app <appId>", "only this app")
@@ -31,6 +34,7 @@ void runCli(async () => {
   if (targets.length === 0) throw new Error("no tenant app registered (npm run apps -- add …)");
   const rows: Array<Record<string, unknown>> = [];
   let failed = 0;
+  const skippedLines: string[] = [];
   for (const app of targets) {
     if (!app) continue;
     const r = await syncApp(warehouse, app, { trigger: "cli", full: o.full, allowGrowth: o.allowGrowth, fromStart: o.fromStart });
@@ -47,8 +51,12 @@ void runCli(async () => {
       seconds: (r.durationMs / 1000).toFixed(1),
       error: r.error ?? "",
     });
+    // The reasons, so that a record refused for impossible values (negative minutes…) is seen, not just counted.
+    for (const s of r.skippedRecords.slice(0, SKIPPED_SHOWN)) skippedLines.push(`  ${app.appId} ${s.sessionId ?? "(no sessionId)"}: ${s.reason}`);
+    if (r.skippedRecords.length > SKIPPED_SHOWN) skippedLines.push(`  ${app.appId}: … see the Sync page for the others`);
   }
   printTable(rows);
+  if (skippedLines.length > 0) console.log(`Skipped records:\n${skippedLines.join("\n")}`);
   if (failed > 0) {
     console.error(`${failed} of ${rows.length} app(s) failed`);
     return 1;

@@ -8,10 +8,11 @@
  */
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { and, asc, eq, lte } from "drizzle-orm";
+import { and, asc, eq, inArray, lte } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { alertOutbox, alertRules, type AlertOutboxRow } from "@/db/schema";
 import { logger } from "@/lib/log/logger";
+import { RequestGate } from "@/lib/platform/rate-limit";
 import { checkDestinationUrl, guardedLookup, systemResolver, type Resolver } from "./destination";
 import { destinationOf } from "./rules";
 import { signatureHeaders } from "./signing";
@@ -19,9 +20,16 @@ import { signatureHeaders } from "./signing";
 /** Waits after the 1st, 2nd, … failed attempt; the last one repeats until a day has passed. */
 export const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000];
 export const GIVE_UP_AFTER_MS = 86_400_000;
+/** An attempt's total deadline: connecting, sending and the answer's head, however slowly the destination trickles them. */
 const ATTEMPT_TIMEOUT_MS = 10_000;
 /** How long a claimed message is held: longer than an attempt can take. */
 const LEASE_MS = 60_000;
+/**
+ * Destinations sent to at once by this process. Each destination gets one message at a
+ * time (in order), and different destinations do not wait for each other: a slow or
+ * dead one holds only its own messages, for at most ATTEMPT_TIMEOUT_MS each.
+ */
+export const DELIVERY_CONCURRENCY = 4;
 
 /** When to try again after `attempts` failures, or null when the day is over. The deadline itself gets one last try. */
 export function nextAttemptAt(createdMs: number, attempts: number, nowMs: number): number | null {
@@ -54,27 +62,38 @@ export function postJson(rawUrl: string, headers: Record<string, string>, body: 
     return Promise.resolve({ ok: false, status: null, error: `destination refused: ${(err as Error).message}` });
   }
   const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+  const limitMs = options.timeoutMs ?? ATTEMPT_TIMEOUT_MS;
   return new Promise((resolve) => {
+    let settled = false;
+    const settle = (result: SendResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      resolve(result);
+    };
     const req = send(
       url,
       {
         method: "POST",
         headers: { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), "user-agent": "Callboard-Alerts/1" },
         lookup: guardedLookup(options.allowPrivate, options.resolver ?? systemResolver),
-        timeout: options.timeoutMs ?? ATTEMPT_TIMEOUT_MS,
+        timeout: limitMs,
       },
       (res) => {
-        res.resume(); // the answer's body is not needed
         const status = res.statusCode ?? 0;
         const ok = status >= 200 && status < 300;
-        res.on("end", () => resolve({ ok, status, error: ok ? null : `the destination answered ${status}` }));
-        res.on("error", () => resolve({ ok, status, error: ok ? null : `the destination answered ${status}` }));
+        // The status is the answer. Its body is never read: a destination that trickles one
+        // byte every few seconds held a delivery (and every rule behind it) for minutes.
+        res.destroy();
+        settle({ ok, status, error: ok ? null : `the destination answered ${status}` });
       },
     );
-    req.on("timeout", () => req.destroy(new Error(`no answer within ${(options.timeoutMs ?? ATTEMPT_TIMEOUT_MS) / 1000} s`)));
+    // A total deadline: the socket's idle timeout alone never fires on a trickle.
+    const deadline = setTimeout(() => req.destroy(new Error(`no answer within ${limitMs / 1000} s`)), limitMs);
+    req.on("timeout", () => req.destroy(new Error(`no answer within ${limitMs / 1000} s`)));
     req.on("error", (err: NodeJS.ErrnoException) => {
       const refused = err.code === "EREFUSED_DESTINATION";
-      resolve({ ok: false, status: null, error: `${refused ? "destination refused: " : ""}${err.message}`.slice(0, 500) });
+      settle({ ok: false, status: null, error: `${refused ? "destination refused: " : ""}${err.message}`.slice(0, 500) });
     });
     req.end(body);
   });
@@ -120,7 +139,50 @@ async function attempt(db: Db, row: AlertOutboxRow, options: DeliverOptions): Pr
   return postJson(destination.url, headers, row.body, { allowPrivate: destination.allowPrivate, resolver: options.resolver, timeoutMs: options.timeoutMs });
 }
 
-/** Sends every due message once; returns what became of each. */
+/** The destination each rule sends to (its URL), the key its messages are queued under. */
+function destinationKeys(db: Db, rulePks: number[]): Map<number, string> {
+  const keys = new Map<number, string>();
+  if (rulePks.length === 0) return keys;
+  for (const rule of db.select().from(alertRules).where(inArray(alertRules.pk, rulePks)).all()) {
+    try {
+      keys.set(rule.pk, destinationOf(rule)?.url ?? `rule:${rule.pk}`);
+    } catch {
+      keys.set(rule.pk, `rule:${rule.pk}`);
+    }
+  }
+  return keys;
+}
+
+async function deliverOne(db: Db, row: AlertOutboxRow, options: DeliverOptions): Promise<DeliveryOutcome | null> {
+  const claimedMs = options.nowMs ?? Date.now();
+  if (!claim(db, row, claimedMs)) return null;
+  const result = await attempt(db, row, options);
+  const nowMs = options.nowMs ?? Date.now();
+  const attempts = row.attempts + 1;
+  const next = result.ok || result.final ? null : nextAttemptAt(row.createdMs, attempts, nowMs);
+  const status = result.ok ? "delivered" : next === null ? "failed" : "pending";
+  db.update(alertOutbox)
+    .set({
+      status, attempts, lastAttemptMs: nowMs, lastStatus: result.status, lastError: result.error,
+      nextAttemptMs: next ?? nowMs, deliveredMs: result.ok ? nowMs : null,
+    })
+    .where(eq(alertOutbox.pk, row.pk))
+    .run();
+  if (!result.ok) logger.warn({ event: row.eventId, attempts, error: result.error, gaveUp: status === "failed" }, "alert notification not delivered");
+  return { eventId: row.eventId, status, attempts, httpStatus: result.status, error: result.error };
+}
+
+/** Destinations a delivery of this process is sending to now; a later pass leaves their messages to it. */
+const busyDestinations = new Set<string>();
+const deliverySlots = new RequestGate(DELIVERY_CONCURRENCY);
+
+/**
+ * Sends every due message once; returns what became of each. Messages are grouped by
+ * destination: one group at a time per destination, up to DELIVERY_CONCURRENCY groups at
+ * once. Passes may overlap (the scheduler starts one each tick without waiting): a
+ * destination already being sent to is skipped, and a message is claimed (leased) just
+ * before it is sent, so none goes out twice.
+ */
 export async function deliverDue(db: Db, options: DeliverOptions = {}): Promise<DeliveryOutcome[]> {
   const nowMs = options.nowMs ?? Date.now();
   const due = db
@@ -130,22 +192,28 @@ export async function deliverDue(db: Db, options: DeliverOptions = {}): Promise<
     .orderBy(asc(alertOutbox.nextAttemptMs))
     .limit(options.limit ?? 50)
     .all();
-  const outcomes: DeliveryOutcome[] = [];
+  const keys = destinationKeys(db, [...new Set(due.map((r) => r.rulePk))]);
+  const groups = new Map<string, AlertOutboxRow[]>();
   for (const row of due) {
-    if (!claim(db, row, nowMs)) continue;
-    const result = await attempt(db, row, options);
-    const attempts = row.attempts + 1;
-    const next = result.ok || result.final ? null : nextAttemptAt(row.createdMs, attempts, nowMs);
-    const status = result.ok ? "delivered" : next === null ? "failed" : "pending";
-    db.update(alertOutbox)
-      .set({
-        status, attempts, lastAttemptMs: nowMs, lastStatus: result.status, lastError: result.error,
-        nextAttemptMs: next ?? nowMs, deliveredMs: result.ok ? nowMs : null,
-      })
-      .where(eq(alertOutbox.pk, row.pk))
-      .run();
-    if (!result.ok) logger.warn({ event: row.eventId, attempts, error: result.error, gaveUp: status === "failed" }, "alert notification not delivered");
-    outcomes.push({ eventId: row.eventId, status, attempts, httpStatus: result.status, error: result.error });
+    const key = keys.get(row.rulePk) ?? `rule:${row.rulePk}`;
+    groups.set(key, [...(groups.get(key) ?? []), row]);
   }
+  const outcomes: DeliveryOutcome[] = [];
+  await Promise.all(
+    [...groups].map(async ([key, rows]) => {
+      if (busyDestinations.has(key)) return;
+      busyDestinations.add(key);
+      const release = await deliverySlots.acquire();
+      try {
+        for (const row of rows) {
+          const outcome = await deliverOne(db, row, options);
+          if (outcome) outcomes.push(outcome);
+        }
+      } finally {
+        release();
+        busyDestinations.delete(key);
+      }
+    }),
+  );
   return outcomes;
 }

@@ -1,8 +1,10 @@
 /**
  * The in-server schedule of the alerts (croner, started by lib/server/start.ts beside
  * the sync schedule): every ALERTS_INTERVAL_SECONDS, evaluate the rules whose window has
- * closed, then send the notifications that are due. A tick that is still running when
- * the next one is due makes that one wait (`protect`), so ticks never overlap in a process;
+ * closed, then start sending the notifications that are due. Evaluation never waits on
+ * delivery: a tick starts a delivery pass and does not await it, so a slow destination
+ * (each attempt has a total deadline, lib/alerts/outbox.ts) delays only its own messages.
+ * An evaluation still running when the next tick is due makes that one wait (`protect`);
  * across processes the stored window and the outbox lease keep every step single.
  */
 import { Cron } from "croner";
@@ -30,20 +32,25 @@ export interface AlertScheduler {
 export function startAlertScheduler(db: Db, options: { intervalSeconds: number }): AlertScheduler {
   const log = logger.child({ part: "alerts" });
   let current: Promise<unknown> | undefined;
+  const deliveries = new Set<Promise<unknown>>();
   const job = new Cron("* * * * * *", { interval: Math.max(1, Math.floor(options.intervalSeconds)), protect: true, unref: true }, async () => {
-    current = runAlertsTick(db).then(
-      (r) => {
-        const changed = r.evaluated.filter((e) => e.outcome === "fired" || e.outcome === "resolved");
+    current = evaluateDueRules(db).then(
+      (evaluated) => {
+        const changed = evaluated.filter((e) => e.outcome === "fired" || e.outcome === "resolved");
         if (changed.length) log.info({ changes: changed.map((e) => ({ rule: e.ruleId, outcome: e.outcome, value: e.value })) }, "alert state changed");
       },
-      (err: unknown) => log.error({ err: err instanceof Error ? err.message : String(err) }, "alerts tick failed"),
+      (err: unknown) => log.error({ err: err instanceof Error ? err.message : String(err) }, "alerts evaluation failed"),
     );
     await current;
+    const pass = deliverDue(db).catch((err: unknown) => log.error({ err: err instanceof Error ? err.message : String(err) }, "alerts delivery failed"));
+    deliveries.add(pass);
+    void pass.finally(() => deliveries.delete(pass));
   });
   return {
     stop: async () => {
       job.stop();
       await current;
+      await Promise.all(deliveries);
     },
   };
 }

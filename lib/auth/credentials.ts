@@ -1,7 +1,9 @@
 import type { Db } from "@/db/client";
+import { setTimeout as sleep } from "node:timers/promises";
 import { logger } from "@/lib/log/logger";
+import { audit } from "./audit";
 import { MAX_PASSWORD_LENGTH, burnVerification, verifyPassword } from "./passwords";
-import { checkThrottle, clearAccountFailures, recordFailure, type ThrottleState } from "./throttle";
+import { checkThrottle, clearAccountFailures, recordFailure, THROTTLE, type ThrottleState } from "./throttle";
 import { getUserByEmail, normalizeEmail, type Role } from "./users";
 
 export interface SignedInUser {
@@ -34,6 +36,8 @@ export async function verifyCredentials(
     logger.warn({ email, address: input.address, scope: throttle.scope }, "sign-in throttled");
     return { ok: false, reason: "throttled", throttle };
   }
+  // Many failures on this account from anywhere: slower, never locked (lib/auth/throttle.ts).
+  if (throttle.delayMs > 0) await sleep(throttle.delayMs);
 
   const user = email ? getUserByEmail(db, email) : undefined;
   let valid = false;
@@ -44,11 +48,14 @@ export async function verifyCredentials(
   }
 
   if (!valid || !user) {
-    recordFailure(db, subject);
+    if (recordFailure(db, subject)) {
+      // Once per pair reaching its limit, not per refused attempt after it: an attacker cannot flood the log.
+      audit(db, { email: "system" }, "signin.throttled", email, { address: input.address, failures: THROTTLE.perAccountAndAddress, windowMinutes: THROTTLE.windowMs / 60_000 });
+    }
     logger.info({ email, address: input.address }, "sign-in failed");
     return { ok: false, reason: "invalid" };
   }
-  clearAccountFailures(db, email);
+  clearAccountFailures(db, email, input.address);
   logger.info({ email, userId: user.pk }, "signed in");
   return { ok: true, user: { id: user.pk, email: user.email, role: user.role, sessionEpoch: user.sessionEpoch } };
 }

@@ -1,4 +1,5 @@
 import { badRequest, HttpError, toErrorResponse } from "@/lib/http/errors";
+import { readBodyText } from "@/lib/http/json-body";
 import { logger } from "@/lib/log/logger";
 
 /**
@@ -17,10 +18,13 @@ export async function respond(fn: () => Promise<Response> | Response): Promise<R
   }
 }
 
-export async function readJsonObject(request: Request): Promise<Record<string, unknown>> {
+/** The body as a JSON object: 413 past MAX_JSON_BODY_BYTES (lib/http/json-body.ts), 400 if not an object. `{}` for an empty body when `emptyIsObject`. */
+export async function readJsonObject(request: Request, options: { emptyIsObject?: boolean } = {}): Promise<Record<string, unknown>> {
+  const text = await readBodyText(request);
+  if (options.emptyIsObject && text.trim() === "") return {};
   let body: unknown;
   try {
-    body = await request.json();
+    body = JSON.parse(text);
   } catch {
     throw badRequest("the body must be JSON");
   }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type Db } from "@/db/client";
 import { clientAddress, PEER_HEADER } from "./client-address";
+import { listAudit } from "./audit";
 import { verifyCredentials } from "./credentials";
 import { freshDb, useTestEnv } from "./test-support";
 import { checkThrottle, clearAccountFailures, recordFailure, THROTTLE } from "./throttle";
@@ -18,16 +19,35 @@ beforeAll(async () => {
 afterAll(() => ctx.dispose());
 
 describe("sign-in throttle", () => {
-  it("limits an account after 5 failures in 15 minutes, and lets go when they age out", () => {
+  it("limits an account from one address after 5 failures in 15 minutes, not the account from elsewhere, and lets go when they age out", () => {
     const now = 1_800_000_000_000;
     const s = { email: "dave@example.com", address: "198.51.100.1" };
-    for (let i = 0; i < THROTTLE.perAccount - 1; i++) recordFailure(db, s, now + i);
+    for (let i = 0; i < THROTTLE.perAccountAndAddress - 1; i++) expect(recordFailure(db, s, now + i)).toBe(false);
     expect(checkThrottle(db, s, now + 10).limited).toBe(false);
-    recordFailure(db, s, now + 10);
-    const state = checkThrottle(db, { email: "DAVE@example.com", address: "198.51.100.2" }, now + 20);
-    expect(state).toMatchObject({ limited: true, scope: "account" });
+    expect(recordFailure(db, s, now + 10)).toBe(true); // the failure that reaches the limit, audited once
+    expect(recordFailure(db, s, now + 11)).toBe(false);
+    const state = checkThrottle(db, { email: "DAVE@example.com", address: "198.51.100.1" }, now + 20);
+    expect(state).toMatchObject({ limited: true, scope: "account_address" });
     expect(state.limited && state.retryAfterSeconds).toBe(Math.ceil((THROTTLE.windowMs - 20) / 1000));
-    expect(checkThrottle(db, s, now + THROTTLE.windowMs + 11).limited).toBe(false);
+    // The same account from another address: slowed down, never refused.
+    expect(checkThrottle(db, { email: "dave@example.com", address: "198.51.100.2" }, now + 20)).toEqual({ limited: false, delayMs: 2 * THROTTLE.slowStepMs });
+    expect(checkThrottle(db, s, now + THROTTLE.windowMs + 12)).toEqual({ limited: false, delayMs: 0 });
+  });
+
+  it("slows an account down as failures from many addresses add up, at most slowMaxMs, and a success clears it", () => {
+    const now = 1_805_000_000_000;
+    const email = "frank@example.com";
+    const at = (i: number) => ({ email, address: `198.51.100.${100 + i}` });
+    for (let i = 0; i < 4; i++) recordFailure(db, at(i), now);
+    expect(checkThrottle(db, at(99), now + 1)).toEqual({ limited: false, delayMs: 0 });
+    recordFailure(db, at(4), now);
+    expect(checkThrottle(db, at(99), now + 1)).toEqual({ limited: false, delayMs: THROTTLE.slowStepMs });
+    for (let i = 5; i < 30; i++) recordFailure(db, at(i), now);
+    expect(checkThrottle(db, at(99), now + 1)).toEqual({ limited: false, delayMs: THROTTLE.slowMaxMs });
+    for (let i = 0; i < 5; i++) recordFailure(db, at(0), now);
+    expect(checkThrottle(db, at(0), now + 1)).toMatchObject({ limited: true, scope: "account_address" });
+    clearAccountFailures(db, email, at(0).address);
+    expect(checkThrottle(db, at(0), now + 2)).toEqual({ limited: false, delayMs: 0 });
   });
 
   it("limits an address after 20 failures across accounts", () => {
@@ -40,27 +60,38 @@ describe("sign-in throttle", () => {
   it("is stored in the warehouse: a restart (new connection) keeps it", () => {
     const now = Date.now();
     const s = { email: "erin@example.com", address: "198.51.100.9" };
-    for (let i = 0; i < THROTTLE.perAccount; i++) recordFailure(db, s, now);
+    for (let i = 0; i < THROTTLE.perAccountAndAddress; i++) recordFailure(db, s, now);
     const reopened = openDatabase(ctx.file);
     try {
       expect(checkThrottle(reopened, s).limited).toBe(true);
     } finally {
       reopened.$client.close();
     }
-    clearAccountFailures(db, "ERIN@example.com");
+    clearAccountFailures(db, "ERIN@example.com", s.address);
     expect(checkThrottle(db, s).limited).toBe(false);
   });
 
-  it("refuses a throttled account even with the right password, and a success clears the account", async () => {
-    const address = "192.0.2.50";
-    for (let i = 0; i < THROTTLE.perAccount - 1; i++) {
-      expect(await verifyCredentials(db, { email: "carol@example.com", password: "wrong", address })).toEqual({ ok: false, reason: "invalid" });
+  it("refuses a stranger hammering wrong passwords while the right password from the usual address still works; audits the lock once", async () => {
+    const usual = "192.0.2.50";
+    const stranger = "203.0.113.66";
+    expect(await verifyCredentials(db, { email: "carol@example.com", password: "carol-password", address: usual })).toMatchObject({ ok: true });
+    for (let i = 0; i < THROTTLE.perAccountAndAddress; i++) {
+      expect(await verifyCredentials(db, { email: "carol@example.com", password: "wrong", address: stranger })).toEqual({ ok: false, reason: "invalid" });
     }
-    expect(await verifyCredentials(db, { email: "carol@example.com", password: "carol-password", address })).toMatchObject({ ok: true });
-    for (let i = 0; i < THROTTLE.perAccount; i++) await verifyCredentials(db, { email: "carol@example.com", password: "wrong", address });
-    const refused = await verifyCredentials(db, { email: "carol@example.com", password: "carol-password", address });
-    expect(refused).toMatchObject({ ok: false, reason: "throttled", throttle: { scope: "account" } });
-    clearAccountFailures(db, "carol@example.com");
+    for (let i = 0; i < 3; i++) {
+      // Even the right password is refused from the stranger's address, without being checked.
+      expect(await verifyCredentials(db, { email: "carol@example.com", password: i === 2 ? "carol-password" : "wrong", address: stranger })).toMatchObject({ ok: false, reason: "throttled", throttle: { scope: "account_address" } });
+    }
+    const startedAt = Date.now();
+    expect(await verifyCredentials(db, { email: "carol@example.com", password: "carol-password", address: usual })).toMatchObject({ ok: true, user: { email: "carol@example.com" } });
+    // Slowed down (5 failures on the account: one step), not locked.
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(THROTTLE.slowStepMs - 50);
+    // The owner's success does not give the stranger a fresh set of attempts.
+    expect(await verifyCredentials(db, { email: "carol@example.com", password: "wrong", address: stranger })).toMatchObject({ ok: false, reason: "throttled" });
+    const audited = listAudit(db, { action: "signin.throttled" });
+    expect(audited).toHaveLength(1);
+    expect(audited[0]).toMatchObject({ actor: "system", target: "carol@example.com", details: { address: stranger, failures: 5, windowMinutes: 15 } });
+    clearAccountFailures(db, "carol@example.com", stranger);
   });
 
   it("answers the same for unknown email, wrong password and disabled account", async () => {

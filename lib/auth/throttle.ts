@@ -1,19 +1,30 @@
-import { and, count, eq, gt, lt, min } from "drizzle-orm";
+import { and, count, eq, gt, inArray, lt, min } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { signinFailures } from "@/db/schema";
 
 /**
  * Sign-in throttle, stored in the warehouse (survives restarts, shared by processes).
- * A failure counts against the account (normalised email) and the client address;
- * once a key has reached its limit inside the window, sign-in is refused for that key
- * WITHOUT checking the password, until its oldest failure leaves the window.
- * A success clears the account's failures (not the address's: one valid account must
- * not reset the counter of an address spraying others).
+ * Each failure is counted three ways (docs/decisions/0005-sessions-tokens-throttle.md):
+ * - the account AND the client address together: 5 in 15 minutes refuse that address's
+ *   further attempts on that account WITHOUT checking the password. A stranger who
+ *   knows an admin's e-mail locks only themself out, never the admin's own address;
+ * - the client address alone: 20 in 15 minutes (across accounts) refuse that address;
+ * - the account alone (from any address): never a lock, a slow-down: past 5 failures each
+ *   attempt on the account waits a little longer (1 s more per failure, at most 3 s)
+ *   before the password is checked, so guessing from many addresses is slow while the
+ *   right password still works.
+ * A success clears the account's failures and those of the succeeding address on it (not
+ * the address's own count: one valid account must not reset the counter of an address
+ * spraying others; nor other addresses' counts on the account).
  */
 export const THROTTLE = {
   windowMs: 15 * 60_000,
-  perAccount: 5,
+  perAccountAndAddress: 5,
   perAddress: 20,
+  /** Account-wide failures from which attempts are slowed down. */
+  slowAfterAccountFailures: 5,
+  slowStepMs: 1_000,
+  slowMaxMs: 3_000,
 } as const;
 
 export interface ThrottleSubject {
@@ -22,56 +33,82 @@ export interface ThrottleSubject {
 }
 
 export type ThrottleState =
-  | { limited: false }
-  | { limited: true; scope: "account" | "address"; retryAfterSeconds: number };
+  | { limited: false; delayMs: number }
+  | { limited: true; scope: "account_address" | "address"; retryAfterSeconds: number };
 
-const accountKey = (email: string) => `account:${email.trim().toLowerCase()}`;
+const normalisedEmail = (email: string) => email.trim().toLowerCase();
+const accountKey = (email: string) => `account:${normalisedEmail(email)}`;
 const addressKey = (address: string) => `address:${address}`;
+// The address last: an e-mail cannot hold a newline, so no pair of values collides.
+const pairKey = (email: string, address: string) => `account_address:${normalisedEmail(email)}\n${address}`;
 
-function stateOf(db: Db, key: string, limit: number, now: number): { limited: boolean; retryAfterSeconds: number } {
-  const since = now - THROTTLE.windowMs;
+function failuresOf(db: Db, key: string, now: number): { n: number; oldest: number | null } {
   const r = db
     .select({ n: count(), oldest: min(signinFailures.atMs) })
     .from(signinFailures)
-    .where(and(eq(signinFailures.key, key), gt(signinFailures.atMs, since)))
+    .where(and(eq(signinFailures.key, key), gt(signinFailures.atMs, now - THROTTLE.windowMs)))
     .get();
-  const n = r?.n ?? 0;
-  if (n < limit || r?.oldest == null) return { limited: false, retryAfterSeconds: 0 };
+  return { n: r?.n ?? 0, oldest: r?.oldest ?? null };
+}
+
+function stateOf(db: Db, key: string, limit: number, now: number): { limited: boolean; retryAfterSeconds: number } {
+  const { n, oldest } = failuresOf(db, key, now);
+  if (n < limit || oldest === null) return { limited: false, retryAfterSeconds: 0 };
   // With more failures than the limit (concurrent attempts), the oldest leaving the
   // window may still leave `limit` behind: a conservative, simple answer is enough.
-  return { limited: true, retryAfterSeconds: Math.max(1, Math.ceil((r.oldest + THROTTLE.windowMs - now) / 1000)) };
+  return { limited: true, retryAfterSeconds: Math.max(1, Math.ceil((oldest + THROTTLE.windowMs - now) / 1000)) };
 }
 
 export function checkThrottle(db: Db, subject: ThrottleSubject, now = Date.now()): ThrottleState {
-  const account = stateOf(db, accountKey(subject.email), THROTTLE.perAccount, now);
+  const pair = stateOf(db, pairKey(subject.email, subject.address), THROTTLE.perAccountAndAddress, now);
   const address = stateOf(db, addressKey(subject.address), THROTTLE.perAddress, now);
-  if (!account.limited && !address.limited) return { limited: false };
-  if (account.limited && (!address.limited || account.retryAfterSeconds >= address.retryAfterSeconds)) {
-    return { limited: true, scope: "account", retryAfterSeconds: account.retryAfterSeconds };
+  if (pair.limited && (!address.limited || pair.retryAfterSeconds >= address.retryAfterSeconds)) {
+    return { limited: true, scope: "account_address", retryAfterSeconds: pair.retryAfterSeconds };
   }
-  return { limited: true, scope: "address", retryAfterSeconds: address.retryAfterSeconds };
+  if (address.limited) return { limited: true, scope: "address", retryAfterSeconds: address.retryAfterSeconds };
+  const account = failuresOf(db, accountKey(subject.email), now).n;
+  const over = account - THROTTLE.slowAfterAccountFailures + 1;
+  return { limited: false, delayMs: over > 0 ? Math.min(THROTTLE.slowMaxMs, over * THROTTLE.slowStepMs) : 0 };
 }
 
-export function recordFailure(db: Db, subject: ThrottleSubject, now = Date.now()): void {
-  db.transaction((tx) => {
+/**
+ * Counts a failure; true when it is the one that makes the account-and-address pair
+ * reach its limit (the caller audits that moment once, not every refused attempt after).
+ */
+export function recordFailure(db: Db, subject: ThrottleSubject, now = Date.now()): boolean {
+  return db.transaction((tx) => {
     tx.insert(signinFailures)
       .values([
         { key: accountKey(subject.email), atMs: now },
         { key: addressKey(subject.address), atMs: now },
+        { key: pairKey(subject.email, subject.address), atMs: now },
       ])
       .run();
     tx.delete(signinFailures).where(lt(signinFailures.atMs, now - THROTTLE.windowMs)).run();
+    const r = tx
+      .select({ n: count() })
+      .from(signinFailures)
+      .where(and(eq(signinFailures.key, pairKey(subject.email, subject.address)), gt(signinFailures.atMs, now - THROTTLE.windowMs)))
+      .get();
+    return (r?.n ?? 0) === THROTTLE.perAccountAndAddress;
   });
 }
 
-export function clearAccountFailures(db: Db, email: string): void {
-  db.delete(signinFailures).where(eq(signinFailures.key, accountKey(email))).run();
+/**
+ * After a success from `address`: the account's own failures and those of this address on
+ * it. Other addresses' counts on the account stay: the owner signing in must not give a
+ * stranger who is refused a fresh set of attempts.
+ */
+export function clearAccountFailures(db: Db, email: string, address: string): void {
+  db.delete(signinFailures)
+    .where(inArray(signinFailures.key, [accountKey(email), pairKey(email, address)]))
+    .run();
 }
 
 export function throttleMessage(state: Extract<ThrottleState, { limited: true }>): string {
   const minutes = Math.ceil(state.retryAfterSeconds / 60);
   const wait = minutes <= 1 ? "a minute" : `${minutes} minutes`;
-  return state.scope === "account"
-    ? `Too many failed sign-ins for this account. Try again in ${wait}.`
+  return state.scope === "account_address"
+    ? `Too many failed sign-ins for this account from your network address. Try again in ${wait}.`
     : `Too many failed sign-ins from your network address. Try again in ${wait}.`;
 }

@@ -71,3 +71,18 @@ describe("priceUsage", () => {
     expect(p.total).toBe("1170");
   });
 });
+
+describe("priceUsage with impossible usage", () => {
+  it("never prices a negative quantity: negative audio minutes do not grow the allowance and make video free", () => {
+    // The red team's month: −1247.5 audio minutes, 1,000 video minutes at 0.01.
+    const p = priceUsage({ calls: 3, audioMinutes: "-1247.500", videoMinutes: "1000.000", recordings: -2, participants: 2 }, terms({ audioPerMinute: "0.01", videoPerMinute: "0.01" }));
+    expect(p.lines.map((l) => [l.kind, l.quantity, l.included, l.billable, l.amount])).toEqual([
+      ["audio", "0.000", "0.000", "0.000", "0.00"],
+      ["video", "1000.000", "0.000", "1000.000", "10.00"],
+      ["recordings", "0", "0", "0", "0.00"],
+    ]);
+    expect(p.total).toBe("10.00");
+    const withAllowance = priceUsage({ calls: 3, audioMinutes: "-1247.500", videoMinutes: "1000.000", recordings: 0, participants: 2 }, terms({ includedMinutes: "100", audioPerMinute: "0.01", videoPerMinute: "0.01" }));
+    expect(withAllowance.lines[1]).toMatchObject({ included: "100.000", billable: "900.000", amount: "9.00" });
+  });
+});

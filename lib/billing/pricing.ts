@@ -70,15 +70,23 @@ export interface PricedUsage {
   total: string;
 }
 
+/**
+ * Usage below zero is impossible (the sync refuses such records); should one reach a
+ * statement anyway, it is priced as none. Left negative, it would grow the allowance in
+ * `take` and make other minutes free.
+ */
+const noneBelowZero = (d: Dec): Dec => (d.isNegative() ? new Dec(0) : d);
+
 export function priceUsage(usage: Usage, terms: PriceTerms): PricedUsage {
   const { currency } = terms;
-  const audio = new Dec(usage.audioMinutes);
-  const video = new Dec(usage.videoMinutes);
+  const audio = noneBelowZero(new Dec(usage.audioMinutes));
+  const video = noneBelowZero(new Dec(usage.videoMinutes));
+  const recordings = Math.max(0, usage.recordings);
   // The allowance goes to the dearer kind first.
   const videoFirst = new Dec(terms.videoPerMinute).gt(terms.audioPerMinute);
   let allowance = new Dec(terms.includedMinutes);
   const take = (used: Dec): Dec => {
-    const covered = Dec.min(used, allowance);
+    const covered = Dec.max(0, Dec.min(used, allowance));
     allowance = allowance.minus(covered);
     return covered;
   };
@@ -96,11 +104,11 @@ export function priceUsage(usage: Usage, terms: PriceTerms): PricedUsage {
     {
       kind: "recordings",
       label: "Recordings (calls with a recording)",
-      quantity: String(usage.recordings),
+      quantity: String(recordings),
       included: "0",
-      billable: String(usage.recordings),
+      billable: String(recordings),
       unitPrice: terms.perRecording,
-      amount: roundMoney(new Dec(usage.recordings).times(terms.perRecording), currency),
+      amount: roundMoney(new Dec(recordings).times(terms.perRecording), currency),
     },
   ];
   const usageAmount = sumMoney(lines.map((l) => l.amount), currency);

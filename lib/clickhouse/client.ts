@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Readable } from "node:stream";
 import { finished } from "node:stream/promises";
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from "@clickhouse/client";
@@ -90,7 +91,23 @@ export interface OpenOptions {
   noDatabase?: boolean;
   /** Per-request timeout, ms (default 300 s: a copy's large insert or a report over 100M calls). */
   requestTimeoutMs?: number;
+  /**
+   * The deadline of a query read whole (`rows`) and of a stream's first rows, ms (default:
+   * none). Past it the query is given up — the caller gets a ClickHouseError with code
+   * TIMEOUT, which the reports answer as 503 — and cancelled on the server (KILL QUERY by
+   * its id), so that a frozen shard does not pile up queries. `rows` also tells the server
+   * (max_execution_time) so that it stops by itself. On 18.16 a query blocked reading from
+   * a frozen shard's socket only stops when that read does (the shard answers, or the
+   * server's own receive_timeout passes: README, "ClickHouse").
+   */
+  queryTimeoutMs?: number;
 }
+
+/** The code of the error a query past its deadline throws (not a number: isUnavailable reads it as "not reachable"). */
+export const QUERY_TIMEOUT_CODE = "TIMEOUT";
+
+/** How long the KILL QUERY of a query past its deadline may take (the server it goes to may be the one that hangs). */
+const KILL_TIMEOUT_MS = 5_000;
 
 /** A client of one server over HTTP. */
 export function openClickHouse(c: ClickHouseConfig, options: OpenOptions = {}): ClickHouse {
@@ -106,6 +123,33 @@ export function openClickHouse(c: ClickHouseConfig, options: OpenOptions = {}): 
     log: { level: ClickHouseLogLevel.OFF },
   });
   const fail = (err: unknown, what: string) => toClickHouseError(err, c, what);
+  const timeoutMs = options.queryTimeoutMs;
+  /** A query's id, and a signal that aborts at the caller's abort or at the deadline; at the deadline the query is killed on the server too. */
+  const queryDeadline = (signal: AbortSignal | undefined, givenQueryId?: string) => {
+    const queryId = givenQueryId ?? randomUUID();
+    if (timeoutMs === undefined) {
+      return { queryId, signal, serverSettings: {}, expired: () => false, clear: () => undefined, error: () => new ClickHouseError("unreachable") };
+    }
+    const controller = new AbortController();
+    let expired = false;
+    const timer = setTimeout(() => {
+      expired = true;
+      controller.abort(new Error(`no answer within ${timeoutMs / 1000} s`));
+      // KILL ... ASYNC returns at once; the query stops at its next check (for a frozen shard: when that shard answers or times out).
+      void client
+        .command({ query: `KILL QUERY WHERE query_id = '${queryId}' ASYNC`, abort_signal: AbortSignal.timeout(KILL_TIMEOUT_MS) })
+        .catch(() => undefined);
+    }, timeoutMs);
+    const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
+    return {
+      queryId,
+      signal: signal ? AbortSignal.any([signal, controller.signal]) : controller.signal,
+      serverSettings: { max_execution_time: seconds },
+      expired: () => expired,
+      clear: () => clearTimeout(timer),
+      error: () => new ClickHouseError(`ClickHouse query gave no answer within ${timeoutMs / 1000} s (CLICKHOUSE_QUERY_TIMEOUT_SECONDS); cancelled`, QUERY_TIMEOUT_CODE),
+    };
+  };
   return {
     label: c.redacted,
     placement: { database: c.database, cluster: c.cluster },
@@ -117,30 +161,41 @@ export function openClickHouse(c: ClickHouseConfig, options: OpenOptions = {}): 
       }
     },
     async rows<T>(sql: string, signal?: AbortSignal, queryId?: string) {
+      const deadline = queryDeadline(signal, queryId);
       try {
         // The whole answer is made before the status is sent (answers read whole are small),
         // so a query that fails part way is an HTTP error with ClickHouse's code, not a
         // 200 whose body ends in an error text.
-        const rs = await client.query({ query: sql, format: "JSONEachRow", abort_signal: signal, query_id: queryId, clickhouse_settings: { wait_end_of_query: 1 } });
+        const rs = await client.query({
+          query: sql, format: "JSONEachRow", abort_signal: deadline.signal, query_id: deadline.queryId,
+          clickhouse_settings: { wait_end_of_query: 1, ...deadline.serverSettings },
+        });
         return await rs.json<T>();
       } catch (err) {
-        throw fail(err, "query");
+        throw deadline.expired() ? deadline.error() : fail(err, "query");
+      } finally {
+        deadline.clear();
       }
     },
     async *stream<T>(sql: string, signal?: AbortSignal) {
+      // Only the first rows have a deadline: an export of millions of rows may take minutes.
+      const deadline = queryDeadline(signal);
       let rs;
       try {
-        rs = await client.query({ query: sql, format: "JSONEachRow", abort_signal: signal });
+        rs = await client.query({ query: sql, format: "JSONEachRow", abort_signal: deadline.signal, query_id: deadline.queryId });
       } catch (err) {
-        throw fail(err, "query");
+        deadline.clear();
+        throw deadline.expired() ? deadline.error() : fail(err, "query");
       }
       try {
         for await (const batch of rs.stream()) {
+          deadline.clear();
           for (const row of batch) yield row.json<T>();
         }
       } catch (err) {
-        throw fail(err, "query");
+        throw deadline.expired() ? deadline.error() : fail(err, "query");
       } finally {
+        deadline.clear();
         rs.close();
       }
     },
@@ -190,7 +245,7 @@ export function clickhouse(): ClickHouse {
   const cached = globalForClickHouse.callboardClickHouse;
   if (cached && cached.key === key) return cached.ch;
   void cached?.ch.close();
-  const ch = openClickHouse(c);
+  const ch = openClickHouse(c, { queryTimeoutMs: env().CLICKHOUSE_QUERY_TIMEOUT_SECONDS * 1000 });
   globalForClickHouse.callboardClickHouse = { key, ch };
   return ch;
 }

@@ -60,6 +60,8 @@ export interface TestClickHouse {
   env(database: string): Record<string, string>;
   /** Stops one server (the others keep running): what a test does to see a shard down. */
   kill(index: number): Promise<void>;
+  /** Freezes one server (SIGSTOP: its sockets stay open and answer nothing), or thaws it (SIGCONT). */
+  freeze(index: number, frozen: boolean): void;
   stop(): Promise<void>;
 }
 
@@ -228,6 +230,7 @@ export async function startClickHouse(options: StartOptions = {}): Promise<TestC
     config: (database) => parseClickHouseConfig(url(database), cluster),
     env: (database) => ({ CLICKHOUSE_URL: url(database), ...(cluster ? { CLICKHOUSE_CLUSTER: cluster } : {}) }),
     kill: (index) => stopProcess(procs[index]),
+    freeze: (index, frozen) => void procs[index].kill(frozen ? "SIGSTOP" : "SIGCONT"),
     stop: stopAll,
   };
 }

@@ -121,6 +121,11 @@ const envSchema = z.object({
    * shared too. Never quoted in a message: it holds the password.
    */
   DATABASE_URL: checkedString(postgresUrlProblem),
+  /**
+   * How long a report (and a CSV's first rows) may wait on ClickHouse before the answer is
+   * 503 `analytics_unavailable` and the query is cancelled on the server (lib/clickhouse/client.ts).
+   */
+  CLICKHOUSE_QUERY_TIMEOUT_SECONDS: secondsFromString(30),
 }).superRefine((e, ctx) => {
   if (e.DATABASE_URL !== undefined && e.CLICKHOUSE_URL === undefined) {
     ctx.addIssue({

@@ -29,6 +29,12 @@ describe("parsing", () => {
     expect(() => parseRecording({ startTime: 1, recording_url: "u" })).toThrow(InvalidEventError);
   });
 
+  it("keeps a recording whose duration is impossible, with the duration unknown", () => {
+    const rec = (duration: unknown) => parseRecording({ sessionId: "s", startTime: 1_700_000_000, duration, recording_url: "https://r.example.test/u" }).duration;
+    expect([rec("-61.5"), rec(-1), rec("1e300"), rec(1e300), rec(Infinity), rec("6000000001")]).toEqual([null, null, null, null, null, null]);
+    expect([rec("0"), rec(61.5), rec("6000000000")]).toEqual([0, 61.5, 6_000_000_000]);
+  });
+
   it("reads call_ended occupants from an array or a map", () => {
     const occ = { name: "A", joined_at: 1, left_at: 2, audio_call: "true" };
     const a = parseLive("call_ended", "call", { sessionId: "s", destroyed_at: "1700000000000", all_occupants: [occ] });

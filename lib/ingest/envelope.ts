@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { httpUrlOrNull, schemeOf } from "@/lib/http/link-url";
+import { MAX_MINUTES } from "@/lib/platform/call-record";
 
 /**
  * The webhook envelope and the few fields of `data` Callboard reads. Everything else in
@@ -142,6 +143,16 @@ function requireSessionId(v: unknown, field: string): string {
   return s;
 }
 
+/**
+ * A recording's length in seconds; an impossible one (negative, or past the longest
+ * possible call: MAX_MINUTES) is stored as unknown (null) rather than refusing the
+ * delivery, whose link is what matters.
+ */
+function recordingSeconds(v: unknown): number | null {
+  const n = toNumber(v);
+  return n !== null && n >= 0 && n <= MAX_MINUTES * 60 ? n : null;
+}
+
 export function parseRecording(data: Obj): RecordingEvent {
   const sessionId = requireSessionId(data.sessionId, "data.sessionId");
   const startTime = toEpochSeconds(data.startTime);
@@ -158,7 +169,7 @@ export function parseRecording(data: Obj): RecordingEvent {
     startTime,
     recordingUrl: url,
     recordingDate: typeof data.recordingDate === "string" ? data.recordingDate : str(data.recordingDate),
-    duration: toNumber(data.duration),
+    duration: recordingSeconds(data.duration),
   };
 }
 

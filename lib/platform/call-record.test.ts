@@ -169,6 +169,28 @@ describe("parseCallRecord", () => {
     expect(fail(raw).reason).toBe("participants.1.uid: missing");
   });
 
+  it("refuses impossible minutes (negative, not finite, absurd) on the call and on a participant, naming the field", () => {
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ totalAudioMinutes: -1000 }, /^totalAudioMinutes: expected minutes from 0 to 100,000,000, got -1000$/],
+      [{ totalVideoMinutes: "-250.5" }, /^totalVideoMinutes: .*got "-250.5"/],
+      [{ totalDurationInMinutes: 1e300 }, /^totalDurationInMinutes: .*got 1e\+300/],
+      [{ totalAudioMinutes: "Infinity" }, /^totalAudioMinutes: expected a number/],
+      [{ totalDuration: "999999999:00:00" }, /^totalDuration: expected a duration of at most/],
+      [{ participants: [{ uid: "a", totalAudioMinutes: -1 }] }, /^participants\.0\.totalAudioMinutes: expected minutes from 0/],
+      [{ participants: [{ uid: "a", totalVideoMinutes: 1e12 }] }, /^participants\.0\.totalVideoMinutes: expected minutes from 0/],
+      [{ participants: [{ uid: "a", totalDuration: -3 }] }, /^participants\.0\.totalDuration: expected minutes from 0/],
+      [{ participants: [{ uid: "a", totalDuration: "999999999:00:00" }] }, /^participants\.0\.totalDuration: expected minutes from 0/],
+    ];
+    for (const [over, reason] of cases) {
+      const r = fail({ ...base(), ...over });
+      expect(r.sessionId).toBe("v1.us.app1.1700000000.abc");
+      expect(r.reason).toMatch(reason);
+    }
+    // The edges themselves are possible.
+    expect(ok({ ...base(), totalAudioMinutes: 0, totalVideoMinutes: 100_000_000 }).totalVideoMinutes).toBe(100_000_000);
+    expect(ok({ ...base(), totalAudioMinutes: -0 }).totalAudioMinutes).toBe(-0);
+  });
+
   it("defaults what is missing sensibly", () => {
     const c = ok({ sessionId: "s1", initiatedAt: 1700000000 });
     expect(c).toMatchObject({

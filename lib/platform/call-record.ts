@@ -54,6 +54,24 @@ function toNum(v: unknown): number | null | Bad {
   return n === undefined ? new Bad(`expected a number, got ${describe(v)}`) : n;
 }
 
+/**
+ * The most minutes one field of one record may hold: 100 million (about 190 years, far
+ * beyond any call or any meeting's participant-minutes). Past it, or below zero, or not
+ * finite, the value is impossible: the record is refused (the sync run lists it among its
+ * skipped records with this reason), because a negative amount would cancel real minutes
+ * in every sum and statement, and a huge one would swamp every total and chart.
+ */
+export const MAX_MINUTES = 100_000_000;
+
+const outOfRange = (v: unknown) => new Bad(`expected minutes from 0 to ${MAX_MINUTES.toLocaleString("en-US")}, got ${describe(v)}`);
+
+/** Decimal minutes (audio, video, total) that may arrive as a string; absent → null; impossible → Bad. */
+function toMinuteAmount(v: unknown): number | null | Bad {
+  const n = toNum(v);
+  if (typeof n !== "number") return n;
+  return n >= 0 && n <= MAX_MINUTES ? n : outOfRange(v);
+}
+
 /** An integer that may arrive as a string or a decimal ("1700000000", 1700000000.0). */
 function toInt(v: unknown): number | null | Bad {
   const n = toNum(v);
@@ -158,7 +176,8 @@ function durationText(v: string): number | undefined {
 
 function toHms(v: unknown): number | null | Bad {
   const s = parseDurationSeconds(v);
-  return s === undefined ? new Bad(`expected HH:MM:SS, MM:SS or seconds, got ${describe(v)}`) : s;
+  if (s === undefined) return new Bad(`expected HH:MM:SS, MM:SS or seconds, got ${describe(v)}`);
+  return s !== null && s > MAX_MINUTES * 60 ? new Bad(`expected a duration of at most ${MAX_MINUTES.toLocaleString("en-US")} minutes, got ${describe(v)}`) : s;
 }
 
 /** Decimal minutes on a participant; an `HH:MM:SS` string is tolerated too. */
@@ -166,10 +185,10 @@ function toMinutes(v: unknown): number | null | Bad {
   if (isAbsent(v)) return null;
   if (typeof v === "string" && v.includes(":")) {
     const s = parseDurationSeconds(v);
-    if (s !== undefined && s !== null) return s / 60;
+    if (s !== undefined && s !== null) return s <= MAX_MINUTES * 60 ? s / 60 : outOfRange(v);
   } else {
     const n = toNumber(v);
-    if (n !== undefined) return n;
+    if (n !== undefined) return n >= 0 && n <= MAX_MINUTES ? n : outOfRange(v);
   }
   return new Bad(`expected decimal minutes, got ${describe(v)}`);
 }
@@ -191,8 +210,8 @@ const PARTICIPANT_FIELDS = {
   uid: toId,
   state: toLabel,
   isJoined: toBool,
-  totalAudioMinutes: toNum,
-  totalVideoMinutes: toNum,
+  totalAudioMinutes: toMinuteAmount,
+  totalVideoMinutes: toMinuteAmount,
   totalDuration: toMinutes,
   deviceId: toStr,
   joinedAt: toEpoch,
@@ -213,9 +232,9 @@ const CALL_FIELDS = {
   startedAt: toEpoch,
   endedAt: toEpoch,
   hasRecording: toBool,
-  totalAudioMinutes: toNum,
-  totalVideoMinutes: toNum,
-  totalDurationInMinutes: toNum,
+  totalAudioMinutes: toMinuteAmount,
+  totalVideoMinutes: toMinuteAmount,
+  totalDurationInMinutes: toMinuteAmount,
   totalDuration: toHms,
   totalParticipants: toInt,
   participants: toArray,
@@ -282,11 +301,11 @@ function coerceCall(o: Record<string, unknown>): CoercedCall | undefined {
   if (endedAt instanceof Bad) return undefined;
   const hasRecording = toBool(o.hasRecording);
   if (hasRecording instanceof Bad) return undefined;
-  const totalAudioMinutes = toNum(o.totalAudioMinutes);
+  const totalAudioMinutes = toMinuteAmount(o.totalAudioMinutes);
   if (totalAudioMinutes instanceof Bad) return undefined;
-  const totalVideoMinutes = toNum(o.totalVideoMinutes);
+  const totalVideoMinutes = toMinuteAmount(o.totalVideoMinutes);
   if (totalVideoMinutes instanceof Bad) return undefined;
-  const totalDurationInMinutes = toNum(o.totalDurationInMinutes);
+  const totalDurationInMinutes = toMinuteAmount(o.totalDurationInMinutes);
   if (totalDurationInMinutes instanceof Bad) return undefined;
   const totalDuration = toHms(o.totalDuration);
   if (totalDuration instanceof Bad) return undefined;
@@ -308,9 +327,9 @@ function coerceParticipant(o: Record<string, unknown>): CoercedParticipant | und
   if (state instanceof Bad) return undefined;
   const isJoined = toBool(o.isJoined);
   if (isJoined instanceof Bad) return undefined;
-  const totalAudioMinutes = toNum(o.totalAudioMinutes);
+  const totalAudioMinutes = toMinuteAmount(o.totalAudioMinutes);
   if (totalAudioMinutes instanceof Bad) return undefined;
-  const totalVideoMinutes = toNum(o.totalVideoMinutes);
+  const totalVideoMinutes = toMinuteAmount(o.totalVideoMinutes);
   if (totalVideoMinutes instanceof Bad) return undefined;
   const totalDuration = toMinutes(o.totalDuration);
   if (totalDuration instanceof Bad) return undefined;
@@ -391,7 +410,7 @@ const round6 = (n: number) => Math.round(n * 1e6) / 1e6;
  * The coercers and the rounding, for the sync's direct reading of a record into its write
  * row (lib/sync/write-row.ts), which must apply exactly these rules.
  */
-export { Bad, round6, toArray, toBool, toEpoch, toHms, toId, toInt, toLabel, toMinutes, toNum, toStr };
+export { Bad, round6, toArray, toBool, toEpoch, toHms, toId, toInt, toLabel, toMinuteAmount, toMinutes, toNum, toStr };
 
 export function parseCallRecord(input: unknown): CallParseResult {
   if (!input || typeof input !== "object" || Array.isArray(input)) {

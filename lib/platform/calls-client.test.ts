@@ -217,6 +217,22 @@ describe("calls client", () => {
     expect(requests).toHaveLength(1);
   });
 
+  it("follows no redirect: the apikey never reaches the origin a 302 names, and the error names the redirect", async () => {
+    const elsewhere = await serve((_req, res) => json(res, 200, { data: [], meta: {} }));
+    const stolen = `${elsewhere.url.replace(/\/v3$/, "")}/stolen/calls`;
+    const { url, requests } = await serve((_req, res) => {
+      res.writeHead(302, { location: stolen });
+      res.end();
+    });
+    const err = await client(url).listCallsPage({}, 1, 10).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PlatformHttpError);
+    expect((err as PlatformHttpError).status).toBe(302);
+    expect((err as Error).message).toMatch(/HTTP 302, a redirect to http:\/\/127\.0\.0\.1:\d+ \(another origin\)/);
+    expect((err as Error).message).not.toContain(KEY);
+    expect(requests).toHaveLength(1); // refused at once, not retried
+    expect(elsewhere.requests).toHaveLength(0);
+  });
+
   it("surfaces other 4xx as PlatformHttpError with code and message", async () => {
     const { url } = await serve((_req, res) => json(res, 400, { error: { code: "ERR_BAD_FILTER", message: "bad type" } }));
     const err = await client(url).listCallsPage({ type: "x" }, 1, 10).catch((e: unknown) => e);

@@ -121,6 +121,26 @@ async function readBody(res: Response, controller: AbortController, stallMs: num
   return Buffer.concat(chunks, size);
 }
 
+const isRedirect = (status: number) => status >= 300 && status < 400 && status !== 304;
+
+/**
+ * The message for an answer that redirects (followed by no client here): names the status
+ * and where it pointed (origin only: a Location's path or query may carry anything).
+ */
+export function describeRedirect(res: Response, requestUrl: string): string {
+  const location = res.headers.get("location");
+  let target = "no Location";
+  if (location) {
+    try {
+      const to = new URL(location, requestUrl);
+      target = to.origin === new URL(requestUrl).origin ? `${to.origin} (the same origin)` : `${to.origin} (another origin)`;
+    } catch {
+      target = "an unreadable Location";
+    }
+  }
+  return `answered HTTP ${res.status}, a redirect to ${target}; redirects are not followed, so the credentials are never sent to another address: check the configured URL`;
+}
+
 const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(bytes < 2 ** 20 ? 2 : 0)} MB`;
 
 function parseJson(buf: Buffer): unknown {
@@ -212,12 +232,18 @@ async function attemptOnce(
   try {
     let res: Response;
     try {
-      res = await opts.fetch(url, { method: "GET", headers: opts.headers, signal: controller.signal });
+      // "manual": a redirect is answered, never followed, so the apikey header is never sent
+      // to the address a Location names (fetch keeps custom headers across origins).
+      res = await opts.fetch(url, { method: "GET", headers: opts.headers, signal: controller.signal, redirect: "manual" });
     } catch (err) {
       if (signal?.aborted) throw err;
       throw new Retryable(timedOut ? `no response within ${opts.timeoutMs} ms` : `connection failed: ${causeText(err)}`, undefined, { cause: err });
     } finally {
       clearTimeout(headerTimer);
+    }
+    if (isRedirect(res.status)) {
+      controller.abort(new Error("redirect refused"));
+      throw new PlatformHttpError(`${opts.label}: ${describeRedirect(res, url)}`, { appId: opts.appId, status: res.status });
     }
     let buf: Buffer;
     try {

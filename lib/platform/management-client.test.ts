@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { PlatformAuthError } from "./errors";
+import { PlatformAuthError, PlatformHttpError } from "./errors";
 import { createApp, parseCreateAppAnswer } from "./management-client";
 
 let server: Server | undefined;
@@ -33,6 +33,27 @@ describe("management client", () => {
     expect(seen[0].req.headers.secret).toBe("S");
     expect(seen[0].req.headers["content-type"]).toBe("application/json");
     expect(JSON.parse(seen[0].body)).toEqual({ name: "Acme", version: "2.0", region: "eu" });
+  });
+
+  it("follows no redirect: the key and secret never reach the origin a 302 names", async () => {
+    const elsewhere = await serve(200, { data: { appId: "stolen" } });
+    const trap = server!;
+    const redirecting = createServer((_req, res) => {
+      res.writeHead(307, { location: `${elsewhere.url}/apps` });
+      res.end();
+    });
+    await new Promise<void>((r) => redirecting.listen(0, "127.0.0.1", r));
+    try {
+      const url = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}`;
+      const err = await createApp({ managementUrl: url, key: "K-secret", secret: "S-secret" }, { name: "A", region: "us" }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(PlatformHttpError);
+      expect((err as Error).message).toMatch(/HTTP 307, a redirect to .* \(another origin\)/);
+      expect(elsewhere.seen).toHaveLength(0);
+    } finally {
+      redirecting.closeAllConnections();
+      await new Promise<void>((r) => redirecting.close(() => r()));
+      server = trap;
+    }
   });
 
   it("finds app id and key at the top level or under data", () => {

@@ -1,5 +1,5 @@
 import { PlatformAuthError, PlatformError, PlatformHttpError, describeDetail, platformErrorDetail } from "./errors";
-import type { FetchFn } from "./http";
+import { describeRedirect, type FetchFn } from "./http";
 import { assertRegion, type Region } from "./urls";
 
 /**
@@ -70,10 +70,16 @@ export async function createApp(
       headers: { "Content-Type": "application/json", accept: "application/json", key: creds.key, secret: creds.secret },
       body: JSON.stringify({ name: input.name.trim(), version: input.version ?? "1.0", region }),
       signal: AbortSignal.timeout(opts.timeoutMs ?? 15_000),
+      // Never follow: fetch would send the key and secret headers to whatever a Location names.
+      redirect: "manual",
     });
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
     throw new PlatformError(`Management API unreachable: ${why}`);
+  }
+  if (res.status >= 300 && res.status < 400) {
+    await res.body?.cancel().catch(() => undefined);
+    throw new PlatformHttpError(`Management API ${describeRedirect(res, url)}`, { status: res.status });
   }
   const text = await res.text().catch(() => "");
   let body: unknown;

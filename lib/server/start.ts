@@ -25,6 +25,8 @@ import { logger } from "@/lib/log/logger";
 import { startRetentionSchedule } from "@/lib/retention/prune";
 import { registerWarehouseCollectors } from "@/lib/metrics/warehouse-collectors";
 import { createApiFastPath } from "./api-fast-path";
+import { createBodyGate } from "./body-gate";
+import { answerMalformedPath } from "./malformed-path";
 import { applyHttpLimits, connectionsCheckingIntervalMs, type HttpLimits } from "./http-limits";
 import { createMetricsServer, createOpsPaths } from "./metrics-endpoint";
 import { observeRequest } from "./observe";
@@ -64,17 +66,20 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
   registerWarehouseCollectors(db, { syncMaxAgeSeconds: syncMaxAgeSeconds(config) });
   const routeOf = createRouteResolver(appRoutes(path.join(process.cwd(), "app")));
   const ops = createOpsPaths({ metricsToken: config.METRICS_TOKEN, serveMetrics: config.METRICS_TOKEN !== undefined });
+  // Bodies are refused from the request's head when they would be refused anyway (0036).
+  const bodyGate = createBodyGate(db);
 
   let overCap: (req: IncomingMessage) => boolean = () => false;
   const server = createServer({ connectionsCheckingInterval: connectionsCheckingIntervalMs(limits) }, (req, res) =>
     observeRequest(req, res, routeOf, () => {
       if (overCap(req)) return; // already answered 503 and closing
+      if (answerMalformedPath(req, res)) return;
       if (ops(req, res)) return;
       if (ingest(req, res)) return;
       if (api(req, res)) return;
       // The sign-in throttle's client address: always the socket's, never the client's say.
       req.headers[PEER_HEADER] = req.socket.remoteAddress ?? "";
-      void handle(req, res);
+      bodyGate(req, res, () => void handle(req, res));
     }),
   );
   overCap = applyHttpLimits(server, limits);

@@ -65,7 +65,8 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
   });
   let stdout = "";
   child.stdout?.on("data", (c: Buffer) => {
-    stdout += c.toString();
+    // The last 1 MB is plenty for a test to look for its log line, and bounds what a chatty server costs.
+    stdout = (stdout + c.toString()).slice(-1_000_000);
   });
   let stderr = "";
   child.stderr?.on("data", (c: Buffer) => {

@@ -1,4 +1,4 @@
-import { Bad, round6, toArray, toBool, toEpoch, toHms, toId, toInt, toLabel, toMinutes, toNum, toStr } from "@/lib/platform/call-record";
+import { Bad, round6, toArray, toBool, toEpoch, toHms, toId, toInt, toLabel, toMinuteAmount, toMinutes, toStr } from "@/lib/platform/call-record";
 import type { CallFields, ParticipantFields } from "@/lib/platform/page-reader";
 import { W, type WriteRow } from "./writer";
 
@@ -38,11 +38,11 @@ export function fieldsRow(o: CallFields, participantExtras: Array<string | null>
   if (endedAt instanceof Bad) return undefined;
   const hasRecording = toBool(o.hasRecording);
   if (hasRecording instanceof Bad) return undefined;
-  const audio = toNum(o.totalAudioMinutes);
+  const audio = toMinuteAmount(o.totalAudioMinutes);
   if (audio instanceof Bad) return undefined;
-  const video = toNum(o.totalVideoMinutes);
+  const video = toMinuteAmount(o.totalVideoMinutes);
   if (video instanceof Bad) return undefined;
-  const inMinutes = toNum(o.totalDurationInMinutes);
+  const inMinutes = toMinuteAmount(o.totalDurationInMinutes);
   if (inMinutes instanceof Bad) return undefined;
   const hms = toHms(o.totalDuration);
   if (hms instanceof Bad) return undefined;
@@ -70,9 +70,9 @@ export function fieldsRow(o: CallFields, participantExtras: Array<string | null>
     if (state instanceof Bad) return undefined;
     const isJoinedSent = toBool(p.isJoined);
     if (isJoinedSent instanceof Bad) return undefined;
-    const pAudio = toNum(p.totalAudioMinutes);
+    const pAudio = toMinuteAmount(p.totalAudioMinutes);
     if (pAudio instanceof Bad) return undefined;
-    const pVideo = toNum(p.totalVideoMinutes);
+    const pVideo = toMinuteAmount(p.totalVideoMinutes);
     if (pVideo instanceof Bad) return undefined;
     const minutes = toMinutes(p.totalDuration);
     if (minutes instanceof Bad) return undefined;

@@ -206,6 +206,8 @@ const TICK_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 720
  * every other one is `minor` (left out on a phone).
  */
 export function timelineTicks(span: number): Array<{ offset: number; label: string; minor: boolean }> {
+  // An infinite span would loop forever (Infinity + step is Infinity), a broken one means nothing to mark.
+  if (!Number.isFinite(span) || span <= 0) return [];
   const step = TICK_STEPS.find((s) => span / s <= 5) ?? Math.ceil(span / 5);
   const offsets: number[] = [];
   for (let t = step; t <= span * 0.92; t += step) offsets.push(t);

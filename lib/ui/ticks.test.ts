@@ -16,6 +16,20 @@ describe("axis ticks", () => {
     expect(niceTicks(4213, "minutes").map(formatMinutesTick)).toEqual(["0", "20h", "40h", "60h", "80h"]);
     expect(niceTicks(7, "minutes").map(formatMinutesTick)).toEqual(["0", "2m", "4m", "6m", "8m"]);
   });
+  it("survives any value: huge, the largest double, infinite, NaN, zero, negative", () => {
+    expect(niceTicks(1e300)).toEqual([0, 5e299, 1e300]);
+    for (const unit of ["count", "minutes"] as const) {
+      for (const max of [1e17, 1e20, 1e300, Number.MAX_VALUE, 123456789012345678]) {
+        const ticks = niceTicks(max, unit);
+        expect(ticks.length, `${unit} ${max}`).toBeGreaterThanOrEqual(2);
+        expect(ticks.length, `${unit} ${max}`).toBeLessThanOrEqual(5);
+        expect(ticks.every(Number.isFinite), `${unit} ${max}`).toBe(true);
+        expect(ticks[ticks.length - 1], `${unit} ${max}`).toBeGreaterThanOrEqual(max);
+        expect(ticks.map(formatMinutesTick).every((t) => typeof t === "string")).toBe(true);
+      }
+      for (const max of [0, -5, Number.NaN, Infinity, -Infinity]) expect(niceTicks(max, unit)).toEqual([0, 1]);
+    }
+  });
   it("writes minute ticks in the tooltips' units", () => {
     expect(formatMinutesTick(0)).toBe("0");
     expect(formatMinutesTick(45)).toBe("45m");

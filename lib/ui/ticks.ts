@@ -22,12 +22,31 @@ function minuteSteps(): number[] {
 
 const STEPS = { count: countSteps(), minutes: minuteSteps() };
 
-/** Ticks from 0 to the first step at or above `max`, at most `most` intervals (default 4). */
+/**
+ * A step past the table (a value no sane warehouse holds, but a chart must still draw
+ * it): 1, 2 or 5 × 10ⁿ of the unit (hours for minutes); near the largest double, where
+ * such a step overflows, the top split in `most`.
+ */
+function stepBeyondTable(top: number, unit: "count" | "minutes", most: number): number {
+  const scale = unit === "minutes" ? 60 : 1;
+  const power = 10 ** Math.floor(Math.log10(top / scale / most));
+  for (const m of [1, 2, 5, 10]) {
+    const step = m * power * scale;
+    const n = Math.ceil(top / step);
+    if (n <= most && Number.isFinite(n * step)) return step;
+  }
+  return top / most;
+}
+
+/**
+ * Ticks from 0 to the first step at or above `max`, at most `most` intervals (default 4):
+ * never more than `most + 1` ticks, whatever `max` is (a tick count taken from the data
+ * once made `new Array(1e290)` and a 500 on the overview).
+ */
 export function niceTicks(max: number, unit: "count" | "minutes" = "count", most = 4): number[] {
   const top = Number.isFinite(max) && max > 0 ? max : 1;
-  const steps = STEPS[unit];
-  const step = steps.find((s) => Math.ceil(top / s) <= most) ?? steps[steps.length - 1];
-  const n = Math.max(1, Math.ceil(top / step));
+  const step = STEPS[unit].find((s) => Math.ceil(top / s) <= most) ?? stepBeyondTable(top, unit, most);
+  const n = Math.min(most, Math.max(1, Math.ceil(top / step)));
   return Array.from({ length: n + 1 }, (_, i) => i * step);
 }
 

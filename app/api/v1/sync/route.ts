@@ -32,8 +32,7 @@ export function POST(request: Request): Promise<Response> {
   return respond(async () => {
     const caller = await authorize(request);
     requireAdmin(caller);
-    const text = await request.text();
-    const body = text.trim() === "" ? {} : await readJsonObject(new Request(request.url, { method: "POST", body: text }));
+    const body = await readJsonObject(request, { emptyIsObject: true });
     const { app } = syncNowSchema.parse(body);
     const warehouse = db();
     const targets = app ? [resolveVisibleApp(warehouse, caller, app)] : listApps(warehouse);

@@ -19,8 +19,7 @@ export function POST(request: Request): Promise<Response> {
   return respond(async () => {
     const caller = await authorize(request);
     requireAdmin(caller);
-    const text = await request.text();
-    const { id } = bodySchema.parse(text.trim() === "" ? {} : await readJsonObject(new Request(request.url, { method: "POST", body: text })));
+    const { id } = bodySchema.parse(await readJsonObject(request, { emptyIsObject: true }));
     const warehouse = db();
     if (id !== undefined) getRuleRecord(warehouse, caller, id); // 404 for an unknown rule
     const result = await runAlertsTick(warehouse, { ruleId: id });
