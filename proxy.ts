@@ -3,6 +3,7 @@ import { NextResponse } from "next/server";
 import { authConfig, SIGN_IN_PATH } from "@/lib/auth/next-auth-config";
 import { isOpenPath } from "@/lib/auth/open-paths";
 import { cookieWriteRefusal, hasBearerToken } from "@/lib/auth/same-origin";
+import { withBasePath } from "@/lib/http/base-path";
 import { publicOrigin } from "@/lib/http/public-origin";
 import { REQUEST_ID_HEADER } from "@/lib/http/request-id";
 
@@ -48,7 +49,8 @@ export default auth((request) => {
 
   // To the configured address or the host the browser asked: Next's own request URL says
   // `localhost` whatever the host, when served by lib/server/start.ts.
-  const target = new URL(SIGN_IN_PATH, publicOrigin(request.headers) ?? request.nextUrl.origin);
+  // The callback stays an app path (without BASE_PATH): the sign-in page's redirect() adds it.
+  const target = new URL(withBasePath(SIGN_IN_PATH), publicOrigin(request.headers) ?? request.nextUrl.origin);
   if (pathname !== "/") target.searchParams.set("callbackUrl", pathname + search);
   return NextResponse.redirect(target);
 });

@@ -3,6 +3,7 @@
 import Link from "next/link";
 import { useEffect, useState } from "react";
 import "./alerts-badge.css";
+import { withBasePath } from "@/lib/http/base-path";
 
 const REFRESH_MS = 60_000;
 
@@ -14,7 +15,7 @@ export function AlertsBadge({ initial }: { initial: number }) {
   const [firing, setFiring] = useState(initial);
   useEffect(() => {
     const t = setInterval(() => {
-      fetch("/api/v1/alerts?limit=1", { headers: { accept: "application/json" }, cache: "no-store" })
+      fetch(withBasePath("/api/v1/alerts?limit=1"), { headers: { accept: "application/json" }, cache: "no-store" })
         .then((r) => (r.ok ? (r.json() as Promise<{ firing?: number }>) : null))
         .then((b) => {
           if (typeof b?.firing === "number") setFiring(b.firing);

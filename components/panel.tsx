@@ -1,4 +1,5 @@
 import type { ReactNode } from "react";
+import { withBasePath } from "@/lib/http/base-path";
 
 /** A titled card with its actions (the CSV link) on the right. */
 export function Panel({ id, title, actions, children, className }: { id: string; title: ReactNode; actions?: ReactNode; children: ReactNode; className?: string }) {
@@ -17,7 +18,7 @@ export function Panel({ id, title, actions, children, className }: { id: string;
 /** A CSV download; `children` names it where a panel has several (each link's text must differ). */
 export function CsvLink({ href, what, children = "Download CSV" }: { href: string; what: string; children?: ReactNode }) {
   return (
-    <a className="csv-link" href={href} download aria-label={`Download CSV of ${what}`} data-testid="csv-link">
+    <a className="csv-link" href={withBasePath(href)} download aria-label={`Download CSV of ${what}`} data-testid="csv-link">
       {children}
     </a>
   );

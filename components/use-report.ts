@@ -4,6 +4,7 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useQueryStates } from "nuqs";
 import { allParsers } from "@/lib/ui/filter-params";
 import { reportKey, reportUrl, type ReportName } from "@/lib/ui/reports";
+import { withBasePath } from "@/lib/http/base-path";
 
 /** An analytics route's refusal: the HTTP status and the `{error: {message}}` it gave. */
 export class ReportError extends Error {
@@ -22,7 +23,7 @@ export function retryReport(failures: number, error: unknown): boolean {
 
 /** GET an analytics route; its `{error: {message}}` becomes the Error's message. */
 export async function fetchReport<T>(url: string, signal?: AbortSignal): Promise<T> {
-  const res = await fetch(url, { headers: { accept: "application/json" }, signal, cache: "no-store" });
+  const res = await fetch(withBasePath(url), { headers: { accept: "application/json" }, signal, cache: "no-store" });
   const body: unknown = await res.json().catch(() => null);
   if (!res.ok) {
     const err = body && typeof body === "object" && "error" in body ? (body as { error?: { message?: unknown } }).error : undefined;

@@ -6,7 +6,7 @@
 import { Command } from "commander";
 import { db } from "@/db";
 import { audit } from "@/lib/auth/audit";
-import { createApiToken, listApiTokens, revokeApiToken } from "@/lib/auth/tokens";
+import { createApiToken, listApiTokens, parseTokenExpiry, parseTokenScope, revokeApiToken, tokenStatus } from "@/lib/auth/tokens";
 import { resolveUser } from "@/lib/auth/users";
 import { printTable, runCli } from "@/lib/cli/run";
 import { loadDotEnv } from "@/lib/config/dotenv";
@@ -23,13 +23,18 @@ program
   .description("create a token for a user and print it once")
   .requiredOption("--email <email>", "the user whose rights the token carries")
   .option("--name <name>", "what the token is for")
-  .action((o: { email: string; name?: string }) => {
+  .option("--scope <scope>", "full (the user's rights) or read (reports, CSV and statements; no writes)", "full")
+  .option("--expires <duration>", "refuse the token after this long: 12h, 30d, 8w (default: never)")
+  .action((o: { email: string; name?: string; scope: string; expires?: string }) => {
+    const scope = parseTokenScope(o.scope);
+    const expiresMs = parseTokenExpiry(o.expires);
     const warehouse = db();
     const user = resolveUser(warehouse, o.email);
     if (user.disabled) throw new Error(`${user.email} is disabled: its tokens would not work`);
-    const { token, view } = createApiToken(warehouse, { userId: user.pk, name: o.name });
-    audit(warehouse, CLI, "token.create", `token ${view.id}`, { name: view.name, for: view.email });
-    console.error(`Token ${view.id} "${view.name}" for ${view.email} (${user.role}). It is shown only now:`);
+    const { token, view } = createApiToken(warehouse, { userId: user.pk, name: o.name, scope, expiresMs });
+    audit(warehouse, CLI, "token.create", `token ${view.id}`, { name: view.name, for: view.email, scope, expires: when(expiresMs) });
+    const rights = scope === "read" ? `${user.role}, read-only` : user.role;
+    console.error(`Token ${view.id} "${view.name}" for ${view.email} (${rights}), expires ${when(expiresMs)}. It is shown only now:`);
     console.log(token);
   });
 
@@ -52,7 +57,9 @@ program
         token: `${t.prefix}…`,
         created: when(t.createdMs),
         lastUsed: when(t.lastUsedMs),
-        status: t.revoked ? "revoked" : "active",
+        scope: t.scope,
+        expires: when(t.expiresMs),
+        status: tokenStatus(t),
       })),
     );
   });

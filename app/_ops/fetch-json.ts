@@ -1,6 +1,8 @@
-/** GET a JSON route; throws its `{error: {message}}` as an Error. */
+import { withBasePath } from "@/lib/http/base-path";
+
+/** GET a JSON route (an app path: the base path is added); throws its `{error: {message}}` as an Error. */
 export async function fetchJson<T>(url: string, init?: RequestInit): Promise<T> {
-  const res = await fetch(url, { ...init, headers: { accept: "application/json", ...init?.headers }, cache: "no-store" });
+  const res = await fetch(withBasePath(url), { ...init, headers: { accept: "application/json", ...init?.headers }, cache: "no-store" });
   const body: unknown = await res.json().catch(() => null);
   if (!res.ok) {
     const message =

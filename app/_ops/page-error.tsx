@@ -1,4 +1,5 @@
 import { HttpError } from "@/lib/http/errors";
+import { withBasePath } from "@/lib/http/base-path";
 
 /** What a page shows when its parameters are wrong or an app is not visible: the message, never internals. */
 export function pageErrorMessage(error: unknown): string | null {
@@ -15,7 +16,7 @@ export function PageError({ title, message, resetHref, resetLabel = "Show everyt
       <h1>{title}</h1>
       <div className="card stack">
         <p className="alert" role="alert">{message}</p>
-        <p><a href={resetHref}>{resetLabel}</a></p>
+        <p><a href={withBasePath(resetHref)}>{resetLabel}</a></p>
       </div>
     </main>
   );

@@ -19,6 +19,7 @@ import { countRow, deliveryRow, sortCountRows, toDailyChart } from "./rows";
 import { ScrollBox } from "@/components/scroll-box";
 import { FilterBar } from "@/components/filter-bar";
 import { formatDay } from "@/lib/ui/format";
+import { withBasePath } from "@/lib/http/base-path";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Events" };
@@ -95,7 +96,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
           <h2 id="events-per-day">
             Events per day, {period} ({p.tz})
           </h2>
-          <a className="ops-link-btn" href={countsCsv} download data-testid="events-csv">Download CSV</a>
+          <a className="ops-link-btn" href={withBasePath(countsCsv)} download data-testid="events-csv">Download CSV</a>
         </div>
         {total === 0 ? (
           <p className="muted" data-testid="events-empty">
@@ -153,7 +154,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
           <h2 id="events-deliveries">Recent deliveries{p.outcome === "all" ? "" : `: ${OUTCOME_LABEL[p.outcome].toLowerCase()}`}</h2>
           <div className="ops-actions">
             {p.outcome !== "rejected" ? <Link href={`/events${toQuery({ ...base, outcome: "rejected" })}`}>Only rejected</Link> : <Link href={`/events${toQuery({ ...base, outcome: undefined })}`}>All deliveries</Link>}
-            <a className="ops-link-btn" href={deliveriesCsv} download data-testid="deliveries-csv">Download CSV</a>
+            <a className="ops-link-btn" href={withBasePath(deliveriesCsv)} download data-testid="deliveries-csv">Download CSV</a>
           </div>
         </div>
         {deliveries.length === 0 ? (

@@ -50,6 +50,10 @@ export const apiTokens = sqliteTable(
     lastUsedMs: integer("last_used_ms"),
     revoked: integer("revoked", { mode: "boolean" }).notNull().default(false),
     revokedMs: integer("revoked_ms"),
+    /** `full`: the user's rights; `read`: reports, CSV and statements only, no writes (tokens made before scopes are `full`). */
+    scope: text("scope", { enum: ["full", "read"] }).notNull().default("full"),
+    /** Refused from this instant on; null: never expires. */
+    expiresMs: integer("expires_ms"),
   },
   (t) => [
     // Token lists per user (settings page, `tokens list --email`).

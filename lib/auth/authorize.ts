@@ -19,11 +19,16 @@ import { ensureFirstAdmin } from "./first-admin";
 import { isSessionEnded } from "./ended-sessions";
 import { cookieWriteRefusal } from "./same-origin";
 import { readSessionClaims, type SessionClaims } from "./session-token";
+import { env } from "@/lib/config/env";
+import { takeTokenRequest } from "./token-rate-limit";
 import { resolveApiToken } from "./tokens";
 import { getUserByPk, grantedAppPks } from "./users";
 import type { Caller } from "./caller";
 
 export type { Caller } from "./caller";
+
+const READ_METHODS = new Set(["GET", "HEAD"]);
+const READ_ONLY_MESSAGE = "This API token is read-only: it reads reports, CSV and statements, and changes nothing.";
 
 export async function authorize(request: Request): Promise<Caller> {
   return authorizeRequest(warehouse(), request);
@@ -37,8 +42,12 @@ export async function authorizeRequest(db: Db, request: Request): Promise<Caller
     // An explicit credential that fails is a failure: never fall back to the cookie.
     const resolved = resolveApiToken(db, header.slice(7).trim());
     const caller = resolved ? callerForUser(db, resolved.userId) : null;
-    if (!caller) throw unauthorized("The API token is not valid (unknown, revoked, or its user is disabled).");
-    return caller;
+    if (!resolved || !caller) throw unauthorized("The API token is not valid (unknown, revoked, expired, or its user is disabled).");
+    takeTokenRequest(resolved.tokenId, env().API_TOKEN_RATE_LIMIT_PER_MINUTE);
+    if (resolved.scope === "full") return caller;
+    // A read token reads what its user may read (reports, CSV, statements) and writes nothing.
+    if (!READ_METHODS.has(request.method)) throw forbidden(READ_ONLY_MESSAGE);
+    return { ...caller, readOnly: true };
   }
   const claims = await readSessionClaims(request.headers);
   const caller = claims ? callerForSession(db, claims) : null;
@@ -72,11 +81,12 @@ export function callerForUser(db: Db, userId: number, options: { sessionEpoch?: 
 }
 
 export function isAdmin(caller: Caller): boolean {
-  return caller.role === "admin";
+  return caller.role === "admin" && !caller.readOnly;
 }
 
-/** Admin-only operations (apps, webhooks, users, tokens, sync now): 403 otherwise. */
+/** Admin-only operations (apps, webhooks, users, tokens, sync now): 403 otherwise, and always for a read-only token. */
 export function requireAdmin(caller: Caller): void {
+  if (caller.readOnly) throw forbidden(READ_ONLY_MESSAGE);
   if (caller.role !== "admin") throw forbidden();
 }
 

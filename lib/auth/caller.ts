@@ -9,4 +9,6 @@ export interface Caller {
   role: "admin" | "viewer";
   /** `all` for admins; the granted app pks for viewers. */
   appPks: "all" | number[];
+  /** Set when the caller is a read-scoped API token: no writes, no admin operations, whatever its user's role. */
+  readOnly?: true;
 }

@@ -1,4 +1,5 @@
 import type { NextAuthConfig } from "next-auth";
+import { BUILD_BASE_PATH, withBasePath } from "@/lib/http/base-path";
 import { logger } from "@/lib/log/logger";
 
 /**
@@ -13,16 +14,30 @@ export const SIGN_IN_PATH = "/signin";
 /** Session lifetime: a sign-in lasts at most this long without activity (renewed on use). */
 export const SESSION_MAX_AGE_SECONDS = 12 * 60 * 60;
 
+/** next-auth's own routes, under BASE_PATH when Callboard is served under one. */
+export const AUTH_BASE_PATH = `${BUILD_BASE_PATH}/api/auth`;
+
+/**
+ * Under BASE_PATH the session and callback cookies are scoped to it (another app on the
+ * same host does not get them). The CSRF cookie keeps `/`: over HTTPS it is a `__Host-`
+ * cookie, which browsers refuse with any other path.
+ */
+const cookiePaths = BUILD_BASE_PATH ? { sessionToken: { options: { path: BUILD_BASE_PATH } }, callbackUrl: { options: { path: BUILD_BASE_PATH } } } : undefined;
+
 export const authConfig = {
-  pages: { signIn: SIGN_IN_PATH, error: SIGN_IN_PATH },
+  basePath: AUTH_BASE_PATH,
+  // next-auth uses these as they are: they are URLs, not app paths, so they carry the base path.
+  pages: { signIn: withBasePath(SIGN_IN_PATH), error: withBasePath(SIGN_IN_PATH) },
+  ...(cookiePaths ? { cookies: cookiePaths as NonNullable<NextAuthConfig["cookies"]> } : {}),
   session: { strategy: "jwt", maxAge: SESSION_MAX_AGE_SECONDS, updateAge: 15 * 60 },
   providers: [],
   callbacks: {
     jwt({ token, user }) {
       if (user) {
-        const u = user as { id?: string; email?: string | null; sessionEpoch?: number };
-        // `sid` names this sign-in across renewals, so signing out can end it for good.
-        return { sub: u.id, email: u.email ?? undefined, epoch: u.sessionEpoch ?? 0, sid: crypto.randomUUID() };
+        const u = user as { id?: string; userId?: string; email?: string | null; sessionEpoch?: number };
+        // `sid` names this sign-in across renewals, so signing out can end it for good. An OAuth
+        // user's `id` is a random one next-auth sets: single sign-on names Callboard's user in `userId`.
+        return { sub: u.userId ?? u.id, email: u.email ?? undefined, epoch: u.sessionEpoch ?? 0, sid: crypto.randomUUID() };
       }
       return token;
     },

@@ -1,6 +1,7 @@
 import { Auth, setEnvDefaults } from "@auth/core";
 import NextAuth, { CredentialsSignin, type NextAuthConfig } from "next-auth";
 import Credentials from "next-auth/providers/credentials";
+import type { Provider } from "next-auth/providers";
 import { db } from "@/db";
 import { env } from "@/lib/config/env";
 import { configuredOrigin, requestOrigin } from "@/lib/http/public-origin";
@@ -9,7 +10,8 @@ import { clientAddress } from "./client-address";
 import { verifyCredentials } from "./credentials";
 import { endSession } from "./ended-sessions";
 import { ensureFirstAdmin } from "./first-admin";
-import { authConfig } from "./next-auth-config";
+import { AUTH_BASE_PATH, authConfig } from "./next-auth-config";
+import { localPasswordsEnabled, logRefusedOidc, OIDC_PROVIDER_ID, oidcSettings, userForOidcClaims } from "./oidc";
 
 /** Raised when the sign-in throttle refuses an attempt: `?error=CredentialsSignin&code=throttled`. */
 export class ThrottledSignin extends CredentialsSignin {
@@ -21,9 +23,34 @@ export class ThrottledSignin extends CredentialsSignin {
  * route handlers and actions do not read the session from here: they ask
  * lib/auth/authorize.ts (route handlers) or lib/auth/session.ts (pages, actions).
  */
-const config: NextAuthConfig = {
-  ...authConfig,
-  providers: [
+/** OIDC_* set: next-auth's OpenID Connect provider; the user is Callboard's (lib/auth/oidc.ts). */
+function oidcProviders(): Provider[] {
+  const settings = oidcSettings();
+  if (!settings) return [];
+  return [
+    {
+      id: OIDC_PROVIDER_ID,
+      name: "Single sign-on",
+      type: "oidc",
+      issuer: settings.issuer,
+      clientId: settings.clientId,
+      clientSecret: settings.clientSecret,
+      authorization: { params: { scope: "openid email profile" } },
+      async profile(claims: Record<string, unknown>) {
+        const outcome = await userForOidcClaims(db(), claims, settings);
+        if (!outcome.ok) {
+          logRefusedOidc(claims.email, outcome.reason);
+          return { id: "", refused: true };
+        }
+        return { userId: String(outcome.userId), email: outcome.email, sessionEpoch: outcome.sessionEpoch };
+      },
+    },
+  ];
+}
+
+function credentialsProviders(): Provider[] {
+  if (!localPasswordsEnabled()) return [];
+  return [
     Credentials({
       credentials: {
         email: { label: "Email", type: "email" },
@@ -44,7 +71,18 @@ const config: NextAuthConfig = {
         return null;
       },
     }),
-  ],
+  ];
+}
+
+const config: Omit<NextAuthConfig, "providers"> = {
+  ...authConfig,
+  callbacks: {
+    ...authConfig.callbacks,
+    // A provider's user that Callboard refused (lib/auth/oidc.ts) ends at the sign-in page with ?error=AccessDenied.
+    signIn({ user }) {
+      return !(user as { refused?: boolean }).refused;
+    },
+  },
   events: {
     // Every way of signing out — the dashboard's button (a server action) and
     // POST /api/auth/signout — ends the sign-in for good: the JWT itself stays valid
@@ -61,7 +99,18 @@ const config: NextAuthConfig = {
   },
 };
 
-export const { auth, signIn, signOut } = NextAuth(config);
+/**
+ * The providers, from the environment: single sign-on when OIDC_* are set, passwords
+ * unless LOCAL_PASSWORDS=off. Read on first use, not at import (`next build` loads this
+ * module without a configured environment).
+ */
+let fullConfigCache: NextAuthConfig | undefined;
+function fullConfig(): NextAuthConfig {
+  fullConfigCache ??= { ...config, providers: [...oidcProviders(), ...credentialsProviders()] };
+  return fullConfigCache;
+}
+
+export const { auth, signIn, signOut } = NextAuth(() => fullConfig());
 
 /**
  * next-auth's defaults for its HTTP routes (what NextAuth() applies to its own handlers).
@@ -71,7 +120,7 @@ export const { auth, signIn, signOut } = NextAuth(config);
 let httpConfigCache: NextAuthConfig | undefined;
 function httpConfig(): NextAuthConfig {
   if (!httpConfigCache) {
-    const built: NextAuthConfig = { ...config, basePath: "/api/auth", secret: env().AUTH_SECRET };
+    const built: NextAuthConfig = { ...fullConfig(), basePath: AUTH_BASE_PATH, secret: env().AUTH_SECRET };
     setEnvDefaults(process.env, built, true);
     httpConfigCache = built;
   }

@@ -36,7 +36,7 @@ describe("API tokens", () => {
 
   it("resolve to their user, record last use, and carry exactly the user's rights", async () => {
     const { token, view } = createApiToken(db, { userId });
-    expect(resolveApiToken(db, token)).toEqual({ tokenId: view.id, userId });
+    expect(resolveApiToken(db, token)).toEqual({ tokenId: view.id, userId, scope: "full" });
     expect(listApiTokens(db, { userId }).find((t) => t.id === view.id)!.lastUsedMs).not.toBeNull();
     const caller = await authorizeRequest(db, bearer(token));
     expect(caller).toEqual({ userId, email: "script@example.com", role: "viewer", appPks: [] });

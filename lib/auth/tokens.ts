@@ -8,7 +8,9 @@ import { badRequest, notFound } from "@/lib/http/errors";
 /**
  * API tokens: `cb_` + 32 random bytes in base64url, shown once. Only the SHA-256 is
  * stored (a fast hash is enough: the token has 256 bits of entropy, nothing to guess).
- * A token carries exactly the rights of its user, read at each use.
+ * A `full` token carries exactly the rights of its user, read at each use; a `read`
+ * token only what its user may read (authorize.ts refuses its writes and admin
+ * operations). A token with an expiry is refused from that instant on.
  */
 export const TOKEN_PREFIX = "cb_";
 const TOKEN_PATTERN = /^cb_[A-Za-z0-9_-]{43}$/;
@@ -26,6 +28,36 @@ export interface TokenView {
   lastUsedMs: number | null;
   revoked: boolean;
   revokedMs: number | null;
+  scope: TokenScope;
+  expiresMs: number | null;
+}
+
+export type TokenScope = "full" | "read";
+export const TOKEN_SCOPES: readonly TokenScope[] = ["full", "read"];
+
+const DURATION_UNIT_MS = { h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 } as const;
+/** Ten years: a longer expiry is a typo, and "never" is saying nothing. */
+const MAX_EXPIRY_MS = 3_650 * 86_400_000;
+
+/**
+ * `--expires` / the form's expiry: a duration from now (`12h`, `30d`, `8w`), or nothing
+ * (never expires). Returns the instant, in epoch ms.
+ */
+export function parseTokenExpiry(value: string | undefined, now = Date.now()): number | null {
+  const text = value?.trim() ?? "";
+  if (text === "" || text === "never") return null;
+  const m = /^(\d{1,6})\s*([hdw])$/i.exec(text);
+  const ms = m ? Number(m[1]) * DURATION_UNIT_MS[m[2]!.toLowerCase() as keyof typeof DURATION_UNIT_MS] : NaN;
+  if (!(ms > 0) || ms > MAX_EXPIRY_MS) {
+    throw badRequest("expires must be a duration such as 12h, 30d or 8w (at most ten years), or empty for never", { parameter: "expires" });
+  }
+  return now + ms;
+}
+
+export function parseTokenScope(value: string | undefined): TokenScope {
+  const text = value?.trim() || "full";
+  if (!(TOKEN_SCOPES as readonly string[]).includes(text)) throw badRequest('scope must be "read" or "full"', { parameter: "scope" });
+  return text as TokenScope;
 }
 
 export const tokenNameSchema = z.string().trim().min(1, "name must not be empty").max(100, "name must be at most 100 characters");
@@ -48,6 +80,8 @@ const viewColumns = {
   lastUsedMs: apiTokens.lastUsedMs,
   revoked: apiTokens.revoked,
   revokedMs: apiTokens.revokedMs,
+  scope: apiTokens.scope,
+  expiresMs: apiTokens.expiresMs,
 };
 
 export function getTokenView(db: Db, id: number): TokenView | undefined {
@@ -55,7 +89,10 @@ export function getTokenView(db: Db, id: number): TokenView | undefined {
 }
 
 /** Creates a token for a user. The returned `token` is the only time it exists in clear. */
-export function createApiToken(db: Db, input: { userId: number; name?: string }): { token: string; view: TokenView } {
+export function createApiToken(
+  db: Db,
+  input: { userId: number; name?: string; scope?: TokenScope; expiresMs?: number | null },
+): { token: string; view: TokenView } {
   let name = `token ${new Date().toISOString().slice(0, 10)}`;
   if (input.name !== undefined) {
     const parsed = tokenNameSchema.safeParse(input.name);
@@ -71,10 +108,18 @@ export function createApiToken(db: Db, input: { userId: number; name?: string })
       tokenHash: hashToken(token),
       prefix: token.slice(0, TOKEN_PREFIX.length + 6),
       createdMs: Date.now(),
+      scope: input.scope ?? "full",
+      expiresMs: input.expiresMs ?? null,
     })
     .returning({ pk: apiTokens.pk })
     .get();
   return { token, view: getTokenView(db, row.pk)! };
+}
+
+/** What a list shows: revoked, expired or active. */
+export function tokenStatus(t: Pick<TokenView, "revoked" | "expiresMs">, now = Date.now()): "revoked" | "expired" | "active" {
+  if (t.revoked) return "revoked";
+  return t.expiresMs !== null && t.expiresMs <= now ? "expired" : "active";
 }
 
 export function listApiTokens(db: Db, filter: { userId?: number } = {}): TokenView[] {
@@ -93,18 +138,32 @@ export function revokeApiToken(db: Db, id: number): TokenView {
   return getTokenView(db, id)!;
 }
 
+export interface ResolvedToken {
+  tokenId: number;
+  userId: number;
+  scope: TokenScope;
+}
+
 /**
- * The user a presented token belongs to, or null (malformed, unknown, revoked).
+ * The user a presented token belongs to, or null (malformed, unknown, revoked, expired).
  * Whether that user may still act (disabled, removed) is the caller's check.
  */
-export function resolveApiToken(db: Db, token: string, now = Date.now()): { tokenId: number; userId: number } | null {
+export function resolveApiToken(db: Db, token: string, now = Date.now()): ResolvedToken | null {
   if (!TOKEN_PATTERN.test(token)) return null;
   const row = db
-    .select({ pk: apiTokens.pk, userPk: apiTokens.userPk, revoked: apiTokens.revoked, lastUsedMs: apiTokens.lastUsedMs })
+    .select({
+      pk: apiTokens.pk,
+      userPk: apiTokens.userPk,
+      revoked: apiTokens.revoked,
+      lastUsedMs: apiTokens.lastUsedMs,
+      scope: apiTokens.scope,
+      expiresMs: apiTokens.expiresMs,
+    })
     .from(apiTokens)
     .where(eq(apiTokens.tokenHash, hashToken(token)))
     .get();
   if (!row || row.revoked) return null;
+  if (row.expiresMs !== null && row.expiresMs <= now) return null;
   // Even an UPDATE that matches nothing takes the write lock: ask only when it is due,
   // and never let a locked or full warehouse fail (or hold up) a script's read.
   if (row.lastUsedMs === null || row.lastUsedMs < now - LAST_USED_RESOLUTION_MS) {
@@ -115,5 +174,5 @@ export function resolveApiToken(db: Db, token: string, now = Date.now()): { toke
         .run();
     });
   }
-  return { tokenId: row.pk, userId: row.userPk };
+  return { tokenId: row.pk, userId: row.userPk, scope: row.scope };
 }

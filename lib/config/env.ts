@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { basePathProblem } from "@/lib/http/base-path";
+import { trustedProxiesProblem } from "@/lib/http/trusted-proxies";
 import { clickHouseUrlProblem, clusterNameProblem } from "@/lib/clickhouse/config";
 import { postgresUrlProblem } from "@/lib/postgres/config";
 
@@ -104,6 +106,25 @@ const envSchema = z.object({
   ),
   /** `off`: migrations change the warehouse without first keeping a copy beside it (db/backup.ts). */
   MIGRATION_BACKUP: z.preprocess(emptyToUndefined, z.enum(["on", "off"]).default("on")),
+  /**
+   * CIDR list of reverse proxies whose X-Forwarded-For is believed (lib/auth/client-address.ts);
+   * `none`: nobody's. Unset: loopback only (a proxy on this host).
+   */
+  TRUSTED_PROXIES: checkedString(trustedProxiesProblem),
+  /** Serve under a sub-path such as /callboard: fixed at `npm run build`, checked at `npm start` (lib/http/base-path.ts). */
+  BASE_PATH: checkedString(basePathProblem),
+  /** Single sign-on with OpenID Connect (lib/auth/oidc.ts): all three, or none. */
+  OIDC_ISSUER: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/, error: "must be the provider's issuer URL" }).optional()),
+  OIDC_CLIENT_ID: z.preprocess(emptyToUndefined, z.string().optional()),
+  OIDC_CLIENT_SECRET: z.preprocess(emptyToUndefined, z.string().optional()),
+  /** The claim whose value `admin` makes a first-time single sign-on user an admin (viewer otherwise). */
+  OIDC_ROLE_CLAIM: z.preprocess(emptyToUndefined, z.string().optional()),
+  /** The claim listing the app ids a first-time single sign-on viewer may see. */
+  OIDC_APPS_CLAIM: z.preprocess(emptyToUndefined, z.string().optional()),
+  /** `off`: no password sign-in, only single sign-on. */
+  LOCAL_PASSWORDS: z.preprocess(emptyToUndefined, z.enum(["on", "off"], { error: "must be on or off" }).default("on")),
+  /** Requests a minute one API token may make (bursts up to the same number); 0 turns the limit off (lib/auth/token-rate-limit.ts). */
+  API_TOKEN_RATE_LIMIT_PER_MINUTE: intFromString(600),
   LOG_LEVEL: z.preprocess(emptyToUndefined, z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),
   /**
    * `http(s)://user:password@host:port/database`: facts and reports on ClickHouse instead of
@@ -134,6 +155,13 @@ const envSchema = z.object({
       message:
         "needs CLICKHOUSE_URL: with Callboard's state in Postgres (several servers), the calls and webhook facts must live in a ClickHouse every server shares; set CLICKHOUSE_URL, or unset DATABASE_URL to keep everything in the SQLite file at DATABASE_PATH",
     });
+  }
+  const oidc = [e.OIDC_ISSUER, e.OIDC_CLIENT_ID, e.OIDC_CLIENT_SECRET].filter((v) => v !== undefined).length;
+  if (oidc !== 0 && oidc !== 3) {
+    ctx.addIssue({ code: "custom", path: ["OIDC_ISSUER"], message: "single sign-on needs OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET together" });
+  }
+  if (e.LOCAL_PASSWORDS === "off" && oidc !== 3) {
+    ctx.addIssue({ code: "custom", path: ["LOCAL_PASSWORDS"], message: "off leaves no way to sign in without single sign-on (OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET)" });
   }
   if (e.CLICKHOUSE_CLUSTER !== undefined && e.CLICKHOUSE_URL === undefined) {
     ctx.addIssue({ code: "custom", path: ["CLICKHOUSE_CLUSTER"], message: "needs CLICKHOUSE_URL (the address of one of the cluster's servers)" });

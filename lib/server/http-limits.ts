@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import { forwardedClient, normaliseAddress, type TrustedProxies } from "@/lib/http/trusted-proxies";
 
 /**
  * What one client may hold of the server: slow or stalled clients are cut off, and
@@ -14,14 +15,18 @@ import type { Socket } from "node:net";
  *   yet): the first report after a start waits for the store to load, a minute or more
  *   on a 10M-call warehouse, and the client is not the one stalling then;
  * - per address: connections past the cap are answered 503 with Retry-After and
- *   closed at once, before anything is read (0: no cap). Behind a reverse proxy on
- *   the same host every client shares the proxy's address: raise or turn off the cap.
+ *   closed at once, before anything is read (0: no cap). A trusted reverse proxy
+ *   (`TRUSTED_PROXIES`) carries every client on its own connections: its connections
+ *   are not capped, and the cap counts instead the requests in flight of each client
+ *   its X-Forwarded-For names (answered the same 503 past the cap).
  */
 export interface HttpLimits {
   headersTimeoutMs: number;
   requestTimeoutMs: number;
   idleTimeoutMs: number;
   maxConnectionsPerAddress: number;
+  /** Peers whose X-Forwarded-For names the client (lib/http/trusted-proxies.ts); none when absent. */
+  trustedProxies?: TrustedProxies;
 }
 
 /** How often Node checks the header and request time-outs (its default is 30 s). */
@@ -32,6 +37,12 @@ export function connectionsCheckingIntervalMs(limits: HttpLimits): number {
 const BUSY_BODY = JSON.stringify({
   error: { code: "too_many_connections", message: "Too many open connections from your address; retry shortly." },
 });
+const BUSY_HEADERS = {
+  "Content-Type": "application/json; charset=utf-8",
+  "Content-Length": Buffer.byteLength(BUSY_BODY),
+  "Retry-After": "1",
+  "Cache-Control": "no-store",
+};
 const BUSY_RESPONSE = [
   "HTTP/1.1 503 Service Unavailable",
   "Content-Type: application/json; charset=utf-8",
@@ -74,9 +85,12 @@ export function applyHttpLimits(server: Server, limits: HttpLimits): (req: Incom
 
   const open = new Map<string, number>();
   const refused = new WeakSet<Socket>();
+  const refusedRequests = new WeakSet<IncomingMessage>();
+  const proxies = limits.trustedProxies;
   server.on("connection", (socket: Socket) => {
     if (limits.maxConnectionsPerAddress <= 0) return;
     const address = (socket.remoteAddress ?? "unknown").replace(/^::ffff:/i, "");
+    if (proxies?.contains(address)) return; // counted per forwarded client, request by request (below)
     const count = open.get(address) ?? 0;
     if (count >= limits.maxConnectionsPerAddress) {
       refused.add(socket);
@@ -92,5 +106,30 @@ export function applyHttpLimits(server: Server, limits: HttpLimits): (req: Incom
       else open.set(address, left);
     });
   });
-  return (req) => refused.has(req.socket);
+  // Behind a trusted proxy: the requests in flight of each client it forwards.
+  const inFlight = new Map<string, number>();
+  if (proxies && limits.maxConnectionsPerAddress > 0) {
+    server.prependListener("request", (req: IncomingMessage, res: ServerResponse) => {
+      const peer = normaliseAddress(req.socket.remoteAddress ?? "");
+      if (!proxies.contains(peer)) return;
+      const client = forwardedClient(headerText(req.headers["x-forwarded-for"]), proxies) ?? peer;
+      const count = inFlight.get(client) ?? 0;
+      if (count >= limits.maxConnectionsPerAddress) {
+        refusedRequests.add(req);
+        res.writeHead(503, BUSY_HEADERS).end(BUSY_BODY);
+        return;
+      }
+      inFlight.set(client, count + 1);
+      res.once("close", () => {
+        const left = (inFlight.get(client) ?? 1) - 1;
+        if (left <= 0) inFlight.delete(client);
+        else inFlight.set(client, left);
+      });
+    });
+  }
+  return (req) => refused.has(req.socket) || refusedRequests.has(req);
+}
+
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(",") : value;
 }

@@ -11,7 +11,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import path from "node:path";
 import next from "next";
 import { db } from "@/db";
-import { PEER_HEADER } from "@/lib/auth/client-address";
+import { PEER_HEADER, trustedProxies } from "@/lib/auth/client-address";
 import { ensureFirstAdmin } from "@/lib/auth/first-admin";
 import { env } from "@/lib/config/env";
 import { analyticsEngine } from "@/lib/analytics/engine";
@@ -22,10 +22,12 @@ import { syncMaxAgeSeconds } from "@/lib/health/sync-age";
 import { closeIngestor, createIngestHttpHandler, getIngestor } from "@/lib/ingest";
 import { startClickHouseForwarder } from "@/lib/ingest/clickhouse-target";
 import { logger } from "@/lib/log/logger";
+import { normaliseBasePath, stripBasePath } from "@/lib/http/base-path";
 import { startRetentionSchedule } from "@/lib/retention/prune";
 import { registerWarehouseCollectors } from "@/lib/metrics/warehouse-collectors";
 import { createApiFastPath } from "./api-fast-path";
 import { createBodyGate } from "./body-gate";
+import { assertBuildServesBasePath } from "./build-info";
 import { answerMalformedPath } from "./malformed-path";
 import { applyHttpLimits, connectionsCheckingIntervalMs, type HttpLimits } from "./http-limits";
 import { createMetricsServer, createOpsPaths } from "./metrics-endpoint";
@@ -42,6 +44,8 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
   const config = env();
   const port = options.port ?? config.PORT;
   const dev = options.dev ?? false;
+  const basePath = normaliseBasePath(config.BASE_PATH);
+  if (!dev) assertBuildServesBasePath(basePath);
   const warehouse = db(); // migrations run before the first request
   // ClickHouse (when configured) is migrated now too; if it is down the server still
   // starts, and its first user migrates it (lib/clickhouse/ensure.ts).
@@ -61,6 +65,8 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_SECONDS * 1000,
     idleTimeoutMs: config.HTTP_IDLE_TIMEOUT_SECONDS * 1000,
     maxConnectionsPerAddress: config.HTTP_MAX_CONNECTIONS_PER_ADDRESS,
+    // Only when configured: unset, a local proxy's X-Forwarded-For is believed but its connections stay capped as any client's.
+    trustedProxies: config.TRUSTED_PROXIES === undefined ? undefined : trustedProxies(),
   };
   // Request ids, the access log and /metrics (0031); liveness at /api/health/live.
   registerWarehouseCollectors(db, { syncMaxAgeSeconds: syncMaxAgeSeconds(config) });
@@ -74,9 +80,16 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
     observeRequest(req, res, routeOf, () => {
       if (overCap(req)) return; // already answered 503 and closing
       if (answerMalformedPath(req, res)) return;
-      if (ops(req, res)) return;
-      if (ingest(req, res)) return;
-      if (api(req, res)) return;
+      // The lean paths know app paths; under BASE_PATH they answer only inside it, and Next gets the request as it came.
+      const asked = req.url ?? "/";
+      const appPath = stripBasePath(asked, basePath);
+      if (appPath !== undefined) {
+        req.url = appPath;
+        if (ops(req, res)) return;
+        if (ingest(req, res)) return;
+        if (api(req, res)) return;
+        req.url = asked;
+      }
       // The sign-in throttle's client address: always the socket's, never the client's say.
       req.headers[PEER_HEADER] = req.socket.remoteAddress ?? "";
       bodyGate(req, res, () => void handle(req, res));
@@ -101,7 +114,7 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
     server.listen(port, options.hostname, () => resolve());
   });
   const url = `http://localhost:${port}`;
-  logger.info({ port, dev }, `Callboard listening on ${url}`);
+  logger.info({ port, dev, basePath }, `Callboard listening on ${url}${basePath}`);
   let metricsServer: Server | undefined;
   if (config.METRICS_PORT !== undefined) {
     const ms = createMetricsServer({ metricsToken: config.METRICS_TOKEN });

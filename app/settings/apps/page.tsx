@@ -8,6 +8,7 @@ import { describeApp, listApps } from "@/lib/apps/registry";
 import { managementCredentials } from "@/lib/apps/tenant-create";
 import { currentAdmin } from "@/lib/auth/session";
 import { env } from "@/lib/config/env";
+import { BUILD_BASE_PATH } from "@/lib/http/base-path";
 import { configuredOrigin, requestOrigin } from "@/lib/http/public-origin";
 import { ingestUrlFor } from "@/lib/ingest/url";
 import { AddAppForm, CopyField, CreateTenantForm, EditAppForm, RemoveAppForm } from "./app-forms";
@@ -15,9 +16,10 @@ import { AddAppForm, CopyField, CreateTenantForm, EditAppForm, RemoveAppForm } f
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Tenant apps" };
 
-/** CALLBOARD_PUBLIC_URL, else the address this request came in on. */
+/** CALLBOARD_PUBLIC_URL, else the address this request came in on; under BASE_PATH when it is not there already. */
 async function publicBaseUrl(): Promise<string> {
-  return env().CALLBOARD_PUBLIC_URL ?? requestOrigin(await headers()) ?? configuredOrigin() ?? "";
+  const base = (env().CALLBOARD_PUBLIC_URL ?? requestOrigin(await headers()) ?? configuredOrigin() ?? "").replace(/\/+$/, "");
+  return base.endsWith(BUILD_BASE_PATH) ? base : base + BUILD_BASE_PATH;
 }
 
 export default async function TenantAppsPage() {

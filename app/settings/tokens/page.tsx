@@ -1,9 +1,10 @@
 import type { Metadata } from "next";
 import { db } from "@/db";
+import { nowMs } from "@/app/_ops/format";
 import { LocalTime } from "@/components/local-time";
 import { ScrollBox } from "@/components/scroll-box";
 import { currentAdmin } from "@/lib/auth/session";
-import { listApiTokens } from "@/lib/auth/tokens";
+import { listApiTokens, tokenStatus } from "@/lib/auth/tokens";
 import { listUsers } from "@/lib/auth/users";
 import { CreateTokenForm, RevokeTokenForm } from "./token-forms";
 
@@ -16,12 +17,14 @@ export default async function TokensPage() {
   await currentAdmin();
   const warehouse = db();
   const tokens = listApiTokens(warehouse);
+  const now = nowMs();
   const emails = listUsers(warehouse).filter((u) => !u.disabled).map((u) => u.email);
   return (
     <main id="main" tabIndex={-1} className="container">
       <h1>API tokens</h1>
       <p className="muted">
-        Scripts send <code>Authorization: Bearer &lt;token&gt;</code> and get exactly the rights of the token&apos;s user.
+        Scripts send <code>Authorization: Bearer &lt;token&gt;</code>. A full token gets exactly the rights of its user; a read
+        token only reads (reports, CSV, statements) and changes nothing.
       </p>
       <section className="card" aria-labelledby="create-token">
         <h2 id="create-token">Create a token</h2>
@@ -41,6 +44,8 @@ export default async function TokensPage() {
                 <th scope="col">Token</th>
                 <th scope="col">Created</th>
                 <th scope="col">Last used</th>
+                <th scope="col">Scope</th>
+                <th scope="col">Expires</th>
                 <th scope="col">Status</th>
                 <th scope="col"><span className="muted">Action</span></th>
               </tr>
@@ -53,7 +58,9 @@ export default async function TokensPage() {
                   <td><code>{t.prefix}…</code></td>
                   <td>{when(t.createdMs)}</td>
                   <td>{when(t.lastUsedMs)}</td>
-                  <td>{t.revoked ? "revoked" : "active"}</td>
+                  <td>{t.scope}</td>
+                  <td>{when(t.expiresMs)}</td>
+                  <td>{tokenStatus(t, now)}</td>
                   <td>{t.revoked ? null : <RevokeTokenForm id={t.id} name={t.name} />}</td>
                 </tr>
               ))}

@@ -27,6 +27,24 @@ export function CreateTokenForm({ emails }: { emails: string[] }) {
           <label htmlFor="token-name">Name</label>
           <input id="token-name" name="name" type="text" maxLength={100} placeholder="e.g. finance export" />
         </div>
+        <div className="field">
+          <label htmlFor="token-scope">Scope</label>
+          <select id="token-scope" name="scope" defaultValue="full">
+            <option value="full">Full: the user&apos;s rights</option>
+            <option value="read">Read: reports, CSV, statements</option>
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="token-expires">Expires</label>
+          <select id="token-expires" name="expires" defaultValue="">
+            <option value="">Never</option>
+            <option value="1d">In 1 day</option>
+            <option value="7d">In 7 days</option>
+            <option value="30d">In 30 days</option>
+            <option value="90d">In 90 days</option>
+            <option value="365d">In a year</option>
+          </select>
+        </div>
         <button type="submit" className="btn" disabled={pending}>Create token</button>
       </div>
       <Message state={state} />

@@ -2,7 +2,7 @@ import { db } from "@/db";
 import { audit } from "@/lib/auth/audit";
 import { authorize, requireAdmin } from "@/lib/auth/authorize";
 import { readJsonObject, respond } from "@/lib/auth/route-support";
-import { createApiToken, listApiTokens } from "@/lib/auth/tokens";
+import { createApiToken, listApiTokens, parseTokenExpiry, parseTokenScope } from "@/lib/auth/tokens";
 import { resolveUser } from "@/lib/auth/users";
 import { badRequest } from "@/lib/http/errors";
 
@@ -19,18 +19,22 @@ export function GET(request: Request): Promise<Response> {
   });
 }
 
-/** POST /api/v1/tokens (admin): {email, name?} → the token, in this answer only. */
+/** POST /api/v1/tokens (admin): {email, name?, scope?: "full"|"read", expires?: "30d"} → the token, in this answer only. */
 export function POST(request: Request): Promise<Response> {
   return respond(async () => {
     const caller = await authorize(request);
     requireAdmin(caller);
     const body = await readJsonObject(request);
     if (typeof body.email !== "string") throw badRequest("email is required", { parameter: "email" });
-    if (body.name !== undefined && typeof body.name !== "string") throw badRequest("name must be a string", { parameter: "name" });
+    for (const key of ["name", "scope", "expires"] as const) {
+      if (body[key] !== undefined && body[key] !== null && typeof body[key] !== "string") throw badRequest(`${key} must be a string`, { parameter: key });
+    }
+    const scope = parseTokenScope(body.scope as string | undefined);
+    const expiresMs = parseTokenExpiry(body.expires as string | undefined);
     const warehouse = db();
     const user = resolveUser(warehouse, body.email);
-    const { token, view } = createApiToken(warehouse, { userId: user.pk, name: body.name });
-    audit(warehouse, caller, "token.create", `token ${view.id}`, { name: view.name, for: view.email });
+    const { token, view } = createApiToken(warehouse, { userId: user.pk, name: body.name as string | undefined, scope, expiresMs });
+    audit(warehouse, caller, "token.create", `token ${view.id}`, { name: view.name, for: view.email, scope, expiresMs });
     return Response.json({ data: { ...view, token } }, { status: 201 });
   });
 }
