@@ -1,7 +1,8 @@
 "use client";
 
 import Link from "next/link";
-import { parseAsStringLiteral, useQueryState } from "nuqs";
+import { useState } from "react";
+import { useQueryStates } from "nuqs";
 import type { CombinedParticipantRow, Page, ParticipantUsageRow } from "@/lib/analytics";
 import { DataTable, type Column } from "@/components/data-table";
 import { FilterBar, type AppOption } from "@/components/filter-bar";
@@ -13,6 +14,7 @@ import { apiQuery, pageQuery, type FilterValues } from "@/lib/ui/filter-params";
 import { formatCount, formatDateTime, formatMinutes } from "@/lib/ui/format";
 import { PARTICIPANTS_PER_PAGE } from "@/lib/ui/pages";
 import { csvUrl } from "@/lib/ui/reports";
+import { participantParsers, personExtra } from "./params";
 
 /**
  * What the two per-person counts mean, said where they are shown: they count the person's
@@ -59,13 +61,55 @@ function combinedColumns(values: FilterValues): Column<CombinedParticipantRow>[]
   ];
 }
 
-const VIEWS = ["per-app", "across-apps"] as const;
+/**
+ * The search that finds a person: their own row(s), where the uid filter keeps the calls they
+ * are in (and so lists everyone in them). Applied on Enter or on leaving the field.
+ */
+function PersonSearch({ value, onCommit }: { value: string; onCommit: (text: string) => void }) {
+  const [draft, setDraft] = useState(value);
+  const [seen, setSeen] = useState(value);
+  if (seen !== value) {
+    // The URL changed (back button, a link): show its value.
+    setSeen(value);
+    setDraft(value);
+  }
+  const commit = () => {
+    if (draft.trim() !== value) onCommit(draft.trim());
+  };
+  return (
+    <div className="field person-search">
+      <label htmlFor="person-search">Find a participant</label>
+      <input
+        id="person-search"
+        name="person"
+        type="search"
+        size={20}
+        value={draft}
+        placeholder="Part of a uid"
+        aria-describedby="person-search-hint"
+        onChange={(e) => setDraft(e.target.value)}
+        onBlur={commit}
+        onKeyDown={(e) => {
+          if (e.key === "Enter") {
+            e.preventDefault();
+            commit();
+          }
+        }}
+      />
+      <span id="person-search-hint" className="muted hint">
+        Lists only the uids that contain this text (letters in either case), with their totals over the filtered calls.
+      </span>
+    </div>
+  );
+}
 
 export function ParticipantsView({ apps }: { apps: AppOption[] }) {
   const [values, setValues] = useFilters();
-  const [view, setView] = useQueryState("view", parseAsStringLiteral(VIEWS).withDefault("per-app").withOptions({ history: "push", scroll: false }));
+  const [{ view, person }, setOwn] = useQueryStates(participantParsers, { history: "push", scroll: false });
   const across = view === "across-apps";
-  const query = apiQuery(values, { perPage: PARTICIPANTS_PER_PAGE });
+  const query = apiQuery(values, { perPage: PARTICIPANTS_PER_PAGE, extra: personExtra(person) });
+  const search = <PersonSearch value={person ?? ""} onCommit={(text) => void Promise.all([setOwn({ person: text || null }), setValues({ page: null })])} />;
+  const noneFound = person ? <EmptyState>No participant&apos;s uid contains &quot;{person}&quot; in these calls.</EmptyState> : <EmptyState>No participant matches these filters.</EmptyState>;
   const people = useReport<Page<ParticipantUsageRow>>("participants", query, !across);
   const combined = useReport<Page<CombinedParticipantRow>>("participants-combined", query, across);
   const sortProps = {
@@ -76,7 +120,7 @@ export function ParticipantsView({ apps }: { apps: AppOption[] }) {
   };
   const toggle = (
     <label className="inline-field">
-      <input type="checkbox" checked={across} onChange={(e) => void Promise.all([setView(e.target.checked ? "across-apps" : null), setValues({ page: null })])} data-testid="across-apps" /> One row per uid across apps
+      <input type="checkbox" checked={across} onChange={(e) => void Promise.all([setOwn({ view: e.target.checked ? "across-apps" : null }), setValues({ page: null })])} data-testid="across-apps" /> One row per uid across apps
     </label>
   );
   if (across) {
@@ -85,11 +129,12 @@ export function ParticipantsView({ apps }: { apps: AppOption[] }) {
         <FilterBar apps={apps} />
         <Panel id="participants" title={<>Participants across apps <Refreshing active={combined.isFetching && combined.isPlaceholderData} /></>} actions={<>{toggle}<CsvLink href={csvUrl("participants-combined", query)} what="participants across apps" /></>}>
           <p className="muted hint">A uid used in several apps is one row here: its calls, joins and minutes in all of them.</p>
+          {search}
           {COUNTS_EXPLAINED}
           <QueryState query={combined} height={400}>
             {(page) =>
               page.meta.pagination.total === 0 ? (
-                <EmptyState>No participant matches these filters.</EmptyState>
+                noneFound
               ) : (
                 <DataTable caption="Participants across apps" columns={combinedColumns(values)} rows={page.data} rowKey={(r) => r.uid} rowProps={(r) => ({ "data-uid": r.uid })} pagination={page.meta.pagination} {...sortProps} />
               )
@@ -104,9 +149,11 @@ export function ParticipantsView({ apps }: { apps: AppOption[] }) {
       <FilterBar apps={apps} />
       <Panel id="participants" title={<>Minutes and calls per participant <Refreshing active={people.isFetching && people.isPlaceholderData} /></>} actions={<>{toggle}<CsvLink href={csvUrl("participants", query)} what="participants" /></>}>
         <p className="muted hint">
-          The uid filter keeps the calls that uid took part in, so everyone in those calls is listed; select a participant to see their calls.{" "}
+          The uid filter keeps the calls that uid took part in, so everyone in those calls is listed; to find one person, search for them below. Select a
+          participant to see their calls.{" "}
           <Link href={withFilters("/calls", pageQuery(values))}>The calls of these filters</Link>
         </p>
+        {search}
         {COUNTS_EXPLAINED}
         <QueryState query={people} height={400}>
           {(page) =>

@@ -18,4 +18,8 @@ describe("CSV file names", () => {
   it("leave the range out where the report names its own period", () => {
     expect(csvDownloadName("statements-2026-10", filters({ apps: ["acme"], tz: "Europe/Berlin" }), now, { range: false })).toBe("callboard-statements-2026-10_acme_as-of_2026-11-24_Europe-Berlin.csv");
   });
+  it("names the participants search on the participants reports only", () => {
+    expect(csvDownloadName("participants", filters({ person: "Ali" }), now)).toBe("callboard-participants_person-Ali_all-time_as-of_2026-11-24.csv");
+    expect(csvDownloadName("calls", filters({ person: "Ali" }), now)).toBe("callboard-calls_all-time_as-of_2026-11-24.csv");
+  });
 });

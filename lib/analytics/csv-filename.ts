@@ -21,6 +21,8 @@ export function csvDownloadName(report: string, f: Partial<Filters>, now = new D
   if (f.hasRecording !== undefined) parts.push(f.hasRecording ? "recorded" : "not-recorded");
   if (f.uid !== undefined) parts.push(`uid-${clean(f.uid)}`);
   if (f.participantsCount !== undefined) parts.push(`${f.participantsCount}-participants`);
+  // Only the participants reports read the search (lib/analytics/filters.ts `person`).
+  if (f.person !== undefined && report.startsWith("participants")) parts.push(`person-${clean(f.person)}`);
   // `range: false`: the report names its own period (a statement's month) or has none (the newest deliveries).
   if (!range) parts.push(`as-of_${today}`);
   else if (f.from !== undefined && f.to !== undefined) parts.push(`${day(f.from)}_to_${day(Math.max(f.from, f.to - 1))}`);

@@ -22,6 +22,12 @@ export interface Filters {
   receiverType?: ReceiverTypeValue;
   hasRecording?: boolean;
   uid?: string;
+  /**
+   * The participants reports only (`person`): keep the rows whose uid contains this text,
+   * ASCII letters in either case (lib/analytics/person.ts). `uid` keeps the calls a uid is in,
+   * so it lists everyone in them; this finds the person's own row(s). Other reports ignore it.
+   */
+  person?: string;
   participantsCount?: number;
   from?: number;
   to?: number;
@@ -91,6 +97,8 @@ export function parseFilters(input: SearchParamsInput): Filters {
   const hasRecording = oneOf(input, "hasRecording", ["true", "false"] as const);
   const uid = single(input, "uid");
   if (uid !== undefined && (uid.length === 0 || uid.length > 256)) throw invalid("uid", "must be 1 to 256 characters");
+  const person = single(input, "person")?.trim();
+  if (person !== undefined && person.length > 256) throw invalid("person", "must be at most 256 characters");
   const from = integer(input, "from", 0, MAX_EPOCH, "epoch seconds");
   const to = integer(input, "to", 0, MAX_EPOCH, "epoch seconds");
   if (from !== undefined && to !== undefined && from > to) throw invalid("from", `must not be after to (${from} > ${to})`);
@@ -108,6 +116,7 @@ export function parseFilters(input: SearchParamsInput): Filters {
     receiverType: oneOf(input, "receiverType", RECEIVER_TYPES),
     hasRecording: hasRecording === undefined ? undefined : hasRecording === "true",
     uid,
+    person: person === "" ? undefined : person,
     participantsCount: integer(input, "participantsCount", 0, 100_000, "a whole number"),
     from,
     to,

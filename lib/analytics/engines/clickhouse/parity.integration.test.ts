@@ -50,6 +50,8 @@ const CASES: Case[] = [
   { name: "a uid with a NUL", f: { uid: ODD_UIDS[1] } },
   { name: "a uid with backslashes", f: { uid: ODD_UIDS[2] } },
   { name: "a uid nobody has", f: { uid: "nobody-at-all" }, empty: true },
+  { name: "a person search: part of a hostile uid, other case", f: { person: "O'BR" } },
+  { name: "a person search within a uid's calls", f: { uid: "o'brien", person: "e" }, allSorts: true },
   { name: "December in Kolkata (+05:30)", f: { from: d("2025-11-30T18:30:00Z"), to: d("2025-12-31T18:30:00Z"), tz: "Asia/Kolkata" } },
   { name: "Kathmandu (+05:45), no window", f: { tz: "Asia/Kathmandu" } },
   { name: "Berlin's DST end day", f: { from: d("2025-10-25T22:00:00Z"), to: d("2025-10-26T23:00:00Z"), tz: "Europe/Berlin" } },

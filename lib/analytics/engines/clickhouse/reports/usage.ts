@@ -19,9 +19,17 @@ import { minutes } from "./shared";
  * `pj` / `occ_j` (joined, and 1 on the uid's first row with that joined flag), `pu` /
  * `occ_u` (the same for state unanswered), `pa` / `pv` / `pt` (minutes in thousandths).
  */
-function unnestedParticipants(ctx: ChContext, f: Filters, pks: readonly number[], columns: Sql, tail: Sql, arrays = FULL_ROWS): Sql {
+function unnestedParticipants(ctx: ChContext, f: Filters, pks: readonly number[], columns: Sql, tail: Sql, arrays = FULL_ROWS, rows: Sql[] = []): Sql {
   const t = tablesOf(ctx.ch);
-  return sql`SELECT ${columns} FROM ${t.calls} FINAL ARRAY JOIN ${arrays} WHERE ${and(callConditions(t, f, pks))} ${tail}`;
+  return sql`SELECT ${columns} FROM ${t.calls} FINAL ARRAY JOIN ${arrays} WHERE ${and([...callConditions(t, f, pks), ...rows])} ${tail}`;
+}
+
+/**
+ * The participants reports' `person` search on the unnested rows (lib/analytics/person.ts:
+ * the uid contains the text, ASCII letters without case); none without one.
+ */
+function personRows(f: Filters): Sql[] {
+  return f.person === undefined ? [] : [sql`positionCaseInsensitive(uid, ${f.person}) > 0`];
 }
 
 /** Every per-row array the participants report needs (unnestedParticipants). */
@@ -46,17 +54,19 @@ export function participantsQuery(ctx: ChContext, f: Filters, pks: readonly numb
     raw(`app_pk AS appPk, uid, countIf(occ = 1) AS calls, countIf(pj = 1 AND occ_j = 1) AS joined, countIf(pu = 1 AND occ_u = 1) AS unanswered,
       sum(pa) AS audioX1000, sum(pv) AS videoX1000, sum(pt) AS totalX1000, min(start_at) AS firstCallAt, max(start_at) AS lastCallAt`),
     raw("GROUP BY app_pk, uid"),
+    FULL_ROWS,
+    personRows(f),
   );
 }
 
 /** How many participants (app × uid) the matching calls list. */
 function participantsCountQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
-  return sql`SELECT count() AS n FROM (${unnestedParticipants(ctx, f, pks, raw("app_pk, uid"), raw("GROUP BY app_pk, uid"), DISTINCT_UIDS)})`;
+  return sql`SELECT count() AS n FROM (${unnestedParticipants(ctx, f, pks, raw("app_pk, uid"), raw("GROUP BY app_pk, uid"), DISTINCT_UIDS, personRows(f))})`;
 }
 
 /** How many distinct uids (across apps) the matching calls list. */
 export function uidCountQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
-  return sql`SELECT count() AS n FROM (${unnestedParticipants(ctx, f, pks, raw("uid"), raw("GROUP BY uid"), DISTINCT_UIDS)})`;
+  return sql`SELECT count() AS n FROM (${unnestedParticipants(ctx, f, pks, raw("uid"), raw("GROUP BY uid"), DISTINCT_UIDS, personRows(f))})`;
 }
 
 /** Per (app, uid): the number of distinct matching calls listing it (the engagement report's input). */

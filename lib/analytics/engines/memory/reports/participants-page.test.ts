@@ -49,6 +49,20 @@ describe("participants page", () => {
     }
   });
 
+  it("person: only the uids containing the text (either case), with the same sums as without the search", () => {
+    const everyone = A.getParticipantUsage(db, A.filters({ apps: ["app-two"] }), ALL);
+    const found = A.getParticipantUsage(db, A.filters({ apps: ["app-two"], person: "HEAVY-1" }), ALL);
+    expect(found.length).toBeGreaterThan(0);
+    expect(found).toEqual(everyone.filter((r) => r.uid.startsWith("heavy-1")));
+    // The page and its total count only the found rows; a uid filter keeps its calls, the search the person.
+    const page = getParticipantPage(db, A.filters({ person: "heavy-1", perPage: 5, sort: "minutes" }), ALL);
+    expect(page.total).toBe(A.getParticipantUsage(db, A.filters({ person: "heavy-1" }), ALL).length);
+    expect(page.rows.every((r) => r.uid.startsWith("heavy-1"))).toBe(true);
+    const inCalls = A.getParticipantUsage(db, A.filters({ uid: "heavy-3" }), ALL);
+    expect(inCalls.length).toBeGreaterThan(1);
+    expect(A.getParticipantUsage(db, A.filters({ uid: "heavy-3", person: "heavy-3" }), ALL).map((r) => r.uid)).toEqual(inCalls.filter((r) => r.uid === "heavy-3").map((r) => r.uid));
+  });
+
   it("firstInOrder keeps the first k of a total order, with ties broken by the order itself", () => {
     const g = rng(9);
     const keyOf = Array.from({ length: 20_000 }, () => Math.floor(g() * 30));

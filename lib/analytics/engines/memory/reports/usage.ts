@@ -6,6 +6,7 @@ import { dailyOf } from "../scan/quarter";
 import { peopleOf, type PeopleNeed } from "../scan/people";
 import { perAppOf } from "../scan/per-app";
 import { startExtentOf, storeStartBounds } from "../scan/selection";
+import { personMatcher } from "../../../person";
 import { dayNumberToDate, localDayNumber, offsetSegments } from "../../../tz";
 
 
@@ -56,8 +57,11 @@ export function firstInOrder(ids: Int32Array, k: number, cmp: (a: number, b: num
 function participantSums(db: Db, f: Filters, scope: Scope, need: PeopleNeed = "all") {
   const appPks = resolveApps(db, f, scope);
   const appIds = new Map(visibleApps(db, scope).map((a) => [a.pk, a.appId]));
-  const p = peopleOf(db, f, appPks, need);
-  const { idApp, idUid } = p.store;
+  const sums = peopleOf(db, f, appPks, need);
+  const { idApp, idUid } = sums.store;
+  // `person`: only the uids found by the search (their sums are whole: the filter is on rows, not calls).
+  const found = personMatcher(f.person);
+  const p = found ? { ...sums, ids: sums.ids.filter((u) => found(idUid[u]!)) } : sums;
   const appOf = (u: number) => appIds.get(idApp[u]) ?? String(idApp[u]);
   const byCalls = (x: number, y: number) => p.listed[y] - p.listed[x] || idApp[x] - idApp[y] || compareBinary(idUid[x], idUid[y]);
   const rowOf = (u: number): ParticipantUsageRow => ({
