@@ -3,7 +3,7 @@
 import { flexRender, getCoreRowModel, useReactTable, type ColumnDef, type SortingState } from "@tanstack/react-table";
 import type { Pagination } from "@/lib/analytics";
 import type { SortKey } from "@/lib/ui/filter-params";
-import { formatCount } from "@/lib/ui/format";
+import { Pager } from "./pager";
 import { ScrollBox } from "./scroll-box";
 
 /** `hide`: the column is left out below a tablet's or a phone's width (globals.css). */
@@ -113,29 +113,5 @@ export function DataTable<T>({
       </ScrollBox>
       {onPage && page !== undefined && pageCount !== undefined ? <Pager page={page} pageCount={pageCount} total={pagination?.total} onPage={onPage} /> : null}
     </>
-  );
-}
-
-function Pager({ page, pageCount, total, onPage }: { page: number; pageCount: number; total?: number; onPage: (p: number) => void }) {
-  const last = Math.max(1, pageCount);
-  return (
-    <nav className="pager" aria-label="Pages">
-      <button type="button" className="btn btn-secondary" onClick={() => onPage(1)} disabled={page <= 1}>
-        First
-      </button>
-      <button type="button" className="btn btn-secondary" onClick={() => onPage(page - 1)} disabled={page <= 1}>
-        Previous
-      </button>
-      <span data-testid="page-status">
-        Page {formatCount(page)} of {formatCount(last)}
-        {total !== undefined ? <span className="muted"> · {formatCount(total)} rows</span> : null}
-      </span>
-      <button type="button" className="btn btn-secondary" onClick={() => onPage(page + 1)} disabled={page >= last}>
-        Next
-      </button>
-      <button type="button" className="btn btn-secondary" onClick={() => onPage(last)} disabled={page >= last}>
-        Last
-      </button>
-    </nav>
   );
 }

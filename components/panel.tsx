@@ -16,9 +16,9 @@ export function Panel({ id, title, actions, children, className }: { id: string;
 
 /** "Download CSV": the same API route and filters as what is shown, as a file. */
 /** A CSV download; `children` names it where a panel has several (each link's text must differ). */
-export function CsvLink({ href, what, children = "Download CSV" }: { href: string; what: string; children?: ReactNode }) {
+export function CsvLink({ href, what, children = "Download CSV", testId = "csv-link" }: { href: string; what: string; children?: ReactNode; testId?: string }) {
   return (
-    <a className="csv-link" href={withBasePath(href)} download aria-label={`Download CSV of ${what}`} data-testid="csv-link">
+    <a className="csv-link" href={withBasePath(href)} download aria-label={`Download CSV of ${what}`} data-testid={testId}>
       {children}
     </a>
   );

@@ -8,10 +8,10 @@ import { formatDateTime, formatInt } from "@/app/_ops/format";
 import type { AppOption } from "@/app/_ops/scope";
 import type { AlertEventView } from "@/lib/alerts/history";
 import type { RuleView } from "@/lib/alerts/rules";
+import type { UpcomingEvaluation } from "@/lib/alerts/evaluate";
 import type { TickResult } from "@/lib/alerts/scheduler";
 import { formatMetricValue, type Metric } from "@/lib/alerts/schema";
-import { toDateInput } from "@/lib/ui/date-range";
-import { formatTime, label } from "@/lib/ui/format";
+import { formatWindow, label } from "@/lib/ui/format";
 import { RuleFormView } from "./rule-form";
 
 export interface AlertsAnswer {
@@ -25,18 +25,18 @@ const REFRESH_MS = 30_000;
 
 const formatValue = (metric: Metric, v: number | null) => (v === null ? "—" : formatMetricValue(metric, v));
 
+/** The filter bar's names of the filters label() does not know (it names the call's own fields). */
+const FILTER_NAMES: Record<string, string> = { app: "Apps", uid: "Participant uid", participantsCount: "Participants" };
+
 function filtersText(f: RuleView["filters"]): string {
-  // Names and values as the filter bar says them ("Mode: Meeting", "Recording: Recorded"), not the API's codes.
-  const parts = Object.entries(f).map(([k, v]) => `${k === "app" ? "Apps" : label(k)}: ${Array.isArray(v) ? v.join(", ") : label(String(v))}`);
+  // Names and values as the filter bar says them ("Mode: Meeting", "Recording: Recorded"), not the API's codes;
+  // a uid is a person's id, never a code to translate.
+  const parts = Object.entries(f).map(([k, v]) => `${FILTER_NAMES[k] ?? label(k)}: ${Array.isArray(v) ? v.join(", ") : k === "uid" ? String(v) : label(String(v))}`);
   return parts.length ? parts.join("; ") : "every app";
 }
 
-/** "Nov 27, 2026, 02:00 – 03:00 UTC", or with both dates when the window crosses midnight. */
-function windowText(from: number, to: number): string {
-  const a = formatDateTime(from * 1000);
-  const sameDay = toDateInput(from, "UTC") === toDateInput(to - 1, "UTC");
-  return `${a} – ${sameDay ? formatTime(to, "UTC") : formatDateTime(to * 1000)} UTC`;
-}
+/** "Nov 27, 2026, 02:00 – 03:00 UTC", with both dates when the window ends on another day. */
+const windowText = (from: number, to: number) => `${formatWindow(from, to)} UTC`;
 
 function StatePill({ state, enabled = true }: { state: RuleView["state"]; enabled?: boolean }) {
   if (!enabled) return <span className="ops-pill alerts-pill-off">off</span>;
@@ -230,7 +230,7 @@ function RuleActions({ rule, onEdit, onDone }: { rule: RuleView; onEdit: () => v
 
 function EvaluateNow({ onDone }: { onDone: () => void }) {
   const run = useMutation({
-    mutationFn: () => fetchJson<{ data: TickResult }>("/api/v1/alerts/evaluate", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }),
+    mutationFn: () => fetchJson<{ data: TickResult & { upcoming: UpcomingEvaluation[] } }>("/api/v1/alerts/evaluate", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }),
     onSettled: onDone,
   });
   const r = run.data?.data;
@@ -246,13 +246,39 @@ function EvaluateNow({ onDone }: { onDone: () => void }) {
       </p>
       {run.isError ? <p className="alert" role="alert">{run.error.message}</p> : null}
       {r ? (
-        <p className="notice" role="status" data-testid="evaluate-result">
-          {r.evaluated.length === 0
-            ? "Nothing to evaluate: every rule's latest closed window is already evaluated."
-            : `Evaluated ${r.evaluated.length} rule${r.evaluated.length === 1 ? "" : "s"}: ${count("fired")} fired, ${count("resolved")} resolved, ${count("no_verdict")} without a verdict.`}
-          {r.delivered.length ? ` Notifications: ${r.delivered.filter((d) => d.status === "delivered").length} of ${r.delivered.length} delivered.` : ""}
-        </p>
+        <div className="notice" role="status" data-testid="evaluate-result">
+          <p className="alerts-result-line">
+            {r.evaluated.length === 0
+              ? "Nothing to evaluate: every rule's latest closed window is already evaluated (the server's schedule got there first)."
+              : `Evaluated ${r.evaluated.length} rule${r.evaluated.length === 1 ? "" : "s"}: ${count("fired")} fired, ${count("resolved")} resolved, ${count("no_verdict")} without a verdict.`}
+            {r.delivered.length ? ` Notifications: ${r.delivered.filter((d) => d.status === "delivered").length} of ${r.delivered.length} delivered.` : ""}
+          </p>
+          <UpcomingList upcoming={r.upcoming.filter((u) => !r.evaluated.some((e) => e.ruleId === u.ruleId))} />
+        </div>
       ) : null}
     </section>
+  );
+}
+
+/** Why a rule had nothing to evaluate: when its last window was evaluated, and when its next one closes and is due. */
+function UpcomingList({ upcoming }: { upcoming: UpcomingEvaluation[] }) {
+  if (upcoming.length === 0) return null;
+  return (
+    <ul className="alerts-upcoming" data-testid="evaluate-upcoming">
+      {upcoming.map((u) => (
+        <li key={u.ruleId} data-rule-id={u.ruleId}>
+          <strong>{u.name}</strong>:{" "}
+          {u.lastWindowTo !== null ? (
+            <>
+              the window ending {formatDateTime(u.lastWindowTo * 1000)} UTC was evaluated
+              {u.lastEvaluatedMs !== null ? <> at {formatDateTime(u.lastEvaluatedMs, { seconds: true })} UTC</> : null};{" "}
+            </>
+          ) : (
+            <>not evaluated yet; </>
+          )}
+          the next window closes at {formatDateTime(u.next.to * 1000)} UTC and is evaluated from {formatDateTime(u.dueMs, { seconds: true })} UTC.
+        </li>
+      ))}
+    </ul>
   );
 }

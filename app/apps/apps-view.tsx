@@ -47,7 +47,7 @@ export function AppsView({ apps }: { apps: AppOption[] }) {
               <EmptyState>No tenant app to compare.</EmptyState>
             ) : (
               <ScrollBox label="Tenant apps side by side">
-                <table className="data-table" data-testid="apps-table">
+                <table className="data-table wrap-heads" data-testid="apps-table">
                   <thead>
                     <tr>
                       <th scope="col">App</th>

@@ -30,7 +30,7 @@ export function ClientsPanel({ apps, query }: { apps: AppOption[]; query: URLSea
             <div className="clients-grid">
               {clientTables(d.data).map((t) => (
                 <ScrollBox key={t.dimension} label={CLIENT_DIMENSION_LABEL[t.dimension]}>
-                  <table className="data-table" data-testid={`clients-${t.dimension}`}>
+                  <table className="data-table wrap-heads" data-testid={`clients-${t.dimension}`}>
                     <caption className="table-caption">{CLIENT_DIMENSION_LABEL[t.dimension]}</caption>
                     <thead>
                       <tr>

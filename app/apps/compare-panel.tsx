@@ -66,7 +66,7 @@ export function ComparePanel({ apps, values, shown }: { apps: AppOption[]; value
         <EmptyState>No tenant app to compare.</EmptyState>
       ) : (
         <ScrollBox label="Quality and change per app">
-          <table className="data-table" data-testid="apps-quality">
+          <table className="data-table wrap-heads" data-testid="apps-quality">
             <thead>
               <tr>
                 <th scope="col">App</th>

@@ -19,7 +19,8 @@ import { countRow, deliveryRow, sortCountRows, toDailyChart } from "./rows";
 import { ScrollBox } from "@/components/scroll-box";
 import { FilterBar } from "@/components/filter-bar";
 import { formatDay } from "@/lib/ui/format";
-import { withBasePath } from "@/lib/http/base-path";
+import { CsvLink } from "@/components/panel";
+import { LinkPager } from "@/components/pager";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Events" };
@@ -96,7 +97,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
           <h2 id="events-per-day">
             Events per day, {period} ({p.tz})
           </h2>
-          <a className="ops-link-btn" href={withBasePath(countsCsv)} download data-testid="events-csv">Download CSV</a>
+          <CsvLink href={countsCsv} what="events per day and trigger" testId="events-csv" />
         </div>
         {total === 0 ? (
           <p className="muted" data-testid="events-empty">
@@ -110,7 +111,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
       <section className="card section" aria-labelledby="events-table">
         <div className="ops-toolbar">
           <h2 id="events-table">Per day and trigger</h2>
-          <span className="muted">{formatInt(counts.length)} rows{pages > 1 ? ` · page ${page} of ${pages}` : ""}</span>
+          <span className="muted">{formatInt(counts.length)} rows</span>
         </div>
         {counts.length === 0 ? (
           <p className="muted">Nothing to list.</p>
@@ -119,7 +120,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
             <table className="ops-table" data-testid="events-counts">
               <thead>
                 <tr>
-                  <th scope="col">Day</th>
+                  <th scope="col">Day ({p.tz})</th>
                   <th scope="col">App</th>
                   <th scope="col">Trigger</th>
                   <th scope="col">Category</th>
@@ -129,7 +130,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
               <tbody>
                 {shown.map((r) => (
                   <tr key={`${r.day}|${r.app}|${r.trigger}`}>
-                    <td>{r.day}</td>
+                    <td data-day={r.day}>{formatDay(r.day, true)}</td>
                     <td>{r.app}</td>
                     <td><code>{r.trigger}</code></td>
                     <td>{r.category}</td>
@@ -140,13 +141,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
             </table>
           </ScrollBox>
         )}
-        {pages > 1 ? (
-          <nav className="ops-pager" aria-label="Pages of the per-day table">
-            {page > 1 ? <Link href={pageHref(page - 1)}>Previous</Link> : <span className="muted">Previous</span>}
-            <span>Page {page} of {pages}</span>
-            {page < pages ? <Link href={pageHref(page + 1)}>Next</Link> : <span className="muted">Next</span>}
-          </nav>
-        ) : null}
+        {pages > 1 ? <LinkPager page={page} pageCount={pages} total={counts.length} href={pageHref} label="Pages of the per-day table" /> : null}
       </section>
 
       <section className="card section" aria-labelledby="events-deliveries">
@@ -154,7 +149,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
           <h2 id="events-deliveries">Recent deliveries{p.outcome === "all" ? "" : `: ${OUTCOME_LABEL[p.outcome].toLowerCase()}`}</h2>
           <div className="ops-actions">
             {p.outcome !== "rejected" ? <Link href={`/events${toQuery({ ...base, outcome: "rejected" })}`}>Only rejected</Link> : <Link href={`/events${toQuery({ ...base, outcome: undefined })}`}>All deliveries</Link>}
-            <a className="ops-link-btn" href={withBasePath(deliveriesCsv)} download data-testid="deliveries-csv">Download CSV</a>
+            <CsvLink href={deliveriesCsv} what="recent deliveries" testId="deliveries-csv" />
           </div>
         </div>
         {deliveries.length === 0 ? (

@@ -23,7 +23,7 @@ const { createUser } = await import("@/lib/auth/users");
 const { spawnEmulator } = await import("@/lib/emulator/testing");
 const { syncApp } = await import("@/lib/sync");
 const { getAppById } = await import("@/lib/apps/registry");
-const { evaluateDueRules, evaluateRule } = await import("./evaluate");
+const { evaluateDueRules, evaluateRule, upcomingEvaluations } = await import("./evaluate");
 const { deliverDue } = await import("./outbox");
 const { createRule, decodeRule, getRule } = await import("./rules");
 const { alertRules } = await import("@/db/schema");
@@ -107,6 +107,10 @@ describe("a rule over synced calls", () => {
     expect(fired).toEqual([{ ruleId: rule.id, window: { from: d1 - DAY, to: d1 }, outcome: "fired", state: "firing", value: c1, calls: c1, note: null }]);
     // Later in the same window, and a second round at once: nothing more to evaluate.
     expect(await evaluate(atDayEnd(d1, 3_600_000))).toEqual([]);
+    // What "Evaluate now" then says: the window evaluated, and the next one, due a delay after it closes.
+    expect(upcomingEvaluations(warehouse(), { nowMs: atDayEnd(d1, 3_600_000), delaySeconds: DELAY }).find((u) => u.ruleId === rule.id)).toMatchObject({
+      lastWindowTo: d1, next: { from: d1, to: d1 + DAY }, dueMs: (d1 + DAY + DELAY) * 1000,
+    });
     await deliverDue(warehouse(), { nowMs: atDayEnd(d1) });
     expect(receiver.received.length).toBe(before + 1);
 

@@ -151,6 +151,33 @@ export async function evaluateRule(db: Db, rule: RuleRecord, range: WindowRange,
   );
 }
 
+/** Where an enabled rule stands: the last window evaluated, and when the next one is evaluated. */
+export interface UpcomingEvaluation {
+  ruleId: number;
+  name: string;
+  /** The end (epoch s) of the last window evaluated, and when (ms); null before the first. */
+  lastWindowTo: number | null;
+  lastEvaluatedMs: number | null;
+  /** The next window not evaluated yet: it closes at `windowTo` and is evaluated from `dueMs` (after the delay). */
+  next: WindowRange;
+  dueMs: number;
+}
+
+/**
+ * Per enabled rule, the next window to evaluate and when it becomes due: what "Evaluate
+ * now" tells a person who finds nothing to evaluate (the schedule got there first).
+ */
+export function upcomingEvaluations(db: Db, options: Pick<EvaluateOptions, "nowMs" | "delaySeconds"> = {}): UpcomingEvaluation[] {
+  const nowMs = options.nowMs ?? Date.now();
+  const delay = options.delaySeconds ?? env().ALERTS_DELAY_SECONDS;
+  return db.select().from(alertRules).where(eq(alertRules.enabled, true)).all().map((row) => {
+    const closed = lastClosedWindow(nowMs, row.windowSeconds, delay);
+    // Already evaluated: the next is the window after it; else the closed one is due now.
+    const next = row.lastWindowTo !== null && row.lastWindowTo >= closed.to ? { from: closed.to, to: closed.to + row.windowSeconds } : closed;
+    return { ruleId: row.pk, name: row.name, lastWindowTo: row.lastWindowTo, lastEvaluatedMs: row.lastEvaluatedMs, next, dueMs: (next.to + delay) * 1000 };
+  });
+}
+
 /** Evaluates every enabled rule whose latest closed window has not been evaluated yet. */
 export async function evaluateDueRules(db: Db, options: EvaluateOptions = {}): Promise<EvaluationResult[]> {
   const nowMs = options.nowMs ?? Date.now();

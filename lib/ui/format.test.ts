@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { change, changePoints, formatCount, formatDateTime, formatDay, formatMinutes, formatPercent, formatSeconds, label } from "./format";
+import { change, changePoints, formatCount, formatDateTime, formatDay, formatMinutes, formatPercent, formatSeconds, formatWindow, label } from "./format";
 
 describe("formatters", () => {
   it("formats counts and percentages for people", () => {
@@ -49,5 +49,19 @@ describe("formatters", () => {
     expect(label("receiverType")).toBe("Receiver type");
     expect(label("something-new")).toBe("something-new");
     expect(label(null)).toBe("—");
+  });
+});
+
+describe("formatWindow", () => {
+  const t = (iso: string) => Date.parse(iso) / 1000;
+  it("names the end's time only within one day, without seconds", () => {
+    expect(formatWindow(t("2026-11-27T02:00:00Z"), t("2026-11-27T03:00:00Z"))).toBe("Nov 27, 2026, 02:00 – 03:00");
+  });
+  it("names both ends whole when the window ends on another day (a day's window ends at the next midnight)", () => {
+    expect(formatWindow(t("2026-11-26T00:00:00Z"), t("2026-11-27T00:00:00Z"))).toBe("Nov 26, 2026, 00:00 – Nov 27, 2026, 00:00");
+    expect(formatWindow(t("2026-11-26T23:00:00Z"), t("2026-11-27T00:00:00Z"))).toBe("Nov 26, 2026, 23:00 – Nov 27, 2026, 00:00");
+  });
+  it("reads the days in the zone asked", () => {
+    expect(formatWindow(t("2026-11-26T18:30:00Z"), t("2026-11-26T19:30:00Z"), "Asia/Kolkata")).toBe("Nov 27, 2026, 00:00 – 01:00");
   });
 });

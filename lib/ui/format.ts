@@ -60,7 +60,7 @@ export function formatSeconds(seconds: number | null | undefined): string {
 }
 
 const dateTimeFormats = new Map<string, Intl.DateTimeFormat>();
-function dtf(tz: string, kind: "datetime" | "datetimeSeconds" | "date" | "time", zoneName = false): Intl.DateTimeFormat {
+function dtf(tz: string, kind: "datetime" | "datetimeSeconds" | "date" | "time" | "hourMinute", zoneName = false): Intl.DateTimeFormat {
   const key = `${tz}|${kind}|${zoneName}`;
   let f = dateTimeFormats.get(key);
   if (!f) {
@@ -70,6 +70,8 @@ function dtf(tz: string, kind: "datetime" | "datetimeSeconds" | "date" | "time",
         ? { ...base, year: "numeric", month: "short", day: "numeric" }
         : kind === "time"
           ? { ...base, hour: "2-digit", minute: "2-digit", second: "2-digit" }
+          : kind === "hourMinute"
+            ? { ...base, hour: "2-digit", minute: "2-digit" }
           : { ...base, year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", ...(kind === "datetimeSeconds" ? { second: "2-digit" } : {}) };
     f = new Intl.DateTimeFormat(LOCALE, zoneName ? { ...opts, timeZoneName: "short" } : opts);
     dateTimeFormats.set(key, f);
@@ -85,6 +87,17 @@ export function formatDateTime(epochSeconds: number | null | undefined, tz = "UT
 
 export function formatTime(epochSeconds: number | null | undefined, tz = "UTC"): string {
   return epochSeconds === null || epochSeconds === undefined ? EMPTY : dtf(tz, "time").format(new Date(epochSeconds * 1000));
+}
+
+/**
+ * A window [from, to) in `tz`: "Nov 27, 2026, 02:00 – 03:00" within a day, else both ends
+ * whole ("Nov 26, 2026, 00:00 – Nov 27, 2026, 00:00": a day's window ends at the next
+ * midnight, which is not the same day; issue 29 saw "Nov 27, 2026, 02:00 – 6, 03:00").
+ */
+export function formatWindow(from: number, to: number, tz = "UTC"): string {
+  const sameDay = dtf(tz, "date").format(new Date(from * 1000)) === dtf(tz, "date").format(new Date(to * 1000));
+  const end = sameDay ? dtf(tz, "hourMinute").format(new Date(to * 1000)) : formatDateTime(to, tz);
+  return `${formatDateTime(from, tz)} – ${end}`;
 }
 
 /** A local date "2026-03-05" (as the daily report gives it) as "Mar 5". */
