@@ -37,7 +37,7 @@ test("an admin creates a rule, evaluates it now and sees it fire", async ({ page
   await form.getByLabel("Destination URL").fill(receiver.url);
   await form.getByRole("checkbox", { name: /Allow a loopback or private address/ }).check();
   await form.getByTestId("create-rule").click();
-  const secret = (await form.getByTestId("alert-secret").textContent()) ?? "";
+  const secret = (await page.getByTestId("alert-secret").textContent()) ?? "";
   expect(secret).toMatch(/^whsec_/);
 
   const row = page.locator('[data-testid="alert-rules"] tr[data-rule-id]', { hasText: name });
