@@ -14,7 +14,7 @@ function PagerFrame({ page, last, total, label, step }: { page: number; last: nu
       {step(page - 1, "Previous", page > 1)}
       <span data-testid="page-status">
         Page {formatCount(page)} of {formatCount(last)}
-        {total !== undefined ? <span className="muted"> · {formatCount(total)} rows</span> : null}
+        {total !== undefined ? <span className="muted"> · {formatCount(total)} {total === 1 ? "row" : "rows"}</span> : null}
       </span>
       {step(page + 1, "Next", page < last)}
       {step(last, "Last", page < last)}

@@ -46,7 +46,7 @@ test("the form speaks the dashboard's words and keeps the secret on screen until
   // The form has reset for the next rule; the secret has not gone with it.
   await expect(form.getByLabel("Name")).toHaveValue("");
   await panel.getByRole("button", { name: "Copy" }).click();
-  await expect(panel.getByRole("status")).toHaveText("Copied.");
+  await expect(panel.getByTestId("copy-status")).toHaveText("Copied.");
   expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
 
   const row = page.locator('[data-testid="alert-rules"] tr[data-rule-id]', { hasText: name });

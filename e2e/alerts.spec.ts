@@ -43,7 +43,7 @@ test("an admin creates a rule, evaluates it now and sees it fire", async ({ page
   const row = page.locator('[data-testid="alert-rules"] tr[data-rule-id]', { hasText: name });
   await expect(row).toBeVisible();
   await expect(row).toContainText("Calls below 1,000,000 calls over 1 day");
-  await expect(row).toContainText("apps: acme-sales");
+  await expect(row).toContainText("Apps: acme-sales");
 
   // The server's own schedule may get there first; either way the rule fires once.
   await page.getByTestId("evaluate-now").click();

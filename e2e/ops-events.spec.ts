@@ -25,7 +25,8 @@ test("counts per day: the chart, the table and its CSV agree", async ({ page, re
   await expect(page.getByTestId("filter-bar").getByLabel("From")).toHaveValue(from);
 
   const rows = page.locator('[data-testid="events-counts"] tbody tr');
-  const shown = await rows.evaluateAll((trs) => trs.map((tr) => Array.from(tr.querySelectorAll("td")).map((td) => td.textContent?.trim() ?? "")));
+  // The page writes a day as people read it ("Nov 27, 2026"); its ISO day, the CSV's, is on the cell.
+  const shown = await rows.evaluateAll((trs) => trs.map((tr) => Array.from(tr.querySelectorAll("td")).map((td) => td.getAttribute("data-day") ?? td.textContent?.trim() ?? "")));
   const href = await page.getByTestId("events-csv").getAttribute("href");
   const res = await request.get(href!, { headers: { cookie: await cookieHeader(page) } });
   expect(res.status()).toBe(200);

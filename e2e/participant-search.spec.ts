@@ -29,11 +29,12 @@ test("the search lists the person's own rows, where the uid filter lists everyon
   await search.fill(typed);
   await search.press("Enter");
   await expect(page).toHaveURL((u) => u.searchParams.get("person") === typed);
-  const rows = page.locator("#participants tbody tr[data-uid]");
-  await expect(rows.first()).toBeVisible();
-  const uids = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-uid") ?? ""));
+  const rows = page.getByTestId("panel-participants").locator("tbody tr[data-uid]");
+  const shownUids = () => rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-uid") ?? ""));
+  // The previous rows stay on screen while the search loads: wait for the answer.
+  await expect.poll(async () => (await shownUids()).every((uid) => uid.toLowerCase().includes(top.uid.toLowerCase()))).toBe(true);
+  const uids = await shownUids();
   expect(uids.length).toBeLessThan(inTheirCalls.data.length);
-  for (const uid of uids) expect(uid.toLowerCase()).toContain(top.uid.toLowerCase());
   expect(uids).toContain(top.uid);
 
   // With the uid filter too: only the person, with the same counts as in the list of everyone.
@@ -46,7 +47,7 @@ test("the search lists the person's own rows, where the uid filter lists everyon
   expect(api.meta.pagination.total).toBe(theirRows.length);
 
   // The CSV link carries the search: the same rows.
-  const href = await page.locator("#participants").getByTestId("csv-link").getAttribute("href");
+  const href = await page.getByTestId("panel-participants").getByTestId("csv-link").getAttribute("href");
   expect(href).toContain("person=");
   const csv = await (await page.request.get(href!)).text();
   expect(csv.trim().split("\n")).toHaveLength(1 + theirRows.length);
@@ -54,7 +55,7 @@ test("the search lists the person's own rows, where the uid filter lists everyon
   // Nothing found says so.
   await page.getByLabel("Find a participant").fill("no-such-person-zz");
   await page.getByLabel("Find a participant").press("Enter");
-  await expect(page.locator("#participants")).toContainText('No participant\'s uid contains "no-such-person-zz"');
+  await expect(page.getByTestId("panel-participants")).toContainText('No participant\'s uid contains "no-such-person-zz"');
 });
 
 test("a search too long is refused by name", async ({ page }) => {

@@ -40,7 +40,7 @@ export function SecretPanel({ id, ruleName, secret, onDismiss }: { id: string; r
         <button type="button" className="btn btn-secondary" onClick={() => void copy()} data-testid="copy-secret">
           Copy
         </button>
-        <span role="status" className="alerts-hint">
+        <span role="status" className="alerts-hint" data-testid="copy-status">
           {copied === "ok" ? "Copied." : copied === "select" ? "Selected: press Ctrl+C." : ""}
         </span>
       </div>

@@ -158,7 +158,7 @@ export function ParticipantsView({ apps }: { apps: AppOption[] }) {
         <QueryState query={people} height={400}>
           {(page) =>
             page.meta.pagination.total === 0 ? (
-              <EmptyState>No participant matches these filters.</EmptyState>
+              noneFound
             ) : (
               <DataTable
                 caption="Participants"
