@@ -57,6 +57,20 @@ export function decodeClosed(set: ClosedSet, prefix = ""): string {
 /** A uid's code: the same in every writer without asking anyone (2^64 values: a collision is not expected below ~10^9 uids). */
 export const UID_CODE_SQL = (uid: string) => `cityHash64(${uid})`;
 
+/**
+ * A call's session code: how its participant rows name their call (8 bytes instead of the
+ * session id's ~36 repeated on every row). Joined to `calls_v2.session_code`. Within one
+ * app and start second, a collision of two calls' codes is not expected.
+ */
+export const SESSION_CODE_SQL = (sessionId: string) => `cityHash64(${sessionId})`;
+
+/**
+ * Every row of a call (its signed rows, its participants, its call_raw rows) on one shard:
+ * a hash of the app and the session code. The writers insert into each shard's local
+ * table themselves (writer-v2.ts) and pick the shard as the Distributed table would.
+ */
+export const SHARD_BY_CALL = "cityHash64(app_pk, session_code)";
+
 const CLOSED_COLUMNS = (Object.keys(CLOSED_SETS) as ClosedSet[]).flatMap((set) => [[set, enumType(set)], [`${set}_other`, "String"]] as const);
 
 /** The signed state rows of calls: what every report reads when no pre-aggregate answers it. */
@@ -71,6 +85,8 @@ export const CALLS_V2: TableSpec = {
     /** startedAt, or initiatedAt for calls never started: what time filters use. */
     ["start_at", "DateTime"],
     ["session_id", "String"],
+    /** SESSION_CODE_SQL(session_id): what participants_v2 rows name their call by. */
+    ["session_code", "UInt64"],
     ...CLOSED_COLUMNS,
     ["platform_has_recording", "UInt8"],
     ["total_audio_minutes_x1000", "Int64"],
@@ -90,24 +106,48 @@ export const CALLS_V2: TableSpec = {
   engine: "VersionedCollapsingMergeTree(sign, version)",
   partitionBy: "toYYYYMM(start_at)",
   orderBy: "(app_pk, start_at, session_id)",
-  shardBy: "cityHash64(app_pk, session_id)",
+  shardBy: SHARD_BY_CALL,
 };
 
-/** The platform's record of a call as received, newest version kept: read by key for one call's page only. */
+/**
+ * The by-key side of a call: one row per state written (`ReplacingMergeTree(version)`
+ * keeps the newest), ordered by `(app_pk, session_id)`, so one call's page and a writer's
+ * lookup of a batch's keys read a few granules. Reports never touch it.
+ *
+ * - `state`: the state as JSON (rows-v2.ts CallStateV2, participants with their details:
+ *   state, device, join/leave times, mid, extra fields), what one call's page shows and
+ *   what the next writer cancels; `raw`: the platform's record as received.
+ * - `previous`: the state this one replaced (JSON, without details; '' for a new call),
+ *   kept so that a change whose signed rows did not all land (a writer killed between
+ *   its inserts) can be completed by the next writer of the call
+ *   (docs/decisions/0034-clickhouse-schema-v2.md, "Writers").
+ * - `deleted` = 1: the call was deleted (its signed rows are cancelled); `state` is ''.
+ * - `content_hash`, `source`, `status`, `first_seen_ms`, `arrival`: what the sync asks of
+ *   a stored call (new, changed or unchanged; the arrival ordinal it keeps), readable
+ *   without parsing `state`.
+ */
 export const CALL_RAW: TableSpec = {
   name: "call_raw",
   columns: [
     ["app_pk", "UInt32"],
     ["session_id", "String"],
     ["version", "UInt64"],
-    ["raw", "String"],
+    ["deleted", "UInt8"],
+    ["source", "String"],
+    ["content_hash", "Nullable(String)"],
+    ["status", "Nullable(String)"],
+    ["first_seen_ms", "Int64"],
+    ["arrival", "UInt64"],
+    ["state", "String"],
+    ["previous", "String"],
+    ["raw", "Nullable(String)"],
   ],
   engine: "ReplacingMergeTree(version)",
   orderBy: "(app_pk, session_id)",
-  shardBy: "cityHash64(app_pk, session_id)",
+  shardBy: `cityHash64(app_pk, ${SESSION_CODE_SQL("session_id")})`,
 };
 
-/** Signed participant rows (one per participant session of a call), on their call's shard. */
+/** Signed participant rows (one per participant session of a call), on their call's shard: only what reports sum or filter. */
 export const PARTICIPANTS_V2: TableSpec = {
   name: "participants_v2",
   columns: [
@@ -116,7 +156,8 @@ export const PARTICIPANTS_V2: TableSpec = {
     ["app_pk", "UInt32"],
     /** The call's start: the participants of an app's time range are one range of the key. */
     ["start_at", "DateTime"],
-    ["session_id", "String"],
+    /** The call's SESSION_CODE_SQL (calls_v2.session_code); the session id itself is in calls_v2 and call_raw. */
+    ["session_code", "UInt64"],
     ["seq", "UInt32"],
     ["uid_code", "UInt64"],
     /** 1 on the first row of each uid in its call: a call counts once per participant however often they rejoined. */
@@ -125,16 +166,14 @@ export const PARTICIPANTS_V2: TableSpec = {
     ["total_audio_minutes_x1000", "Int64"],
     ["total_video_minutes_x1000", "Int64"],
     ["total_duration_minutes_x1000", "Int64"],
-    ["state", "Nullable(String)"],
-    ["device_id", "Nullable(String)"],
-    ["joined_at", "Nullable(Int64)"],
-    ["left_at", "Nullable(Int64)"],
-    ["mid", "Nullable(String)"],
+    // The per-participant details (state, device id, join and leave times, mid) are not
+    // here: no report sums or filters them, and as strings on every row they were most of
+    // the table's bytes. One call's page reads them from call_raw's `state`.
   ],
   engine: "VersionedCollapsingMergeTree(sign, version)",
   partitionBy: "toYYYYMM(start_at)",
-  orderBy: "(app_pk, start_at, session_id, seq)",
-  shardBy: "cityHash64(app_pk, session_id)",
+  orderBy: "(app_pk, start_at, session_code, seq)",
+  shardBy: SHARD_BY_CALL,
 };
 
 /** uid codes back to uids (every writer inserts the uids it codes; repeats collapse). */
