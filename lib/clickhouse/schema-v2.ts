@@ -1,4 +1,4 @@
-import { localName, qualified, quoteIdentifier, type Placement, type TableSpec } from "./schema";
+import { CALLS, localName, qualified, quoteIdentifier, type Placement, type TableSpec } from "./schema";
 
 /**
  * Schema v2 of the call facts (issue 25; docs/decisions/0034-clickhouse-schema-v2.md),
@@ -114,34 +114,19 @@ export const CALLS_V2: TableSpec = {
  * keeps the newest), ordered by `(app_pk, session_id)`, so one call's page and a writer's
  * lookup of a batch's keys read a few granules. Reports never touch it.
  *
- * - `state`: the state as JSON (rows-v2.ts CallStateV2, participants with their details:
- *   state, device, join/leave times, mid, extra fields), what one call's page shows and
- *   what the next writer cancels; `raw`: the platform's record as received.
- * - `previous`: the state this one replaced (JSON, without details; '' for a new call),
- *   kept so that a change whose signed rows did not all land (a writer killed between
- *   its inserts) can be completed by the next writer of the call
- *   (docs/decisions/0034-clickhouse-schema-v2.md, "Writers").
- * - `deleted` = 1: the call was deleted (its signed rows are cancelled); `state` is ''.
- * - `content_hash`, `source`, `status`, `first_seen_ms`, `arrival`: what the sync asks of
- *   a stored call (new, changed or unchanged; the arrival ordinal it keeps), readable
- *   without parsing `state`.
+ * Its columns are v1's `calls` (schema.ts CALLS: the call, its participants as parallel
+ * arrays with their details, the raw record, the sync's content hash and source), so that
+ * one call's page reads it as it read `calls`, and a v1 warehouse moves into it with one
+ * `INSERT … SELECT *, '' FROM calls FINAL`. Plus:
+ * - `previous`: the state this one replaced (rows-v2.ts CallStateV2 as JSON, without
+ *   details; '' for a new call or a moved one), kept so that a change whose signed rows
+ *   did not all land (a writer killed between its inserts) can be completed by the next
+ *   writer of the call (writer-v2.ts; docs/decisions/0034-clickhouse-schema-v2.md, "Writers").
+ * `deleted` = 1: the call was deleted (its signed rows are cancelled).
  */
 export const CALL_RAW: TableSpec = {
   name: "call_raw",
-  columns: [
-    ["app_pk", "UInt32"],
-    ["session_id", "String"],
-    ["version", "UInt64"],
-    ["deleted", "UInt8"],
-    ["source", "String"],
-    ["content_hash", "Nullable(String)"],
-    ["status", "Nullable(String)"],
-    ["first_seen_ms", "Int64"],
-    ["arrival", "UInt64"],
-    ["state", "String"],
-    ["previous", "String"],
-    ["raw", "Nullable(String)"],
-  ],
+  columns: [...CALLS.columns, ["previous", "String"]],
   engine: "ReplacingMergeTree(version)",
   orderBy: "(app_pk, session_id)",
   shardBy: `cityHash64(app_pk, ${SESSION_CODE_SQL("session_id")})`,

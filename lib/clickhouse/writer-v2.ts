@@ -1,9 +1,9 @@
 import { Readable } from "node:stream";
-import { openClickHouse, type ClickHouse } from "./client";
+import { clickhouse, clickHouseConfig, openClickHouse, type ClickHouse } from "./client";
 import { reachClusterHost, type ClusterHost } from "./cluster-hosts";
 import type { ClickHouseConfig } from "./config";
-import { callRawRow, changeRowsV2, type CallStateV2, type CodesV2 } from "./rows-v2";
-import { localName, qualified } from "./schema";
+import { callRawRow, changeRowsV2, stateOfCallRaw, type CallRawRead, type CallStateV2, type CodesV2 } from "./rows-v2";
+import { localName, qualified, quoteIdentifier } from "./schema";
 import { CALLS_V2, CALL_RAW, PARTICIPANTS_V2, SESSION_CODE_SQL, UID_CODE_SQL, UIDS } from "./schema-v2";
 import { raw, sql, stringLiteral } from "./sql";
 
@@ -126,20 +126,8 @@ export async function openShardsV2(ch: ClickHouse, config: ClickHouseConfig): Pr
   }
 }
 
-interface RawRowRead {
-  session_id: string;
-  version: number;
-  deleted: number;
-  source: string;
-  content_hash: string | null;
-  status: string | null;
-  first_seen_ms: number;
-  arrival: number;
-  state: string;
-  previous: string;
-}
-
-const parseState = (text: string): CallStateV2 | undefined => (text ? (JSON.parse(text) as CallStateV2) : undefined);
+/** call_raw's columns a lookup reads: all but the raw record (what one call's page alone needs). */
+const LOOKUP_COLUMNS = CALL_RAW.columns.map(([name]) => name).filter((name) => name !== "raw");
 
 /** The codes of a batch, and the shard of each session (the Distributed tables' SHARD_BY_CALL). */
 interface BatchCodes extends CodesV2 {
@@ -185,19 +173,19 @@ export class CallWriterV2 {
     for (const id of sessionIds) out.set(id, undefined);
     const found = await Promise.all(
       pieces([...new Set(sessionIds)]).map((ids) =>
-        this.ch.rows<RawRowRead>(
-          sql`SELECT session_id, version, deleted, source, content_hash, status, first_seen_ms, arrival, state, previous
-              FROM ${this.table(CALL_RAW.name)} WHERE app_pk = ${appPk} AND session_id IN ${ids}`.text,
+        this.ch.rows<CallRawRead>(
+          sql`SELECT ${raw(LOOKUP_COLUMNS.map(quoteIdentifier).join(", "))} FROM ${this.table(CALL_RAW.name)} WHERE app_pk = ${appPk} AND session_id IN ${ids}`.text,
         ),
       ),
     );
     for (const r of found.flat()) {
-      const have = out.get(r.session_id);
+      const id = String(r.session_id);
+      const have = out.get(id);
       if (have && have.version >= Number(r.version)) continue;
-      out.set(r.session_id, {
-        sessionId: r.session_id, version: Number(r.version), deleted: Number(r.deleted) === 1, source: r.source, contentHash: r.content_hash,
-        status: r.status, firstSeenMs: Number(r.first_seen_ms), arrival: Number(r.arrival), state: parseState(r.state), previous: parseState(r.previous),
-        verified: false,
+      out.set(id, {
+        sessionId: id, version: Number(r.version), deleted: Number(r.deleted) === 1, source: String(r.source), contentHash: (r.content_hash as string | null) ?? null,
+        status: (r.status as string | null) ?? null, firstSeenMs: Number(r.first_seen_ms), arrival: Number(r.arrival), state: stateOfCallRaw(r),
+        previous: r.previous ? (JSON.parse(String(r.previous)) as CallStateV2) : undefined, verified: false,
       });
     }
     return out;
@@ -416,3 +404,25 @@ function probeKey(table: string, r: Record<string, unknown>): string {
     : `${Number(r.start_at)}|${String(r.session_code)}|${Number(r.seq)}|${Number(r.version)}|${Number(r.sign)}`;
 }
 
+
+const globalForWriter = globalThis as unknown as { callboardWriterV2?: { key: string; writer: Promise<CallWriterV2> } };
+
+/**
+ * The process's v2 writer over CLICKHOUSE_URL / CLICKHOUSE_CLUSTER (its shards reached
+ * once, cached on globalThis like the client). Throws when ClickHouse is not configured.
+ */
+export function processWriterV2(): Promise<CallWriterV2> {
+  const ch = clickhouse();
+  const config = clickHouseConfig();
+  if (!config) throw new Error("ClickHouse is not configured (CLICKHOUSE_URL is not set)");
+  const key = `${config.origin}|${config.database}|${config.cluster ?? ""}|${ch.label}`;
+  const cached = globalForWriter.callboardWriterV2;
+  if (cached?.key === key) return cached.writer;
+  const writer = openShardsV2(ch, config).then((shards) => new CallWriterV2(ch, shards));
+  // A failure (a shard down) is not kept: the next batch tries again.
+  writer.catch(() => {
+    if (globalForWriter.callboardWriterV2?.writer === writer) globalForWriter.callboardWriterV2 = undefined;
+  });
+  globalForWriter.callboardWriterV2 = { key, writer };
+  return writer;
+}
