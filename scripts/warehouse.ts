@@ -18,6 +18,7 @@ import { loadDotEnv } from "@/lib/config/dotenv";
 import { runCli, printTable } from "@/lib/cli/run";
 import { clickHouseConfig, closeClickHouse, migrateClickHouse, openClickHouse } from "@/lib/clickhouse";
 import { CopyMismatchError, copyToClickHouse, type CopyProgress } from "@/lib/clickhouse/copy";
+import { CallWriterV2, openShardsV2 } from "@/lib/clickhouse/writer-v2";
 
 loadDotEnv();
 
@@ -72,6 +73,7 @@ program
     const migrated = await migrateClickHouse(config);
     console.log(`Copying ${process.env.DATABASE_PATH ?? "the warehouse"} into ${migrated.hosts.join(", ")}${config.cluster ? ` (cluster ${config.cluster})` : ""}`);
     const ch = openClickHouse(config);
+    const shards = await openShardsV2(ch, config);
     const bars = o.progress ? new MultiBar({ format: " {table} [{bar}] {percentage}% | {value}/{total} rows | {duration_formatted}", hideCursor: true, clearOnComplete: false }, Presets.shades_classic) : undefined;
     const byTable = new Map<string, SingleBar>();
     const onProgress = (p: CopyProgress) => {
@@ -85,7 +87,8 @@ program
     const stop = () => abort.abort();
     process.once("SIGINT", stop);
     try {
-      const counts = await copyToClickHouse(db(), ch, { batchSize, restart: o.restart, onProgress, signal: abort.signal });
+      const writerV2 = new CallWriterV2(ch, shards);
+      const counts = await copyToClickHouse(db(), ch, { batchSize, restart: o.restart, onProgress, signal: abort.signal, writerV2 });
       bars?.stop();
       printTable(counts.map((c) => ({ table: c.table, copied: c.copied, sqlite: c.sqlite, clickhouse: c.clickhouse, check: "ok" })));
       console.log("Count check passed: ClickHouse holds every row of the SQLite warehouse.");
@@ -97,6 +100,7 @@ program
       throw err;
     } finally {
       process.off("SIGINT", stop);
+      await Promise.all(shards.filter((s) => s.client !== ch).map((s) => s.client.close()));
       await ch.close();
       await closeClickHouse();
     }

@@ -2,10 +2,10 @@ import { CALLS, localName, qualified, quoteIdentifier, type Placement, type Tabl
 
 /**
  * Schema v2 of the call facts (issue 25; docs/decisions/0034-clickhouse-schema-v2.md),
- * built the way ClickHouse answers at 100M calls. NOT YET MIGRATED OR WRITTEN: the
- * writers (sync, forwarder, copy), the move from v1 and the reports still use schema.ts's
- * `calls`. This module fixes the table shapes and is proven on 18.16 shards and on chdb by
- * schema-v2.integration.test.ts, so that the next steps build on tested ground.
+ * built the way ClickHouse answers at 100M calls. The sync and the copy write it
+ * (writer-v2.ts; beside schema.ts's `calls` while WRITE_V1_FACTS is on); the reports do
+ * not read it yet. The shapes are proven on 18.16 shards and on chdb by
+ * schema-v2.integration.test.ts, the writers by writer-v2.integration.test.ts.
  *
  * - Facts are signed state rows (`VersionedCollapsingMergeTree(sign, version)`): a writer
  *   that replaces a call's state writes the old state again with sign −1 (its cancel row)
@@ -18,8 +18,8 @@ import { CALLS, localName, qualified, quoteIdentifier, type Placement, type Tabl
  * - The closed sets (type, mode, status, receiver type) are Enum8 codes; a value the
  *   platform may add later is kept exactly in a `<dim>_other` String, '' otherwise (an
  *   almost empty column costs next to nothing compressed), so answers stay exact.
- * - The raw JSON is in `call_raw`, read by key for one call's page.
- * - Participants have their own signed rows, on their call's shard, uids coded.
+ * - The raw JSON and everything only one call's page shows are in `call_raw`, read by key.
+ * - Participants have their own signed rows, on their call's shard, uids and the call coded.
  * - Pre-aggregates (`SummingMergeTree`) are fed by materialized views over the signed
  *   rows: per app × 15-minute bucket × filter dimensions (15 minutes: every IANA zone's
  *   offset, +05:30, +05:45 and DST shifts included, is a multiple of 15 minutes, so a local
@@ -230,6 +230,9 @@ export const PARTICIPANTS_BY_MONTH: TableSpec = {
   orderBy: "(app_pk, uid_code, month)",
   shardBy: "cityHash64(app_pk, uid_code)",
 };
+
+/** The tables the writers write (writer-v2.ts); the pre-aggregates below are fed from them by views. */
+export const V2_BASE_TABLES = [CALLS_V2, CALL_RAW, PARTICIPANTS_V2, UIDS] as const;
 
 export const V2_TABLES = [CALLS_V2, CALL_RAW, PARTICIPANTS_V2, UIDS, CALLS_BY_BUCKET, CALLS_BY_MONTH, PARTICIPANTS_BY_MONTH] as const;
 

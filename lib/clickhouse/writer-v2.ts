@@ -1,5 +1,5 @@
 import { Readable } from "node:stream";
-import { clickhouse, clickHouseConfig, openClickHouse, type ClickHouse } from "./client";
+import { clickhouse, clickHouseConfig, openClickHouse, whenClickHouseCloses, type ClickHouse } from "./client";
 import { reachClusterHost, type ClusterHost } from "./cluster-hosts";
 import type { ClickHouseConfig } from "./config";
 import { callRawRow, changeRowsV2, stateOfCallRaw, type CallRawRead, type CallStateV2, type CodesV2 } from "./rows-v2";
@@ -246,11 +246,12 @@ export class CallWriterV2 {
           const rowsOf = (c: (typeof here)[number]) => (table === CALLS_V2 ? c.rows.calls : c.rows.participants);
           const withRows = here.filter((c) => rowsOf(c).length > 0);
           if (withRows.length === 0) continue;
-          const present = await this.present(shard, appPk, table.name, withRows.map((c) => rowsOf(c)[0]));
-          const missing = withRows.filter((c) => !present.has(probeKey(table.name, rowsOf(c)[0])));
+          // Its last row there: all of it is (what landed of a block is a prefix of its rows).
+          const present = await this.present(shard, appPk, table.name, withRows.map((c) => rowsOf(c).at(-1)!));
+          const missing = withRows.filter((c) => !present.has(probeKey(table.name, rowsOf(c).at(-1)!)));
           if (missing.length === 0) continue;
           for (const c of missing) completed.add(c.s);
-          await this.insertOnce(shard, appPk, table.name, missing.flatMap(rowsOf));
+          await this.insertOnce(shard, appPk, table.name, await this.absent(shard, appPk, table.name, missing.flatMap(rowsOf)));
         }
       }),
     );
@@ -258,7 +259,13 @@ export class CallWriterV2 {
     return completed.size;
   }
 
-  /** Which of `probes` (rows of `table`) are on `shard`: one read by primary key. */
+  /** The rows of `rows` not on `shard` (a block cut short by a dying writer landed as a prefix of its rows). */
+  private async absent(shard: number, appPk: number, table: string, rows: ReadonlyArray<Record<string, unknown>>): Promise<Array<Record<string, unknown>>> {
+    const present = await this.present(shard, appPk, table, rows);
+    return rows.filter((r) => !present.has(probeKey(table, r)));
+  }
+
+  /** Which of `probes` (rows of `table`) are on `shard`: one read by primary key per 1,000. */
   private async present(shard: number, appPk: number, table: string, probes: ReadonlyArray<Record<string, unknown>>): Promise<Set<string>> {
     const found = new Set<string>();
     const target = this.table(this.local(table));
@@ -286,21 +293,29 @@ export class CallWriterV2 {
    * row (the probe: every row of a block lands, or none) is not on the shard.
    */
   private async insertOnce(shard: number, appPk: number, table: string, rows: ReadonlyArray<Record<string, unknown>>): Promise<void> {
-    if (rows.length === 0) return;
-    const body = Buffer.from(rows.map((r) => JSON.stringify(r)).join("\n"), "utf8");
     const client = this.shards[shard].client;
-    for (let attempt = 1; ; attempt++) {
+    let left = rows;
+    let tries = 0;
+    const pause = () => new Promise((r) => setTimeout(r, this.retryMs * 2 ** Math.min(tries - 1, 6)));
+    while (left.length > 0) {
       try {
-        // One buffer, not a stream of rows: a body cut short by a dying process ends mid-row and fails whole.
+        tries++;
+        // One buffer, not a stream of rows: a body cut short by a dying process mostly ends mid-row and fails whole.
+        const body = Buffer.from(left.map((r) => JSON.stringify(r)).join("\n"), "utf8");
         await client.insertStream(this.local(table), Readable.from([body]), { format: "JSONEachRow" });
         return;
       } catch (err) {
-        if (attempt >= this.attempts) throw err;
-        await new Promise((r) => setTimeout(r, this.retryMs * 2 ** (attempt - 1)));
-        try {
-          if ((await this.present(shard, appPk, table, [rows[0]])).size > 0) return; // it landed: its answer was lost
-        } catch {
-          // the shard does not answer yet: the next attempt finds out
+        // Nothing is sent again before the shard says what landed (its answer may only have been lost).
+        for (;;) {
+          if (tries >= this.attempts) throw err;
+          await pause();
+          tries++;
+          try {
+            left = (await this.present(shard, appPk, table, [left.at(-1)!])).size > 0 ? [] : await this.absent(shard, appPk, table, left);
+            break;
+          } catch {
+            // the shard does not answer yet: ask again
+          }
         }
       }
     }
@@ -418,7 +433,14 @@ export function processWriterV2(): Promise<CallWriterV2> {
   const key = `${config.origin}|${config.database}|${config.cluster ?? ""}|${ch.label}`;
   const cached = globalForWriter.callboardWriterV2;
   if (cached?.key === key) return cached.writer;
-  const writer = openShardsV2(ch, config).then((shards) => new CallWriterV2(ch, shards));
+  const writer = openShardsV2(ch, config).then((shards) => {
+    // The shards' own clients (not the process's one) close with the process's client.
+    whenClickHouseCloses(async () => {
+      if (globalForWriter.callboardWriterV2?.writer === writer) globalForWriter.callboardWriterV2 = undefined;
+      await Promise.all(shards.filter((s) => s.client !== ch).map((s) => s.client.close()));
+    });
+    return new CallWriterV2(ch, shards);
+  });
   // A failure (a shard down) is not kept: the next batch tries again.
   writer.catch(() => {
     if (globalForWriter.callboardWriterV2?.writer === writer) globalForWriter.callboardWriterV2 = undefined;

@@ -168,10 +168,17 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
     );
     const byId = new Map<string, StoredRow>();
     for (const r of rows) if (Number(r.deleted) === 0) byId.set(r.session_id, r);
-    await v2;
+    const stored = await v2;
     return sessionIds.map((id) => {
       const r = byId.get(id);
       if (!r) return undefined;
+      // Unchanged only if v2 holds the same record too: a run killed between v1's insert and
+      // v2's write left v1 ahead, and the call must be written again for v2 to have it.
+      const s = stored.get(id);
+      if (!s || s.deleted || s.contentHash !== r.content_hash || s.source !== r.source) {
+        this.known.set(id, { firstSeen: Number(r.first_seen_ms), arrival: Number(r.arrival) });
+        return { hash: null, source: r.source, status: r.status };
+      }
       this.known.set(id, { firstSeen: Number(r.first_seen_ms), arrival: Number(r.arrival) });
       return { hash: r.content_hash, source: r.source, status: r.status };
     });
