@@ -65,9 +65,9 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("copy --to clickhouse", () => {
     server = await startClickHouse({ shards: 2 });
   });
   afterAll(async () => {
-    for (const ch of open) await ch.close();
+    await Promise.all(open.map((ch) => ch.close()));
     await server?.stop();
-  });
+  }, 120_000);
 
   it("copies every table, resumes after an interruption, and never double counts", async () => {
     const db = openFixtureDb("copy-resume");

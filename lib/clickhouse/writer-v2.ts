@@ -90,12 +90,25 @@ export interface WriterV2Options {
   retryMs?: number;
 }
 
-/** Most values a query's literal lists carry (18.16 parses at most 256 kB of query text). */
-const PIECE = 1_000;
+/** Most text a query's literal lists carry: 18.16 parses at most 256 kB of query text (max_query_size). */
+const PIECE_BYTES = 160_000;
 
-function pieces<T>(list: readonly T[], size = PIECE): T[][] {
+/** `list` in pieces whose literals fit one query (strings by their length, anything else as a probe row of ~120 bytes). */
+function pieces<T>(list: readonly T[]): T[][] {
   const out: T[][] = [];
-  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  let piece: T[] = [];
+  let bytes = 0;
+  for (const x of list) {
+    const size = typeof x === "string" ? 8 + 2 * x.length : 120;
+    if (piece.length > 0 && bytes + size > PIECE_BYTES) {
+      out.push(piece);
+      piece = [];
+      bytes = 0;
+    }
+    piece.push(x);
+    bytes += size;
+  }
+  if (piece.length > 0) out.push(piece);
   return out;
 }
 
@@ -265,7 +278,7 @@ export class CallWriterV2 {
     return rows.filter((r) => !present.has(probeKey(table, r)));
   }
 
-  /** Which of `probes` (rows of `table`) are on `shard`: one read by primary key per 1,000. */
+  /** Which of `probes` (rows of `table`) are on `shard`: one read by primary key per piece. */
   private async present(shard: number, appPk: number, table: string, probes: ReadonlyArray<Record<string, unknown>>): Promise<Set<string>> {
     const found = new Set<string>();
     const target = this.table(this.local(table));

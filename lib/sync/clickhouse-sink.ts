@@ -89,7 +89,7 @@ interface Known {
   arrival: number;
 }
 
-/** Calls per v2 write: a few HTTP requests per shard each; the lists in their queries go in pieces of 1,000. */
+/** Calls per v2 write: a few HTTP requests per shard each; the lists in their queries go in pieces that fit a query. */
 const V2_CHUNK = 5_000;
 
 export interface ClickHouseCallsOptions {

@@ -167,7 +167,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () 
     delete process.env.CLICKHOUSE_URL;
     delete process.env.CLICKHOUSE_CLUSTER;
     resetEnvForTests();
-  });
+  }, 120_000);
 
   it("stores exactly the emulator's calls despite upstream faults, none in SQLite; a second run writes nothing", async () => {
     const t = await truth("alpha");
