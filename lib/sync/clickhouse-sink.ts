@@ -120,6 +120,11 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
   /** v2: changes staged and not yet handed to a write, and the chain of writes of this batch. */
   private pendingV2: CallChangeV2[] = [];
   private chainV2: Promise<void> = Promise.resolve();
+  /**
+   * When v2 held nothing of the app at the run's start: the calls this run wrote to it.
+   * Any other call is new, and its write looks nothing up (as v1's first backfill asks nothing).
+   */
+  private writtenThisRun: Set<string> | undefined;
 
   constructor(
     private readonly ch: ClickHouse,
@@ -142,7 +147,11 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
 
   async storedCount(): Promise<number> {
     await ensureClickHouseSchema(); // the run's first question: migrates a ClickHouse that was down at start
-    const [row] = await this.ch.rows<{ n: number }>(sql`SELECT count() AS n FROM ${this.writeV1 ? this.table : this.rawTable} WHERE app_pk = ${this.appPk}`.text);
+    const [v2] = await this.ch.rows<{ n: number }>(sql`SELECT count() AS n FROM ${this.rawTable} WHERE app_pk = ${this.appPk}`.text);
+    // v2 empty at the run's start (a first backfill): under the app's lease nothing but this run writes it.
+    if (Number(v2?.n ?? 0) === 0) this.writtenThisRun ??= new Set();
+    if (!this.writeV1) return Number(v2?.n ?? 0);
+    const [row] = await this.ch.rows<{ n: number }>(sql`SELECT count() AS n FROM ${this.table} WHERE app_pk = ${this.appPk}`.text);
     return Number(row?.n ?? 0);
   }
 
@@ -282,9 +291,16 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
       }
       // What the pages looked up, and what earlier writes of this run stored.
       const given = new Map<string, StoredCallV2 | undefined>();
-      for (const c of batch) if (known.has(c.sessionId)) given.set(c.sessionId, known.get(c.sessionId));
+      const written = this.writtenThisRun;
+      for (const c of batch) {
+        if (known.has(c.sessionId)) given.set(c.sessionId, known.get(c.sessionId));
+        else if (written && !written.has(c.sessionId)) given.set(c.sessionId, undefined);
+      }
       const result = await writer.write(this.appPk, batch, given);
-      for (const [id, s] of result.stored) known.set(id, s);
+      for (const [id, s] of result.stored) {
+        known.set(id, s);
+        written?.add(id);
+      }
     }).catch((err: unknown) => {
       this.failure ??= err instanceof Error ? err : new Error(String(err));
     });
