@@ -45,6 +45,11 @@ export interface CallChangeV2 {
   next: CallStateV2 | undefined;
   /** The platform's record as received (call_raw.raw). */
   raw?: string | null;
+  /**
+   * A new state, never a replay (the sync: its version is its clock): one not above the
+   * stored version (a clock behind the writer before) is written one above it instead of skipped.
+   */
+  raiseVersion?: boolean;
 }
 
 /** A call's newest call_raw row, as the writer (and the sync) needs it. */
@@ -387,9 +392,12 @@ export class CallWriterV2 {
     const uidRows = new Map<string, Record<string, unknown>>();
     const after = new Map(stored);
     let written = 0;
-    for (const c of byId.values()) {
+    for (let c of byId.values()) {
       const s = stored.get(c.sessionId);
-      if (s && c.version <= s.version) continue; // a replay of what is stored (the copy run again)
+      if (s && c.version <= s.version) {
+        if (!c.raiseVersion) continue; // a replay of what is stored (the copy run again)
+        c = { ...c, version: s.version + 1 };
+      }
       const previous = s && !s.deleted ? s.state : undefined;
       if (!previous && !c.next) continue; // a delete of a call never written
       const next = c.next ? { ...c.next, version: c.version } : undefined;

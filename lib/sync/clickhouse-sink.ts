@@ -275,7 +275,7 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
 
   /**
    * Hands the staged changes to one v2 write, after the writes before it (a call changed
-   * twice in a batch is written in order). Each change's version is above its stored one.
+   * twice in a batch is written in order). Each change goes above its stored version (raiseVersion).
    */
   private writeV2(): void {
     const batch = this.pendingV2;
@@ -285,10 +285,6 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
     this.chainV2 = this.chainV2.then(async () => {
       if (this.failure) return;
       const writer = await this.writerV2();
-      for (const c of batch) {
-        const s = known.get(c.sessionId);
-        if (s && c.version <= s.version) c.version = s.version + 1;
-      }
       // What the pages looked up, and what earlier writes of this run stored.
       const given = new Map<string, StoredCallV2 | undefined>();
       const written = this.writtenThisRun;
@@ -394,5 +390,5 @@ function changeOf(appPk: number, p: PendingCall, page: Buffer | undefined, versi
       raw: p.participantExtras[x.seq] ?? null,
     })),
   };
-  return { sessionId: c.sessionId, version, next, raw };
+  return { sessionId: c.sessionId, version, next, raw, raiseVersion: true };
 }
