@@ -21,7 +21,6 @@ const CALL_V2_VALUES: Record<string, string> = {
   app_pk: "app_pk",
   start_at: "toDateTime(if(never, initiated_at, started))",
   session_id: "session_id",
-  session_code: "cityHash64(session_id)",
   type: "type_",
   type_other: "''",
   mode: "mode_",
@@ -41,8 +40,6 @@ const CALL_V2_VALUES: Record<string, string> = {
   ended_at: "toNullable(ended_at_)",
   initiator: "toNullable(initiator_)",
   receiver: "toNullable(receiver_)",
-  mid: "toNullable(mid_)",
-  first_seen_ms: "(initiated_at + 3600) * 1000",
   arrival: "toUInt64(n + 1)",
 };
 

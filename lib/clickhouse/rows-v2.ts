@@ -76,16 +76,15 @@ function closed(prefix: ClosedSet, value: string | null): Record<string, string>
   return { [prefix]: code, [`${prefix}_other`]: other };
 }
 
-function callRow(s: CallStateV2, sign: 1 | -1, sessionCode: string): Record<string, unknown> {
+function callRow(s: CallStateV2, sign: 1 | -1): Record<string, unknown> {
   return {
-    sign, version: s.version, app_pk: s.appPk, start_at: s.startAt, session_id: s.sessionId, session_code: sessionCode,
+    sign, version: s.version, app_pk: s.appPk, start_at: s.startAt, session_id: s.sessionId,
     ...closed("type", s.type), ...closed("mode", s.mode), ...closed("status", s.status), ...closed("receiver_type", s.receiverType),
     platform_has_recording: s.platformHasRecording ? 1 : 0,
     total_audio_minutes_x1000: s.audioX1000, total_video_minutes_x1000: s.videoX1000, total_duration_minutes_x1000: s.durationX1000,
     duration_seconds: s.durationSeconds, total_participants: s.totalParticipants ?? s.participants.length,
     initiated_at: s.initiatedAt ?? null, started_at: s.startedAt ?? null, ended_at: s.endedAt ?? null,
-    initiator: s.initiator ?? null, receiver: s.receiver ?? null, mid: s.mid ?? null,
-    first_seen_ms: s.firstSeenMs, arrival: s.arrival,
+    initiator: s.initiator ?? null, receiver: s.receiver ?? null, arrival: s.arrival,
   };
 }
 
@@ -113,11 +112,11 @@ export function changeRowsV2(previous: CallStateV2 | undefined, next: CallStateV
   if (previous && next && next.version <= previous.version) throw new Error("a new state needs a higher version than the one it replaces");
   const out: ChangeRowsV2 = { calls: [], participants: [], uids: [] };
   if (previous) {
-    out.calls.push(callRow(previous, -1, codes.session(previous.sessionId)));
+    out.calls.push(callRow(previous, -1));
     out.participants.push(...participantRows(previous, -1, codes));
   }
   if (next) {
-    out.calls.push(callRow(next, 1, codes.session(next.sessionId)));
+    out.calls.push(callRow(next, 1));
     out.participants.push(...participantRows(next, 1, codes));
     for (const uid of new Set(next.participants.map((p) => p.uid))) out.uids.push({ app_pk: next.appPk, uid_code: codes.uid(uid), uid });
   }

@@ -66,8 +66,9 @@ export const SESSION_CODE_SQL = (sessionId: string) => `cityHash64(${sessionId})
 
 /**
  * Every row of a call (its signed rows, its participants, its call_raw rows) on one shard:
- * a hash of the app and the session code. The writers insert into each shard's local
- * table themselves (writer-v2.ts) and pick the shard as the Distributed table would.
+ * a hash of the app and the session code (tables holding the session id compute the code).
+ * The writers insert into each shard's local table themselves (writer-v2.ts) and pick the
+ * shard as the Distributed table would.
  */
 export const SHARD_BY_CALL = "cityHash64(app_pk, session_code)";
 
@@ -84,9 +85,9 @@ export const CALLS_V2: TableSpec = {
     ["app_pk", "UInt32"],
     /** startedAt, or initiatedAt for calls never started: what time filters use. */
     ["start_at", "DateTime"],
+    // Its session code (what participants_v2 rows name it by) is SESSION_CODE_SQL(session_id),
+    // computed where a uid filter joins them: a column of 8 random bytes a call costs 8 bytes.
     ["session_id", "String"],
-    /** SESSION_CODE_SQL(session_id): what participants_v2 rows name their call by. */
-    ["session_code", "UInt64"],
     ...CLOSED_COLUMNS,
     ["platform_has_recording", "UInt8"],
     ["total_audio_minutes_x1000", "Int64"],
@@ -99,14 +100,13 @@ export const CALLS_V2: TableSpec = {
     ["ended_at", "Nullable(Int64)"],
     ["initiator", "Nullable(String)"],
     ["receiver", "Nullable(String)"],
-    ["mid", "Nullable(String)"],
-    ["first_seen_ms", "Int64"],
+    // The call's mid and first sighting are on its page only: in call_raw.
     ["arrival", "UInt64"],
   ],
   engine: "VersionedCollapsingMergeTree(sign, version)",
   partitionBy: "toYYYYMM(start_at)",
   orderBy: "(app_pk, start_at, session_id)",
-  shardBy: SHARD_BY_CALL,
+  shardBy: `cityHash64(app_pk, ${SESSION_CODE_SQL("session_id")})`,
 };
 
 /**
