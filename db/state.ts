@@ -121,3 +121,12 @@ export async function tryStateWrite(db: Db, statement: { run(): unknown } & Prom
     return false;
   }
 }
+
+/** A unique index refused the write (SQLite and Postgres word it differently; drizzle wraps it in `cause`). */
+export function isUniqueViolation(error: unknown): boolean {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+    const code = (e as { code?: unknown }).code;
+    if (code === "SQLITE_CONSTRAINT_UNIQUE" || code === "23505") return true;
+  }
+  return false;
+}

@@ -2,7 +2,7 @@ import { and, asc, count, eq, inArray, ne } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import type { UserRow } from "@/db/schema";
-import { stateTransaction, tablesOf } from "@/db/state";
+import { isUniqueViolation, stateTransaction, tablesOf } from "@/db/state";
 import { HttpError, badRequest, notFound } from "@/lib/http/errors";
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, hashPassword } from "./passwords";
 
@@ -158,15 +158,6 @@ async function setGrants(tx: Db, userPk: number, appPks: number[]): Promise<void
   const { userAppGrants } = tablesOf(tx);
   await tx.delete(userAppGrants).where(eq(userAppGrants.userPk, userPk));
   if (appPks.length > 0) await tx.insert(userAppGrants).values(appPks.map((appPk) => ({ userPk, appPk })));
-}
-
-/** A unique index refused the write (SQLite and Postgres word it differently). */
-function isUniqueViolation(error: unknown): boolean {
-  for (let e: unknown = error; e instanceof Error; e = e.cause) {
-    const code = (e as { code?: unknown }).code;
-    if (code === "SQLITE_CONSTRAINT_UNIQUE" || code === "23505") return true;
-  }
-  return false;
 }
 
 export async function createUser(db: Db, input: CreateUserInput): Promise<UserView> {
