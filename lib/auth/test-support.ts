@@ -64,11 +64,13 @@ export type StateDialect = "sqlite" | "postgres";
 export const STATE_DIALECTS: StateDialect[] = POSTGRES_SKIP_REASON ? ["sqlite"] : ["sqlite", "postgres"];
 
 let sharedPostgres: Promise<TestPostgres> | undefined;
+let openPostgresStates = 0;
 let databases = 0;
 
 /**
  * A fresh, migrated state store: a SQLite file, or a new database on this process's
- * test Postgres (started on first use, stopped when the process exits).
+ * test Postgres, started on first use and stopped when the last store on it is disposed
+ * (a test worker may end without an exit event, so the server's own exit hook is not enough).
  * `connect()` opens another handle on the same state: a second Callboard server.
  */
 export async function freshState(dialect: StateDialect): Promise<{ db: Db; connect(): Db; dispose(): Promise<void> }> {
@@ -90,6 +92,7 @@ export async function freshState(dialect: StateDialect): Promise<{ db: Db; conne
     };
   }
   sharedPostgres ??= startPostgres();
+  openPostgresStates++;
   const server = await sharedPostgres;
   const url = await server.createDatabase(`state_${process.pid}_${++databases}`);
   const config = parsePostgresConfig(url);
@@ -105,6 +108,10 @@ export async function freshState(dialect: StateDialect): Promise<{ db: Db; conne
     connect,
     async dispose() {
       await Promise.all(pools.map((p) => p.$client.end()));
+      if (--openPostgresStates === 0) {
+        sharedPostgres = undefined;
+        await server.stop();
+      }
     },
   };
 }
