@@ -65,7 +65,7 @@ export async function bodyRefusal(db: Db, req: IncomingMessage): Promise<Refusal
     }
     // A page's server action: the session is checked here, the rest by the action itself.
     const claims = await readSessionClaims(headers);
-    if (!claims || !callerForSession(db, claims)) throw unauthorized();
+    if (!claims || !(await callerForSession(db, claims))) throw unauthorized();
     return tooLarge;
   } catch (error) {
     if (error instanceof HttpError) return { status: error.status, code: error.code, message: error.message };

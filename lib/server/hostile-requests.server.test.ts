@@ -112,8 +112,8 @@ describe.skipIf(SKIP_WITHOUT_BUILD)("hostile requests against the production ser
     const db = openDatabase(file);
     const admin = await createUser(db, { email: "admin@hostile.test", password: "admin-password-123", role: "admin" });
     const viewer = await createUser(db, { email: "viewer@hostile.test", password: "viewer-password-123", role: "viewer" });
-    adminToken = createApiToken(db, { userId: admin.id }).token;
-    viewerToken = createApiToken(db, { userId: viewer.id }).token;
+    adminToken = (await createApiToken(db, { userId: admin.id })).token;
+    viewerToken = (await createApiToken(db, { userId: viewer.id })).token;
     db.$client.close();
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
