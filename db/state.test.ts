@@ -6,7 +6,7 @@ import { isPostgresState, isUniqueViolation, stateTransaction, tablesOf, tryStat
 
 /**
  * db/state.ts, on the SQLite file and on a real Postgres: the handle the state modules
- * query through (docs/decisions/0041-state-queries-in-two-dialects.md).
+ * query through (docs/decisions/0042-state-queries-in-two-dialects.md).
  */
 describe.each(STATE_DIALECTS)("state handle (%s)", (dialect) => {
   let ctx: Awaited<ReturnType<typeof freshState>>;

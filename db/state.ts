@@ -6,7 +6,7 @@ import { tryWrite, type Db } from "./client";
 import * as schema from "./schema";
 
 /**
- * One query, two dialects (docs/decisions/0041-state-queries-in-two-dialects.md).
+ * One query, two dialects (docs/decisions/0042-state-queries-in-two-dialects.md).
  *
  * A state module (users, tokens, the throttle, …) takes a `Db` and writes each query
  * once with drizzle's builders, always AWAITED (never `.get()`, `.all()`, `.run()`:
