@@ -196,6 +196,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () 
 
     // Unchanged calls are recognised from ClickHouse's answer and not written again.
     const again = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", full: true, perPage: 500, client: fastClient });
+    expect(again.error).toBeNull();
     expect(again).toMatchObject({ status: "succeeded", inserted: 0, updated: 0, unchanged: ALPHA, kind: "full" });
     const incremental = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", perPage: 500, client: fastClient });
     expect(incremental).toMatchObject({ status: "succeeded", inserted: 0, updated: 0, stoppedEarly: true });
