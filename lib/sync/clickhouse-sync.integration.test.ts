@@ -148,7 +148,7 @@ const listed = async (engine: Engine, f: Filters) => (await allCalls(engine, f))
 
 const sqliteCalls = (db: Db) => db.$client.prepare("SELECT count(*) FROM calls").pluck().get() as number;
 
-describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () => {
+describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { timeout: 180_000 }, () => {
   beforeAll(async () => {
     [emu, ch] = await Promise.all([
       spawnEmulator({ seed: SEED, now: 1_780_000_000, apps: [{ appId: "alpha", count: ALPHA }, { appId: "beta", count: BETA }] }),
