@@ -8,6 +8,7 @@ import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/
 import { openChdb } from "@/lib/clickhouse/testing-chdb";
 import { createClickHouseEngine } from "./engine";
 import { allCalls, callArrays, collect, csvText } from "./parity-answers";
+import { CallWriterV2, openShardsV2 } from "@/lib/clickhouse/writer-v2";
 import { buildWarehouse, MONTH_EDGE, NOW, ODD_UIDS, TIE_START, type Warehouse } from "./parity-fixture";
 
 process.env.AUTH_SECRET ??= "parity-test-secret-at-least-32-characters!";
@@ -85,6 +86,7 @@ type PagedName = "participants" | "participants-combined" | "recordings-awaiting
 describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine's answers", () => {
   let cluster: TestClickHouse;
   let clusterClient: ClickHouse;
+  let shardClients: ClickHouse[] = [];
   let chdb: ClickHouse;
   let wh: Warehouse;
   let viewer: Scope;
@@ -97,7 +99,9 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
     clusterClient = openClickHouse(cluster.config(DB));
     chdb = openChdb(DB);
     await applyMigrations(chdb, chdb.placement);
-    wh = await buildWarehouse([clusterClient, chdb]);
+    const shards = await openShardsV2(clusterClient, cluster.config(DB));
+    shardClients = shards.map((s) => s.client);
+    wh = await buildWarehouse([clusterClient, chdb], new Map([[clusterClient, new CallWriterV2(clusterClient, shards)]]));
     mem = createMemoryEngine({ db: () => wh.db });
     viewer = { appPks: [wh.db.$client.prepare("SELECT pk FROM apps WHERE app_id = 'beta'").pluck().get() as number] };
     // The second copy carried changed calls (new versions of calls already in ClickHouse).
@@ -109,6 +113,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
   afterAll(async () => {
     await wh?.stop();
     await clusterClient?.close();
+    for (const c of shardClients) await c.close();
     await chdb?.close();
     await cluster?.stop();
   });
