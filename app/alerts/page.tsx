@@ -18,7 +18,7 @@ export default async function AlertsPage() {
   const initial = { data: listRules(warehouse, caller), firing: firingCount(warehouse, caller), history: listHistory(warehouse, caller, { limit: 50 }) };
   return (
     <main id="main" tabIndex={-1} className="container">
-      <AlertsView initial={initial} apps={appOptions(warehouse, caller)} isAdmin={caller.role === "admin"} loadedAtMs={nowMs()} />
+      <AlertsView initial={initial} apps={await appOptions(warehouse, caller)} isAdmin={caller.role === "admin"} loadedAtMs={nowMs()} />
     </main>
   );
 }

@@ -7,7 +7,7 @@
 import type { Db } from "@/db/client";
 import { filters as buildFilters, type Filters } from "@/lib/analytics/filters";
 import type { AnalyticsEngine } from "@/lib/analytics/engine";
-import { getAppById, listApps } from "@/lib/apps/registry";
+import { getAppByIdSync, listAppsSync } from "@/lib/apps/registry";
 import { countDeliveries } from "@/lib/ingest/queries";
 import { countFailedRuns } from "@/lib/sync/runs";
 import type { AlertFilters, Metric } from "./schema";
@@ -46,9 +46,9 @@ function callFilters(f: AlertFilters, range: WindowRange): Filters {
 }
 
 function appPksOf(db: Db, f: AlertFilters): number[] {
-  if (!f.app?.length) return listApps(db).map((a) => a.pk);
+  if (!f.app?.length) return listAppsSync(db).map((a) => a.pk);
   return f.app.map((appId) => {
-    const app = getAppById(db, appId);
+    const app = getAppByIdSync(db, appId);
     if (!app) throw new Error(`app "${appId}" is not registered (any more)`);
     return app.pk;
   });

@@ -6,7 +6,7 @@
 import { desc, eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { alertRules, type AlertRuleRow } from "@/db/schema";
-import { listApps } from "@/lib/apps/registry";
+import { listAppsSync } from "@/lib/apps/registry";
 import { audit, auditSync } from "@/lib/auth/audit";
 import { requireAdmin, type Caller } from "@/lib/auth/authorize";
 import { decryptSecret, encryptSecret } from "@/lib/crypto/secrets";
@@ -118,7 +118,7 @@ export function ruleVisibleTo(r: Pick<RuleRecord, "filters">, caller: Caller, ap
 }
 
 function appIndex(db: Db): Map<string, number> {
-  return new Map(listApps(db).map((a) => [a.appId, a.pk]));
+  return new Map(listAppsSync(db).map((a) => [a.appId, a.pk]));
 }
 
 /**

@@ -14,8 +14,8 @@ beforeAll(async () => {
   useTestEnv();
   ctx = freshDb();
   db = ctx.db;
-  const alpha = seedApp(db, "alpha");
-  seedApp(db, "beta");
+  const alpha = await seedApp(db, "alpha");
+  await seedApp(db, "beta");
   const user = await createUser(db, { email: "v@example.test", password: "a-long-password-1", role: "viewer", apps: ["alpha"] });
   viewer = { userId: user.id, email: user.email, role: "viewer", appPks: [alpha.pk] };
 });

@@ -7,7 +7,7 @@ import { eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { userPreferences } from "@/db/schema";
-import { listApps } from "@/lib/apps/registry";
+import { listAppsSync } from "@/lib/apps/registry";
 import { isValidTimeZone } from "@/lib/analytics/tz";
 import { HttpError } from "@/lib/http/errors";
 import { auditSync } from "./audit";
@@ -39,7 +39,7 @@ export function getPreferences(db: Db, userPk: number): UserPreferences {
 export function callerPreferences(db: Db, caller: Caller): UserPreferences {
   const saved = getPreferences(db, caller.userId);
   if (saved.apps.length === 0) return saved;
-  const visible = new Set(listApps(db).filter((a) => canSeeApp(caller, a.pk)).map((a) => a.appId));
+  const visible = new Set(listAppsSync(db).filter((a) => canSeeApp(caller, a.pk)).map((a) => a.appId));
   return { ...saved, apps: saved.apps.filter((a) => visible.has(a)) };
 }
 
@@ -56,7 +56,7 @@ export function savePreferences(db: Db, caller: Caller, body: unknown): UserPref
     throw new HttpError(400, "invalid_parameter", `timeZone: "${input.timeZone}" is not an IANA time zone (e.g. UTC, Europe/Berlin, Asia/Kolkata)`, { parameter: "timeZone" });
   }
   if (input.apps !== undefined) {
-    const visible = new Set(listApps(db).filter((a) => canSeeApp(caller, a.pk)).map((a) => a.appId));
+    const visible = new Set(listAppsSync(db).filter((a) => canSeeApp(caller, a.pk)).map((a) => a.appId));
     const unknown = input.apps.find((a) => !visible.has(a));
     // Same answer for an app that does not exist and one the caller may not see.
     if (unknown !== undefined) throw new HttpError(400, "invalid_parameter", `apps: "${unknown}" is not an app you can see`, { parameter: "apps" });

@@ -16,7 +16,7 @@ beforeAll(async () => {
   useTestEnv();
   ctx = freshDb();
   db = ctx.db;
-  const app = seedApp(db, "alpha");
+  const app = await seedApp(db, "alpha");
   const a = await createUser(db, { email: "ann@example.test", password: "a-long-password-1", role: "viewer", apps: ["alpha"] });
   const b = await createUser(db, { email: "bob@example.test", password: "a-long-password-2", role: "viewer", apps: ["alpha"] });
   const c = await createUser(db, { email: "root@example.test", password: "a-long-password-3", role: "admin" });

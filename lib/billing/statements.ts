@@ -5,7 +5,7 @@
  * earlier issued months (same currency) as lines; issuing stores exactly that (issue.ts).
  */
 import type { Db } from "@/db/client";
-import { listApps } from "@/lib/apps/registry";
+import { listAppsSync } from "@/lib/apps/registry";
 import type { Scope } from "@/lib/analytics";
 import { isValidTimeZone } from "@/lib/analytics/tz";
 import { HttpError, notFound } from "@/lib/http/errors";
@@ -63,7 +63,7 @@ interface AppRef {
 
 /** The apps of a query: the named ones (404 for one the caller may not see, as if absent) or all visible. */
 export function statementApps(db: Db, appIds: readonly string[], scope: Scope): AppRef[] {
-  const visible = listApps(db).filter((a) => scope.appPks === "all" || scope.appPks.includes(a.pk));
+  const visible = listAppsSync(db).filter((a) => scope.appPks === "all" || scope.appPks.includes(a.pk));
   if (appIds.length === 0) return visible.map(({ pk, appId, name }) => ({ pk, appId, name }));
   return [...new Set(appIds)].map((id) => {
     const app = visible.find((a) => a.appId === id);

@@ -46,15 +46,15 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const file = path.join(dir, "warehouse.db");
   const db = openDatabase(file);
   const appPk: Record<string, number> = {};
-  appPk.acme = addApp(db, {
+  appPk.acme = (await addApp(db, {
     appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001",
     webhookId: "wh-callboard", webhookName: "Callboard", webhookUseBasicAuth: true, webhookUsername: HOOK_USER, webhookPassword: HOOK_PASSWORD,
-  }).pk;
-  appPk.open = addApp(db, { appId: "open-app", name: "Open", region: "eu", apiKey: "key-open-0002", webhookUseBasicAuth: false }).pk;
-  appPk.off = addApp(db, {
+  })).pk;
+  appPk.open = (await addApp(db, { appId: "open-app", name: "Open", region: "eu", apiKey: "key-open-0002", webhookUseBasicAuth: false })).pk;
+  appPk.off = (await addApp(db, {
     appId: "off-app", name: "Off", region: "in", apiKey: "key-off-0003", webhookEnabled: false,
     webhookUseBasicAuth: true, webhookUsername: HOOK_USER, webhookPassword: HOOK_PASSWORD,
-  }).pk;
+  })).pk;
   const ingestSqlite = openIngestConnection(file);
   const { durability = "wal-fsync", ...ingestOptions } = options;
   if (durability === "full") ingestSqlite.pragma("synchronous = FULL");
