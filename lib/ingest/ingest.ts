@@ -15,7 +15,7 @@ import {
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "./json-depth";
 import { clientSessionChange, type ClientSessionChange } from "./client-sessions";
 import { bodyKey, liveKey, recordingKey } from "./keys";
-import { GroupCommitter, StoreUnavailableError, type Effect, type GroupCommitterOptions, type PreparedDelivery } from "./store";
+import { GroupCommitter, StoreUnavailableError, type Effect, type GroupCommitterOptions, type PreparedDelivery, type Rejection, type StoreOutcome } from "./store";
 
 /**
  * The webhook route, independent of the HTTP layer: `preflight` decides from the
@@ -73,9 +73,21 @@ const unavailable = (retryAfterSeconds: number): IngestResult => ({
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 const APP_CACHE_MS = 1000;
 
+/**
+ * Where an ingestor stores what it accepts: the SQLite file's GroupCommitter (store.ts), or
+ * the Postgres inbox shared by several servers (postgres-inbox.ts). `submit` resolves once
+ * the delivery is durable, and rejects with StoreUnavailableError when it could not be
+ * stored (answered 503 + Retry-After: the platform sends it again).
+ */
+export interface DeliveryStore {
+  submit(delivery: PreparedDelivery): Promise<StoreOutcome>;
+  /** Best effort: a refused delivery for the rejections list. */
+  noteRejection(rejection: Rejection): void;
+  close(): void;
+}
+
 export interface Ingestor {
   readonly maxBodyBytes: number;
-  readonly committer: GroupCommitter;
   /** Asynchronous: the app's settings come from the state store (the SQLite file, or Postgres), cached a second. */
   preflight(method: string, appId: string, headers: IngestHeaders): Promise<Preflight>;
   /** The body grew past the limit while being read. */
@@ -88,16 +100,29 @@ export interface IngestorOptions extends GroupCommitterOptions {
   maxBodyBytes?: number;
 }
 
+/** The SQLite file's ingestor, with its group committer (tests and the benchmark read its stats). */
+export interface SqliteIngestor extends Ingestor {
+  readonly committer: GroupCommitter;
+}
+
 /**
  * An ingestor writing through `sqlite`, a connection of its own. A 200 means fsynced:
  * pass a `syncer` for a connection with `synchronous = NORMAL` (what `getIngestor`
  * does), or give it a connection with `synchronous = FULL` and no syncer.
  */
-export function createIngestor(sqlite: Database.Database, options: IngestorOptions = {}): Ingestor {
-  const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
+export function createIngestor(sqlite: Database.Database, options: IngestorOptions = {}): SqliteIngestor {
   const committer = new GroupCommitter(sqlite, options);
   // The apps registry's own query (one for both dialects), on the ingest's connection.
   const settingsDb = drizzle(sqlite, { schema }) as Db;
+  return { ...ingestorOver(committer, settingsDb, options), committer };
+}
+
+/**
+ * The webhook route over any delivery store: `settingsDb` is the state store apps are
+ * read from (the SQLite file, or Postgres: decision 0035), `committer` where deliveries go.
+ */
+export function ingestorOver(committer: DeliveryStore, settingsDb: Db, options: { maxBodyBytes?: number } = {}): Ingestor {
+  const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
 
   // App settings are read at most once a second per app id (also for unknown ids, bounded):
   // at thousands of deliveries a second the lookup was a tenth of the work. A settings
@@ -263,7 +288,7 @@ export function createIngestor(sqlite: Database.Database, options: IngestorOptio
     }
   }
 
-  return { maxBodyBytes, committer, preflight, tooLarge, accept, close: () => committer.close() };
+  return { maxBodyBytes, preflight, tooLarge, accept, close: () => committer.close() };
 }
 
 /** The trigger of a refused body, when it can be read (for the rejections list). */

@@ -13,7 +13,7 @@ import { addApp } from "@/lib/apps/registry";
 import { resetEnvForTests } from "@/lib/config/env";
 import { basicAuthHeader } from "./auth";
 import { createIngestHttpHandler } from "./http";
-import { createIngestor, type Ingestor, type IngestorOptions } from "./ingest";
+import { createIngestor, type IngestorOptions, type SqliteIngestor } from "./ingest";
 import { openIngestConnection } from "./runtime";
 import { WalSyncer } from "./wal-sync";
 
@@ -27,7 +27,7 @@ export interface Harness {
   file: string;
   db: Db;
   ingestSqlite: Database.Database;
-  ingestor: Ingestor;
+  ingestor: SqliteIngestor;
   server: Server;
   baseUrl: string;
   appPk: Record<string, number>;
