@@ -266,7 +266,17 @@ const UNAVAILABLE_RETRY_SECONDS = 2;
  * Retry-After, never 200.
  */
 export class PostgresDeliveryStore implements DeliveryStore {
-  constructor(private readonly pool: pg.Pool) {}
+  private rejectionsSincePrune = 0;
+  private readonly rejectedApps = new Set<number>();
+  private readonly keepRejections: number;
+
+  /** `keepRejections`: the newest refused deliveries kept per app (default 1,000, as on SQLite). */
+  constructor(
+    private readonly pool: pg.Pool,
+    options: { keepRejections?: number } = {},
+  ) {
+    this.keepRejections = options.keepRejections ?? 1000;
+  }
 
   async submit(d: PreparedDelivery): Promise<StoreOutcome> {
     try {
@@ -281,11 +291,30 @@ export class PostgresDeliveryStore implements DeliveryStore {
   }
 
   noteRejection(r: Rejection): void {
-    this.pool
-      .query("INSERT INTO webhook_rejections (app_pk, status, code, reason, trigger, received_ms) VALUES ($1, $2, $3, $4, $5, $6)", [
-        r.appPk, r.status, r.code, r.reason, r.trigger, r.receivedMs,
-      ])
-      .catch((error: unknown) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, "webhook rejection not recorded"));
+    this.rejectedApps.add(r.appPk);
+    // As on SQLite (store.ts): every 200 refusals this server recorded, each app it refused
+    // is cut back to its newest `keepRejections`, so a sender refused without end fills nothing.
+    const prune = ++this.rejectionsSincePrune >= 200 ? [...this.rejectedApps] : [];
+    if (prune.length > 0) {
+      this.rejectionsSincePrune = 0;
+      this.rejectedApps.clear();
+    }
+    void this.recordRejection(r, prune).catch((error: unknown) =>
+      logger.warn({ err: error instanceof Error ? error.message : String(error) }, "webhook rejection not recorded"),
+    );
+  }
+
+  private async recordRejection(r: Rejection, pruneApps: number[]): Promise<void> {
+    await this.pool.query("INSERT INTO webhook_rejections (app_pk, status, code, reason, trigger, received_ms) VALUES ($1, $2, $3, $4, $5, $6)", [
+      r.appPk, r.status, r.code, r.reason, r.trigger, r.receivedMs,
+    ]);
+    for (const appPk of pruneApps) {
+      await this.pool.query(
+        `DELETE FROM webhook_rejections WHERE app_pk = $1 AND pk <= (
+           SELECT pk FROM webhook_rejections WHERE app_pk = $1 ORDER BY pk DESC LIMIT 1 OFFSET $2)`,
+        [appPk, this.keepRejections],
+      );
+    }
   }
 
   close(): void {
@@ -294,6 +323,6 @@ export class PostgresDeliveryStore implements DeliveryStore {
 }
 
 /** The webhook route over Postgres (DATABASE_URL): apps read and deliveries stored there, shared by every server. */
-export function createPostgresIngestor(pgDb: PgDb, options: { maxBodyBytes?: number } = {}): Ingestor {
-  return ingestorOver(new PostgresDeliveryStore(pgDb.$client), stateDbOfPostgres(pgDb), options);
+export function createPostgresIngestor(pgDb: PgDb, options: { maxBodyBytes?: number; keepRejections?: number } = {}): Ingestor {
+  return ingestorOver(new PostgresDeliveryStore(pgDb.$client, options), stateDbOfPostgres(pgDb), options);
 }

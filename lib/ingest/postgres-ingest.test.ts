@@ -78,6 +78,14 @@ describe.skipIf(POSTGRES_SKIP_REASON)("webhooks to two servers over one Postgres
     await expect.poll(() => count("SELECT count(*) AS n FROM webhook_rejections WHERE code = 'unauthorized'")).toBe(2);
   });
 
+  it("keeps the newest refused deliveries per app, not every one a sender ever got refused", async () => {
+    const ingestor = createPostgresIngestor(pgState, { keepRejections: 10 });
+    const wrong = { contentType: "application/json", authorization: basicAuthHeader(HOOK_USER, "guessing") };
+    for (let i = 0; i < 400; i++) expect((await ingestor.preflight("POST", "acme", wrong)).ok).toBe(false);
+    // Without the cut there would be 400 more; with it, the newest 10 and the few written meanwhile.
+    await expect.poll(() => count("SELECT count(*) AS n FROM webhook_rejections"), { timeout: 10_000 }).toBeLessThanOrEqual(20);
+  });
+
   it("each delivery sent to both servers at once is stored and queued once; every 200 is in Postgres", async () => {
     const deliveries = Array.from({ length: 120 }, (_, i) =>
       i % 3 === 0 ? sessionStarted(A, `call-${i}`, 1_767_225_600 + i) : i % 3 === 1 ? participantJoined(A, `call-${i - 1}`, { name: `p${i}`, joined_at: 1_767_225_600 + i }) : messageSent(A, `msg-${i}`, 1_767_225_600 + i),
