@@ -8,8 +8,14 @@
  *   own functions (lib/auth) on both: the SQLite file and Postgres on loopback;
  * - webhook deliveries stored per second in the Postgres inbox (lib/ingest/postgres-inbox.ts:
  *   durable, deduplicated, queued for ClickHouse) from one pool and from two pools (two
- *   servers), 32 in flight each. Not through HTTP: the ingest does not use the inbox yet.
+ *   servers), 32 in flight each;
+ * - the same through the webhook receiver over HTTP (`createPostgresIngestor` behind the
+ *   node:http handler, Basic auth checked, half the deliveries call events whose live
+ *   state is applied in the same transaction): one receiver, then two, 32 requests in
+ *   flight to each. The server does not serve it yet (the DATABASE_URL gate).
  */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { openDatabase } from "@/db/client";
@@ -20,7 +26,11 @@ import { tempDbFile } from "@/lib/analytics/test-fixtures";
 import { callerForSession, callerForUser } from "@/lib/auth/authorize";
 import { createApiToken, resolveApiToken } from "@/lib/auth/tokens";
 import { createUser } from "@/lib/auth/users";
-import { storeDelivery } from "@/lib/ingest/postgres-inbox";
+import { addApp } from "@/lib/apps/registry";
+import { basicAuthHeader } from "@/lib/ingest/auth";
+import { messageSent, participantJoined } from "@/lib/ingest/fixtures";
+import { createIngestHttpHandler } from "@/lib/ingest/http";
+import { createPostgresIngestor, storeDelivery } from "@/lib/ingest/postgres-inbox";
 import { parsePostgresConfig } from "@/lib/postgres/config";
 import { POSTGRES_SKIP_REASON, startPostgres } from "@/lib/postgres/testing";
 import type { BenchRow } from "./run";
@@ -107,8 +117,65 @@ export async function runStateInPostgresBench(options: { rounds: number; deliver
       rows.push({ area: "postgres", metric: `inbox deliveries/s stored, ${servers} pool${servers > 1 ? "s" : ""} × 32 in flight`, target: "informational", measured: `${Math.round(options.deliveries / seconds)}/s` });
       await Promise.all(pools.map((p) => p.end()));
     }
+
+    rows.push(...(await receiverThroughput(url, options.deliveries)));
   } finally {
     await server.stop();
   }
+  return rows;
+}
+
+/** Deliveries/s through one and through two webhook receivers over HTTP, on one Postgres. */
+async function receiverThroughput(url: string, deliveries: number): Promise<BenchRow[]> {
+  const config = parsePostgresConfig(url);
+  const admin = openPostgres(config, { max: 2 });
+  const password = "bench-hook-password";
+  await addApp(stateDbOfPostgres(admin), { appId: "hooked", name: "Hooked", region: "us", apiKey: "bench-key-hooked", webhookUsername: "hook", webhookPassword: password });
+  const headers = { "content-type": "application/json", authorization: basicAuthHeader("hook", password) };
+  const rows: BenchRow[] = [];
+  for (const receivers of [1, 2]) {
+    const pools = Array.from({ length: receivers }, () => openPostgres(config, { max: 16 }));
+    const servers: Server[] = [];
+    const bases: string[] = [];
+    for (const pool of pools) {
+      const ingestor = createPostgresIngestor(pool);
+      const handle = createIngestHttpHandler(() => ingestor);
+      const server = createServer((req, res) => void (handle(req, res) || res.writeHead(404).end()));
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      servers.push(server);
+      bases.push(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/webhooks/hooked`);
+    }
+    let next = 0;
+    let refused = 0;
+    const t0 = performance.now();
+    await Promise.all(
+      bases.flatMap((base) =>
+        Array.from({ length: 32 }, async () => {
+          for (let i = next++; i < deliveries; i = next++) {
+            const at = 1_767_225_600 + i;
+            const body = i % 2 === 0
+              ? participantJoined({ appId: "hooked" }, `r${receivers}-call-${i >> 3}`, { name: `p${i}`, joined_at: at })
+              : messageSent({ appId: "hooked" }, `r${receivers}-msg-${i}`, at);
+            const res = await fetch(base, { method: "POST", headers, body: JSON.stringify(body) });
+            await res.arrayBuffer();
+            if (res.status !== 200) refused++;
+          }
+        }),
+      ),
+    );
+    const seconds = (performance.now() - t0) / 1000;
+    rows.push({
+      area: "postgres",
+      metric: `webhook deliveries/s over HTTP, ${receivers} receiver${receivers > 1 ? "s" : ""} × 32 in flight (half call events)`,
+      target: "informational",
+      measured: `${Math.round(deliveries / seconds)}/s${refused ? ` (${refused} not 200)` : ""}`,
+    });
+    for (const server of servers) {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+    await Promise.all(pools.map((p) => p.$client.end()));
+  }
+  await admin.$client.end();
   return rows;
 }
