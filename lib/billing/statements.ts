@@ -108,7 +108,7 @@ function issuedStatement(s: IssuedStatement, pending: PendingAdjustment | undefi
 
 /** Pending adjustments of each app's issued months before `month`. */
 async function carriableByApp(db: Db, appIds: string[], month: string, scope: Scope): Promise<Map<string, PendingAdjustment[]>> {
-  const earlier = issuedBefore(db, appIds, month);
+  const earlier = await issuedBefore(db, appIds, month);
   const pending = await pendingAdjustments(db, earlier, scope);
   const out = new Map<string, PendingAdjustment[]>();
   for (const s of earlier) {
@@ -142,7 +142,7 @@ export async function buildStatements(db: Db, q: StatementQuery, scope: Scope, n
   const range = monthRange(q.month, q.tz);
   const apps = statementApps(db, q.apps, scope);
   const ids = apps.map((a) => a.appId);
-  const issued = issuedForMonth(db, ids, q.month);
+  const issued = await issuedForMonth(db, ids, q.month);
   const drafts = apps.filter((a) => !issued.has(a.appId));
   const usage = await monthUsage(range, drafts.map((a) => a.appId), scope);
   const pending = await pendingAdjustments(db, [...issued.values()], scope);
@@ -151,8 +151,8 @@ export async function buildStatements(db: Db, q: StatementQuery, scope: Scope, n
   for (const app of apps) {
     const s = issued.get(app.appId);
     const statement = s
-      ? issuedStatement(s, pending.get(s.pk), carriedBy(db, s.pk), now)
-      : draftStatement(app, range, usage.get(app.appId) ?? NO_USAGE, termsInForce(db, app.pk, q.month), carriable.get(app.appId) ?? [], now);
+      ? issuedStatement(s, pending.get(s.pk), await carriedBy(db, s.pk), now)
+      : draftStatement(app, range, usage.get(app.appId) ?? NO_USAGE, await termsInForce(db, app.pk, q.month), carriable.get(app.appId) ?? [], now);
     if (q.detail) statement.participants = s ? s.body.participants : await participantUsage(range, app.appId, scope);
     out.push(statement);
   }
