@@ -93,7 +93,7 @@ async function sqliteForGenerated(file: string): Promise<string> {
   const db = openDatabase(file);
   try {
     // pks 1..BENCH_APPS, as the generated calls' app_pk (never synced: SYNC_INTERVAL_SECONDS=0).
-    for (let i = 1; i <= BENCH_APPS; i++) addApp(db, { appId: `bench${i}`, name: `Bench ${i}`, region: "us", apiKey: `bench-key-${i}`, callsUrl: "http://127.0.0.1:9/v3/calls" });
+    for (let i = 1; i <= BENCH_APPS; i++) await addApp(db, { appId: `bench${i}`, name: `Bench ${i}`, region: "us", apiKey: `bench-key-${i}`, callsUrl: "http://127.0.0.1:9/v3/calls" });
   } finally {
     db.$client.close();
   }

@@ -65,7 +65,7 @@ export async function measureClickHouseSync({ calls = 1_000_000, shards = 2, bat
     await ensureClickHouseSchema();
     const db = openDatabase(path.join(dir, "warehouse.db"));
     const info = emu.apps[0];
-    const app = addApp(db, { appId: info.appId, name: "bench", region: info.region, apiKey: info.apiKey, callsUrl: info.callsUrl });
+    const app = await addApp(db, { appId: info.appId, name: "bench", region: info.region, apiKey: info.apiKey, callsUrl: info.callsUrl });
     const chPids = ch.servers.map((s) => serverPid(s.dir)).filter((p): p is number => p !== undefined);
     const chCpu = () => chPids.reduce((sum, pid) => sum + (childCpuSeconds(pid) ?? 0), 0);
     let peak = process.memoryUsage().rss;

@@ -142,7 +142,7 @@ async function withBenchBackfill<T>(calls: number, shape: EmulatorShape, keep: s
   try {
     const db = openDatabase(file);
     const info = emu.apps[0];
-    const app = addApp(db, { appId: info.appId, name: "bench", region: info.region, apiKey: info.apiKey, callsUrl: info.callsUrl });
+    const app = await addApp(db, { appId: info.appId, name: "bench", region: info.region, apiKey: info.apiKey, callsUrl: info.callsUrl });
     return await run({ db, app, file, emu, emulatorStartMs, syncApp });
   } finally {
     emu.child.kill("SIGTERM");

@@ -114,7 +114,7 @@ try {
   const setup = openDatabase(file);
   for (const t of opts.dropTrigger ?? []) setup.$client.exec(`DROP TRIGGER ${t}`);
   for (const i of opts.dropIndex ?? []) setup.$client.exec(`DROP INDEX ${i}`);
-  const app = addApp(setup, { appId: "bench", name: "bench", region: "us", apiKey: "k".repeat(32), callsUrl: "http://127.0.0.1:9" });
+  const app = await addApp(setup, { appId: "bench", name: "bench", region: "us", apiKey: "k".repeat(32), callsUrl: "http://127.0.0.1:9" });
   let cpuMs = 0;
   const t0 = performance.now();
   if (opts.worker) {

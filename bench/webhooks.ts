@@ -339,7 +339,7 @@ async function registerDirectly(file: string, secret: string, password: string):
     const { openDatabase } = await import("@/db/client");
     const { addApp } = await import("@/lib/apps/registry");
     const db = openDatabase(file);
-    addApp(db, { appId: APP_ID, name: "Bench", region: "us", apiKey: "bench-key-0000", webhookUsername: USER, webhookPassword: password, webhookUseBasicAuth: true });
+    await addApp(db, { appId: APP_ID, name: "Bench", region: "us", apiKey: "bench-key-0000", webhookUsername: USER, webhookPassword: password, webhookUseBasicAuth: true });
     db.$client.close();
   } finally {
     if (prior === undefined) delete process.env.AUTH_SECRET;

@@ -81,7 +81,7 @@ describe("warehouse backup and restore under write load", () => {
     process.env.AUTH_SECRET = SECRET;
     resetEnvForTests();
     const db = openDatabase(live);
-    addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001", webhookUsername: "hook", webhookPassword: "hook-password" });
+    await addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001", webhookUsername: "hook", webhookPassword: "hook-password" });
     const user = await createUser(db, { email: "reader@callboard.test", password: "reader-password-1", role: "viewer", apps: ["acme"] });
     token = (await createApiToken(db, { userId: user.id, name: "reports" })).token;
     // Bulk, so that the copy takes many steps of the backup API while the writer writes.
@@ -142,7 +142,7 @@ describe("warehouse backup and restore under write load", () => {
       expect(await resolveApiToken(db, token)).not.toBeNull();
       const user = (await getUserByEmail(db, "reader@callboard.test"))!;
       expect(await verifyPassword(user.passwordHash, "reader-password-1")).toBe(true);
-      const app = getAppById(db, "acme")!;
+      const app = (await getAppById(db, "acme"))!;
       expect(appConnection(app, "example.com").apiKey).toBe("key-acme-0001");
       expect(decryptSecret(app.webhookPasswordEnc!)).toBe("hook-password");
     } finally {

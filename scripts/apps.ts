@@ -89,14 +89,14 @@ withAppOptions(program.command("add").description("register a tenant app"), true
   if (!o.region) throw new Error("--region is required (us, eu or in)");
   if (!o.apiKey) throw new Error("--api-key is required");
   const input = toInput(o);
-  const app = addApp(db(), { ...input, callsUrl: o.callsUrl, name: o.name!, region: o.region as "us", apiKey: o.apiKey });
+  const app = await addApp(db(), { ...input, callsUrl: o.callsUrl, name: o.name!, region: o.region as "us", apiKey: o.apiKey });
   await audit(db(), CLI_ACTOR, "app.create", app.appId, { region: app.region, fields: changedFields(o) });
   console.log(`Added app ${app.appId} (${app.region}), key …${app.apiKeyLast4}`);
   console.log(`Webhook URL for the platform's console: ${ingestUrl(app.appId)}`);
 });
 
 withAppOptions(program.command("update").description("change a tenant app"), false).action(async (o: AppOptions) => {
-  const app = updateApp(db(), toInput(o));
+  const app = await updateApp(db(), toInput(o));
   await audit(db(), CLI_ACTOR, "app.update", app.appId, { fields: changedFields(o) });
   console.log(`Updated app ${app.appId}`);
 });
@@ -105,8 +105,8 @@ program
   .command("list")
   .description("list tenant apps (secrets are never shown)")
   .option("--json", "print JSON")
-  .action((o: { json?: boolean }) => {
-    const rows = listApps(db()).map((a) => ({ ...describeApp(a), ingestUrl: ingestUrl(a.appId) }));
+  .action(async (o: { json?: boolean }) => {
+    const rows = (await listApps(db())).map((a) => ({ ...describeApp(a), ingestUrl: ingestUrl(a.appId) }));
     if (o.json) return console.log(JSON.stringify(rows, null, 2));
     if (rows.length === 0) return console.log("No tenant app registered. Add one with: npm run apps -- add --id … --name … --region us --api-key …");
     printTable(
@@ -128,7 +128,7 @@ program
   .description("remove a tenant app and all its calls")
   .requiredOption("--id <appId>", "the platform's app id")
   .action(async (o: { id: string }) => {
-    removeApp(db(), o.id);
+    await removeApp(db(), o.id);
     await audit(db(), CLI_ACTOR, "app.remove", o.id);
     console.log(`Removed app ${o.id}`);
   });

@@ -124,11 +124,11 @@ async function main(): Promise<void> {
       };
       const name = a.appId === "acme-sales" ? "Acme Sales" : "Acme Support";
       // Every change is in the audit log, the demo's own setup included (issue 29).
-      if (registry.getAppById(warehouse, a.appId)) {
-        registry.updateApp(warehouse, fields);
+      if (await registry.getAppById(warehouse, a.appId)) {
+        await registry.updateApp(warehouse, fields);
         await audit(warehouse, DEMO_ACTOR, "app.update", a.appId, { fields: ["apiKey", "callsUrl", "webhook"] });
       } else {
-        registry.addApp(warehouse, { ...fields, name });
+        await registry.addApp(warehouse, { ...fields, name });
         await audit(warehouse, DEMO_ACTOR, "app.create", a.appId, { region: a.region, name });
       }
     }

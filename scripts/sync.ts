@@ -29,7 +29,7 @@ void runCli(async () => {
   program.parse(process.argv);
   const o = program.opts<{ app?: string; full?: boolean; allowGrowth?: boolean; fromStart?: boolean }>();
   const warehouse = db();
-  const targets = o.app ? [getAppById(warehouse, o.app)] : listApps(warehouse);
+  const targets = o.app ? [await getAppById(warehouse, o.app)] : await listApps(warehouse);
   if (o.app && !targets[0]) throw new Error(`app "${o.app}" is not registered (see npm run apps -- list)`);
   if (targets.length === 0) throw new Error("no tenant app registered (npm run apps -- add …)");
   const rows: Array<Record<string, unknown>> = [];

@@ -18,7 +18,7 @@ export default async function AlertsPage() {
   const initial = { data: await listRules(warehouse, caller), firing: await firingCount(warehouse, caller), history: await listHistory(warehouse, caller, { limit: 50 }) };
   return (
     <main id="main" tabIndex={-1} className="container">
-      <AlertsView initial={initial} apps={appOptions(warehouse, caller)} isAdmin={caller.role === "admin"} loadedAtMs={nowMs()} />
+      <AlertsView initial={initial} apps={await appOptions(warehouse, caller)} isAdmin={caller.role === "admin"} loadedAtMs={nowMs()} />
     </main>
   );
 }

@@ -36,7 +36,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
   let p, appPks;
   try {
     p = eventsParamsSchema.parse(await searchParams);
-    appPks = scopeAppPks(warehouse, caller, p.app);
+    appPks = await scopeAppPks(warehouse, caller, p.app);
   } catch (error) {
     const message = pageErrorMessage(error);
     if (message === null) throw error;
@@ -81,7 +81,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
         <p className="muted">Webhook deliveries per day: chat-side triggers next to calls, each event counted once.</p>
       </div>
 
-      <FilterBar apps={appOptions(warehouse, caller)} fields={["app", "period", "tz"]} serverRendered>
+      <FilterBar apps={await appOptions(warehouse, caller)} fields={["app", "period", "tz"]} serverRendered>
         <UrlChoice id="events-outcome" name="outcome" label="Deliveries" fallback="all" choices={OUTCOMES.map((o) => ({ value: o, label: OUTCOME_LABEL[o] }))} />
       </FilterBar>
 

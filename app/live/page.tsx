@@ -18,7 +18,7 @@ export default async function LivePage({ searchParams }: { searchParams: Promise
   let params, appPks;
   try {
     params = liveParamsSchema.parse(await searchParams);
-    appPks = scopeAppPks(warehouse, caller, params.app);
+    appPks = await scopeAppPks(warehouse, caller, params.app);
   } catch (error) {
     const message = pageErrorMessage(error);
     if (message === null) throw error;
@@ -30,7 +30,7 @@ export default async function LivePage({ searchParams }: { searchParams: Promise
     <main id="main" tabIndex={-1} className="container">
       <LiveView
         params={params}
-        apps={appOptions(warehouse, caller)}
+        apps={await appOptions(warehouse, caller)}
         initial={{ data: sessions, meta: { asOfMs, recentMinutes: params.recent } }}
         isAdmin={caller.role === "admin"}
       />

@@ -15,7 +15,7 @@ export const metadata: Metadata = { title: "Settings" };
 export default async function SettingsPage() {
   await currentAdmin();
   const warehouse = db();
-  const apps = listApps(warehouse);
+  const apps = await listApps(warehouse);
   const users = await listUsers(warehouse);
   const tokens = (await listApiTokens(warehouse)).filter((t) => !t.revoked);
   const [lastAudit] = await listAudit(warehouse, { limit: 1 });

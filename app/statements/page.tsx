@@ -16,7 +16,7 @@ export default async function StatementsPage({ searchParams }: { searchParams: P
   const caller = await currentCaller();
   const values = loadStatementParams(await searchParams);
   const warehouse = db();
-  const apps = listApps(warehouse)
+  const apps = (await listApps(warehouse))
     .filter((a) => caller.appPks === "all" || caller.appPks.includes(a.pk))
     .map(({ appId, name }) => ({ appId, name }));
   // The last whole month in the chosen zone, unless the URL names one.

@@ -19,7 +19,7 @@ export default async function SyncPage({ searchParams }: { searchParams: Promise
   let p, appPks;
   try {
     p = syncParamsSchema.parse(await searchParams);
-    appPks = scopeAppPks(warehouse, caller, p.app);
+    appPks = await scopeAppPks(warehouse, caller, p.app);
   } catch (error) {
     const message = pageErrorMessage(error);
     if (message === null) throw error;
@@ -30,7 +30,7 @@ export default async function SyncPage({ searchParams }: { searchParams: Promise
     <main id="main" tabIndex={-1} className="container">
       <SyncView
         params={p}
-        apps={appOptions(warehouse, caller)}
+        apps={await appOptions(warehouse, caller)}
         initial={{ data: runs, apps: getSyncStatus(warehouse, appPks), forwarding: getForwardingStatus(warehouse, { withError: caller.role === "admin" }) }}
         isAdmin={caller.role === "admin"}
         loadedAtMs={nowMs()}

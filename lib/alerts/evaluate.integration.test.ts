@@ -51,8 +51,8 @@ beforeAll(async () => {
   emu = await spawnEmulator({ seed: 17, now: NOW, months: 1, apps: [{ appId: "alpha", count: 1800, region: "eu" }, { appId: "beta", count: 400, region: "us" }] });
   const db = warehouse();
   for (const a of emu.apps) {
-    addApp(db, { appId: a.appId, name: a.appId, region: a.region, apiKey: a.apiKey, callsUrl: a.callsUrl });
-    const r = await syncApp(db, getAppById(db, a.appId)!, { trigger: "test" });
+    await addApp(db, { appId: a.appId, name: a.appId, region: a.region, apiKey: a.apiKey, callsUrl: a.callsUrl });
+    const r = await syncApp(db, (await getAppById(db, a.appId))!, { trigger: "test" });
     expect(r.status).toBe("succeeded");
     for (const w of await emu.admin.truth(a.appId)) {
       const started = Math.trunc(num(w.startedAt));
@@ -226,8 +226,8 @@ describe("failed sync runs", () => {
   it("counts the runs of an app that failed in the window", async () => {
     const db = warehouse();
     const alpha = emu.apps.find((a) => a.appId === "alpha")!;
-    addApp(db, { appId: "gamma", name: "gamma", region: "eu", apiKey: "wrong-key", callsUrl: alpha.callsUrl.replace("alpha", "gamma") });
-    const run = await syncApp(db, getAppById(db, "gamma")!, { trigger: "test" });
+    await addApp(db, { appId: "gamma", name: "gamma", region: "eu", apiKey: "wrong-key", callsUrl: alpha.callsUrl.replace("alpha", "gamma") });
+    const run = await syncApp(db, (await getAppById(db, "gamma"))!, { trigger: "test" });
     expect(run.status).toBe("failed");
     const { rule } = await createRule(db, admin, { name: "gamma sync", metric: "failedSyncRuns", filters: { app: ["gamma"] }, windowSeconds: DAY, condition: { op: "above", value: 0 } });
     const dayEnd = Math.ceil(Date.now() / 1000 / DAY) * DAY;

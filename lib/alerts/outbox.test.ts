@@ -26,7 +26,7 @@ beforeAll(async () => {
   useTestEnv();
   ctx = freshDb();
   db = ctx.db;
-  seedApp(db, "alpha");
+  await seedApp(db, "alpha");
   const user = await createUser(db, { email: "ops@example.com", password: "ops-password-1", role: "admin" });
   admin = (await callerForUser(db, user.id))!;
   receiver = await startReceiver();

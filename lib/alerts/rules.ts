@@ -7,6 +7,7 @@ import { desc, eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import type { AlertRuleRow } from "@/db/schema";
 import { tablesOf } from "@/db/state";
+import { listApps } from "@/lib/apps/registry";
 import { audit } from "@/lib/auth/audit";
 import { requireAdmin, type Caller } from "@/lib/auth/authorize";
 import { decryptSecret, encryptSecret } from "@/lib/crypto/secrets";
@@ -117,11 +118,9 @@ export function ruleVisibleTo(r: Pick<RuleRecord, "filters">, caller: Caller, ap
   });
 }
 
-/** Registered apps' pks by platform app id (read from the apps table of either dialect). */
+/** Registered apps' pks by platform app id. */
 export async function appIndex(db: Db): Promise<Map<string, number>> {
-  const { apps } = tablesOf(db);
-  const rows = await db.select({ pk: apps.pk, appId: apps.appId }).from(apps);
-  return new Map(rows.map((a) => [a.appId, a.pk]));
+  return new Map((await listApps(db)).map((a) => [a.appId, a.pk]));
 }
 
 /**

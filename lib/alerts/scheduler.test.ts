@@ -18,7 +18,7 @@ beforeAll(async () => {
   useTestEnv({ ALERTS_DELAY_SECONDS: "0" });
   ctx = freshDb();
   db = ctx.db;
-  seedApp(db, "alpha");
+  await seedApp(db, "alpha");
   receiver = await startReceiver();
 });
 afterAll(async () => {

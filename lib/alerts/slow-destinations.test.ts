@@ -27,7 +27,7 @@ beforeAll(async () => {
   useTestEnv({ ALERTS_DELAY_SECONDS: "0" });
   ctx = freshDb();
   db = ctx.db;
-  seedApp(db, "alpha");
+  await seedApp(db, "alpha");
   const user = await createUser(db, { email: "ops@example.com", password: "ops-password-1", role: "admin" });
   admin = (await callerForUser(db, user.id))!;
   receiver = await startReceiver();

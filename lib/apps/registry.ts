@@ -1,14 +1,21 @@
 import { asc, eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
-import { apps, type AppRow } from "@/db/schema";
+import type { PgDb } from "@/db/postgres/client";
+import { apps as sqliteApps, type AppRow } from "@/db/schema";
+import { isPostgresState, isUniqueViolation, stateTransaction, tablesOf } from "@/db/state";
 import { decryptSecret, encryptSecret, lastFour } from "@/lib/crypto/secrets";
 import { acquireLock, newOwnerId } from "@/lib/sync/lock";
+import { acquireLease, releaseLease } from "@/lib/sync/postgres-lease";
 
 /**
  * Tenant apps: the registry every other part reads. Secrets go in encrypted and come
  * out only through `appConnection` (for the sync) and `webhookCredentials` (for the
  * ingest); everything meant for display goes through `describeApp`.
+ *
+ * Asynchronous, one query for the SQLite file and Postgres alike (DATABASE_URL;
+ * docs/decisions/0042-state-queries-in-two-dialects.md): the secrets are the same
+ * ciphertext in both, readable under the same AUTH_SECRET.
  */
 
 export const REGIONS = ["us", "eu", "in"] as const;
@@ -66,48 +73,74 @@ function parseOrThrow<T>(schema: z.ZodType<T>, input: unknown): T {
   return r.data;
 }
 
-export function listApps(db: Db): AppRow[] {
-  return db.select().from(apps).orderBy(asc(apps.appId)).all();
+export async function listApps(db: Db): Promise<AppRow[]> {
+  const { apps } = tablesOf(db);
+  return await db.select().from(apps).orderBy(asc(apps.appId));
 }
 
-export function getAppById(db: Db, appId: string): AppRow | undefined {
-  return db.select().from(apps).where(eq(apps.appId, appId)).get();
+export async function getAppById(db: Db, appId: string): Promise<AppRow | undefined> {
+  const { apps } = tablesOf(db);
+  const [row] = await db.select().from(apps).where(eq(apps.appId, appId));
+  return row;
 }
 
-export function addApp(db: Db, input: AddAppInput): AppRow {
+/**
+ * The same reads, synchronous and on the SQLite file only, for the modules that have not
+ * moved to both dialects yet (alerts, statements, preferences, the sync's runs), as
+ * `auditSync` is (docs/decisions/0042-state-queries-in-two-dialects.md §4). Each goes when
+ * its module moves.
+ */
+export function listAppsSync(db: Db): AppRow[] {
+  return db.select().from(sqliteApps).orderBy(asc(sqliteApps.appId)).all();
+}
+
+export function getAppByIdSync(db: Db, appId: string): AppRow | undefined {
+  return db.select().from(sqliteApps).where(eq(sqliteApps.appId, appId)).get();
+}
+
+const alreadyRegistered = (appId: string) => new AppRegistryError(`app "${appId}" is already registered`, "conflict");
+
+export async function addApp(db: Db, input: AddAppInput): Promise<AppRow> {
   const v = parseOrThrow(addAppSchema, input);
-  if (getAppById(db, v.appId)) throw new AppRegistryError(`app "${v.appId}" is already registered`, "conflict");
+  if (await getAppById(db, v.appId)) throw alreadyRegistered(v.appId);
   const now = Date.now();
   const useBasic = v.webhookUseBasicAuth ?? Boolean(v.webhookUsername && v.webhookPassword);
   if (useBasic && !(v.webhookUsername && v.webhookPassword)) {
     throw new AppRegistryError("webhook Basic auth needs both a username and a password", "invalid");
   }
-  return db
-    .insert(apps)
-    .values({
-      appId: v.appId,
-      name: v.name,
-      region: v.region,
-      apiKeyEnc: encryptSecret(v.apiKey),
-      apiKeyLast4: lastFour(v.apiKey),
-      callsUrl: v.callsUrl ?? null,
-      onBehalfOf: v.onBehalfOf ?? null,
-      webhookId: v.webhookId ?? null,
-      webhookName: v.webhookName ?? null,
-      webhookEnabled: v.webhookEnabled ?? true,
-      webhookUseBasicAuth: useBasic,
-      webhookUsername: v.webhookUsername ?? null,
-      webhookPasswordEnc: v.webhookPassword ? encryptSecret(v.webhookPassword) : null,
-      createdMs: now,
-      updatedMs: now,
-    })
-    .returning()
-    .get();
+  const { apps } = tablesOf(db);
+  try {
+    const [row] = await db
+      .insert(apps)
+      .values({
+        appId: v.appId,
+        name: v.name,
+        region: v.region,
+        apiKeyEnc: encryptSecret(v.apiKey),
+        apiKeyLast4: lastFour(v.apiKey),
+        callsUrl: v.callsUrl ?? null,
+        onBehalfOf: v.onBehalfOf ?? null,
+        webhookId: v.webhookId ?? null,
+        webhookName: v.webhookName ?? null,
+        webhookEnabled: v.webhookEnabled ?? true,
+        webhookUseBasicAuth: useBasic,
+        webhookUsername: v.webhookUsername ?? null,
+        webhookPasswordEnc: v.webhookPassword ? encryptSecret(v.webhookPassword) : null,
+        createdMs: now,
+        updatedMs: now,
+      })
+      .returning();
+    return row!;
+  } catch (error) {
+    // Another server registered the same id between our check and our insert.
+    if (isUniqueViolation(error)) throw alreadyRegistered(v.appId);
+    throw error;
+  }
 }
 
-export function updateApp(db: Db, input: UpdateAppInput): AppRow {
+export async function updateApp(db: Db, input: UpdateAppInput): Promise<AppRow> {
   const v = parseOrThrow(updateAppSchema, input);
-  const existing = getAppById(db, v.appId);
+  const existing = await getAppById(db, v.appId);
   if (!existing) throw new AppRegistryError(`app "${v.appId}" is not registered`, "not_found");
   const patch: Partial<AppRow> = { updatedMs: Date.now() };
   if (v.name !== undefined) patch.name = v.name;
@@ -129,30 +162,77 @@ export function updateApp(db: Db, input: UpdateAppInput): AppRow {
   if (merged.webhookUseBasicAuth && !(merged.webhookUsername && merged.webhookPasswordEnc)) {
     throw new AppRegistryError("webhook Basic auth needs both a username and a password", "invalid");
   }
-  return db.update(apps).set(patch).where(eq(apps.pk, existing.pk)).returning().get();
+  const { apps } = tablesOf(db);
+  const [row] = await db.update(apps).set(patch).where(eq(apps.pk, existing.pk)).returning();
+  // Removed by another server since we read it.
+  if (!row) throw new AppRegistryError(`app "${v.appId}" is not registered`, "not_found");
+  return row;
 }
+
+const beingSynced = (appId: string, sinceMs: number) =>
+  new AppRegistryError(`app "${appId}" is being synced (since ${new Date(sinceMs).toISOString()}); remove it when the sync has finished`, "conflict");
 
 /**
  * Removes the app and, by cascade, its calls, participants, recordings and runs. Not
- * while a sync of the app runs (its lock is taken first, in the same transaction): the
- * sync's write worker does not check foreign keys (lib/sync/write-worker.ts), so it
- * would go on writing calls of an app that is gone.
+ * while a sync of the app runs: its lock is taken first. The sync's write worker does not
+ * check foreign keys (lib/sync/write-worker.ts), so it would go on writing calls of an
+ * app that is gone. The lock differs by dialect (decision 0035 §7): the SQLite lock is
+ * taken in the delete's transaction; the Postgres lease (the database's clock, no pid
+ * shortcut) is taken first, and once it is ours no other server starts a sync of the
+ * app, so the delete (which takes the lease row with it, by cascade) needs no transaction.
  */
-export function removeApp(db: Db, appId: string): void {
-  const existing = getAppById(db, appId);
+export async function removeApp(db: Db, appId: string): Promise<void> {
+  const existing = await getAppById(db, appId);
   if (!existing) throw new AppRegistryError(`app "${appId}" is not registered`, "not_found");
-  db.$client
-    .transaction(() => {
-      const lock = acquireLock(db, existing.pk, newOwnerId());
-      if (!lock.acquired) {
-        throw new AppRegistryError(
-          `app "${appId}" is being synced (since ${new Date(lock.acquiredMs).toISOString()}); remove it when the sync has finished`,
-          "conflict",
-        );
-      }
-      db.delete(apps).where(eq(apps.pk, existing.pk)).run(); // the lock row goes with it (cascade)
+  const { apps } = tablesOf(db);
+  if (isPostgresState(db)) {
+    const pool = (db as unknown as PgDb).$client;
+    const owner = newOwnerId();
+    const lease = await acquireLease(pool, existing.pk, owner, REMOVAL_LEASE_MS);
+    if (!lease.acquired) throw beingSynced(appId, lease.acquiredMs);
+    try {
+      await db.delete(apps).where(eq(apps.pk, existing.pk));
+    } catch (error) {
+      await releaseLease(pool, existing.pk, owner).catch(() => {});
+      throw error;
+    }
+    return;
+  }
+  await stateTransaction(db, async (tx) => {
+    const lock = acquireLock(tx, existing.pk, newOwnerId());
+    if (!lock.acquired) throw beingSynced(appId, lock.acquiredMs);
+    await tx.delete(apps).where(eq(apps.pk, existing.pk)); // the lock row goes with it (cascade)
+  });
+}
+
+/** How long a removal holds the app's Postgres lease should its delete hang (it is released by the cascade at once). */
+const REMOVAL_LEASE_MS = 60_000;
+
+/** What the webhook receiver checks a delivery against: no secret in clear, the password as stored (encrypted). */
+export interface WebhookAuthSettings {
+  pk: number;
+  appId: string;
+  webhookEnabled: boolean;
+  webhookUseBasicAuth: boolean;
+  webhookUsername: string | null;
+  webhookPasswordEnc: string | null;
+}
+
+/** The webhook settings of an app by its platform id (the ingest's preflight), undefined when it is not registered. */
+export async function webhookAuthSettings(db: Db, appId: string): Promise<WebhookAuthSettings | undefined> {
+  const { apps } = tablesOf(db);
+  const [row] = await db
+    .select({
+      pk: apps.pk,
+      appId: apps.appId,
+      webhookEnabled: apps.webhookEnabled,
+      webhookUseBasicAuth: apps.webhookUseBasicAuth,
+      webhookUsername: apps.webhookUsername,
+      webhookPasswordEnc: apps.webhookPasswordEnc,
     })
-    .immediate();
+    .from(apps)
+    .where(eq(apps.appId, appId));
+  return row;
 }
 
 export interface AppConnection {

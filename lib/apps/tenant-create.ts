@@ -67,10 +67,10 @@ export async function createTenantApp(
       `The platform created app "${created.appId}" but returned no API key: register it with npm run apps -- add --id ${created.appId} --api-key <key>.`,
     );
   }
-  if (getAppById(db, created.appId)) {
+  if (await getAppById(db, created.appId)) {
     throw new HttpError(409, "conflict", `The platform returned app id "${created.appId}", which is already registered here.`);
   }
-  const row: AppRow = addApp(db, {
+  const row: AppRow = await addApp(db, {
     appId: created.appId,
     name: input.name,
     region: created.region,

@@ -56,7 +56,7 @@ describe("createTenantApp", () => {
     expect(sent).toEqual({ creds: credentials, input: { name: "New app", version: "1.0", region: "eu" } });
     expect(view).toMatchObject({ appId: "newapp", name: "New app", region: "eu", apiKey: "…-123", callsUrl: "http://127.0.0.1:4010/newapp/v3" });
     expect(JSON.stringify(view)).not.toContain("NEW-API-KEY");
-    const row = getAppById(db, "newapp")!;
+    const row = (await getAppById(db, "newapp"))!;
     expect(row.apiKeyEnc).not.toContain("NEW-API-KEY");
     expect(appConnection(row).apiKey).toBe("NEW-API-KEY-123");
     expect((await listAudit(db, { action: "app.create_tenant" }))[0]).toMatchObject({ actor: "root@example.com", target: "newapp" });
@@ -67,7 +67,7 @@ describe("createTenantApp", () => {
     await expect(createTenantApp(db, viewer, { name: "x", region: "us" }, { credentials, createApp: fake({ appId: "v1" }) })).rejects.toMatchObject({ status: 403 });
     await expect(createTenantApp(db, admin, { name: "x", region: "us" })).rejects.toMatchObject({ status: 409, code: "not_configured" });
     await expect(createTenantApp(db, admin, { name: "x", region: "us" }, { credentials, createApp: fake({ appId: "nokey", apiKey: null }) })).rejects.toMatchObject({ status: 502 });
-    expect(getAppById(db, "nokey")).toBeUndefined();
+    expect(await getAppById(db, "nokey")).toBeUndefined();
     await expect(createTenantApp(db, { email: "cli" }, { name: "dup", region: "us" }, { credentials, createApp: fake({}) })).rejects.toMatchObject({ status: 409 });
   });
 });

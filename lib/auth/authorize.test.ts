@@ -27,12 +27,12 @@ let db: Db;
 let alpha: number;
 let beta: number;
 
-beforeAll(() => {
+beforeAll(async () => {
   useTestEnv();
   ctx = freshDb();
   db = ctx.db;
-  alpha = seedApp(db, "alpha").pk;
-  beta = seedApp(db, "beta").pk;
+  alpha = (await seedApp(db, "alpha")).pk;
+  beta = (await seedApp(db, "beta")).pk;
   seedCall(db, alpha, "s-alpha-1");
   seedCall(db, alpha, "s-alpha-2");
   seedCall(db, beta, "s-beta-1");
@@ -164,25 +164,25 @@ describe("tenant isolation helpers", () => {
     expect(sessions(nobody)).toEqual([]);
   });
 
-  it("answers 404 for an app the caller may not see, exactly as for one that does not exist", () => {
-    expect(resolveVisibleApp(db, viewerA(), "alpha").pk).toBe(alpha);
-    const hidden = (() => { try { resolveVisibleApp(db, viewerA(), "beta"); } catch (e) { return e; } })();
-    const missing = (() => { try { resolveVisibleApp(db, viewerA(), "zeta"); } catch (e) { return e; } })();
+  it("answers 404 for an app the caller may not see, exactly as for one that does not exist", async () => {
+    expect((await resolveVisibleApp(db, viewerA(), "alpha")).pk).toBe(alpha);
+    const hidden = await resolveVisibleApp(db, viewerA(), "beta").catch((e: unknown) => e);
+    const missing = await resolveVisibleApp(db, viewerA(), "zeta").catch((e: unknown) => e);
     expect(hidden).toMatchObject({ status: 404, code: "not_found" });
     expect(missing).toMatchObject({ status: 404, code: "not_found" });
     expect(() => assertAppVisible(viewerA(), beta)).toThrow(expect.objectContaining({ status: 404 }));
     expect(() => assertAppVisible(admin, beta)).not.toThrow();
-    expect(() => resolveVisibleAppPks(db, viewerA(), ["alpha", "beta"])).toThrow(expect.objectContaining({ status: 404 }));
-    expect(resolveVisibleAppPks(db, admin, ["alpha", "beta", "alpha"])).toEqual([alpha, beta]);
+    await expect(resolveVisibleAppPks(db, viewerA(), ["alpha", "beta"])).rejects.toMatchObject({ status: 404 });
+    expect(await resolveVisibleAppPks(db, admin, ["alpha", "beta", "alpha"])).toEqual([alpha, beta]);
   });
 
-  it("gives scopes, lists and the admin check", () => {
+  it("gives scopes, lists and the admin check", async () => {
     expect(canSeeApp(viewerA(), alpha)).toBe(true);
     expect(canSeeApp(viewerA(), beta)).toBe(false);
     expect(appScope(admin)).toBe("all");
     expect(appScope(viewerA())).toEqual([alpha]);
-    expect(visibleAppPks(db, admin).sort()).toEqual([alpha, beta].sort());
-    expect(visibleAppPks(db, nobody)).toEqual([]);
+    expect((await visibleAppPks(db, admin)).sort()).toEqual([alpha, beta].sort());
+    expect(await visibleAppPks(db, nobody)).toEqual([]);
     expect(() => requireAdmin(viewerA())).toThrow(expect.objectContaining({ status: 403 }));
     expect(() => requireAdmin(admin)).not.toThrow();
   });

@@ -13,7 +13,8 @@ import { eq, inArray, SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { db as warehouse } from "@/db";
 import type { Db } from "@/db/client";
-import { apps, type AppRow } from "@/db/schema";
+import type { AppRow } from "@/db/schema";
+import { tablesOf } from "@/db/state";
 import { forbidden, notFound, unauthorized } from "@/lib/http/errors";
 import { ensureFirstAdmin } from "./first-admin";
 import { isSessionEnded } from "./ended-sessions";
@@ -104,9 +105,10 @@ export function appScope(caller: Caller): "all" | number[] {
 }
 
 /** Every app pk the caller may see, as a list (admins: every registered app). */
-export function visibleAppPks(db: Db, caller: Caller): number[] {
+export async function visibleAppPks(db: Db, caller: Caller): Promise<number[]> {
   if (caller.appPks !== "all") return [...caller.appPks];
-  return db.select({ pk: apps.pk }).from(apps).all().map((r) => r.pk);
+  const { apps } = tablesOf(db);
+  return (await db.select({ pk: apps.pk }).from(apps)).map((r) => r.pk);
 }
 
 /**
@@ -121,13 +123,16 @@ export function appScopeCondition(caller: Caller, column: SQLiteColumn | SQL): S
 }
 
 /** An app by its platform id, or 404 when it does not exist or the caller may not see it. */
-export function resolveVisibleApp(db: Db, caller: Caller, appId: string): AppRow {
-  const app = db.select().from(apps).where(eq(apps.appId, appId)).get();
+export async function resolveVisibleApp(db: Db, caller: Caller, appId: string): Promise<AppRow> {
+  const { apps } = tablesOf(db);
+  const [app] = await db.select().from(apps).where(eq(apps.appId, appId));
   if (!app || !canSeeApp(caller, app.pk)) throw notFound(`app "${appId}" not found`);
   return app;
 }
 
 /** The pks of `?app=` values, each visible to the caller, or 404 for the first that is not. */
-export function resolveVisibleAppPks(db: Db, caller: Caller, appIds: readonly string[]): number[] {
-  return [...new Set(appIds)].map((id) => resolveVisibleApp(db, caller, id).pk);
+export async function resolveVisibleAppPks(db: Db, caller: Caller, appIds: readonly string[]): Promise<number[]> {
+  const pks: number[] = [];
+  for (const id of new Set(appIds)) pks.push((await resolveVisibleApp(db, caller, id)).pk);
+  return pks;
 }

@@ -62,7 +62,7 @@ describe.skipIf(SKIP_WITHOUT_BUILD)("single sign-on with OpenID Connect (product
     process.env.AUTH_SECRET = SECRET;
     resetEnvForTests();
     const db = openDatabase(file);
-    for (const id of ["app-one", "app-two"]) addApp(db, { appId: id, name: id, region: "us", apiKey: `key-${id}-0001` });
+    for (const id of ["app-one", "app-two"]) await addApp(db, { appId: id, name: id, region: "us", apiKey: `key-${id}-0001` });
     await createUser(db, { email: "eve@idp.test", password: "eve-local-password", role: "viewer", disabled: true });
     await createUser(db, { email: "local@example.com", password: "local-password-1", role: "admin" });
     db.$client.close();

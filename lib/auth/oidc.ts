@@ -72,7 +72,7 @@ export async function userForOidcClaims(db: Db, claims: Claims, settings: Pick<O
   let user = await getUserByEmail(db, email);
   if (!user) {
     const role = roleFromClaims(claims, settings.roleClaim);
-    const known = new Set(listApps(db).map((a) => a.appId));
+    const known = new Set((await listApps(db)).map((a) => a.appId));
     const apps = role === "viewer" ? appsFromClaims(claims, settings.appsClaim).filter((id) => known.has(id)) : [];
     // No local password: a random one nobody knows (LOCAL_PASSWORDS may be on for others).
     const created = await createUser(db, { email, password: randomBytes(32).toString("base64url"), role, apps });

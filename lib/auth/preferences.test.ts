@@ -3,7 +3,7 @@ import type { Db } from "@/db/client";
 import { listAudit } from "./audit";
 import type { Caller } from "./caller";
 import { callerPreferences, getPreferences, savePreferences } from "./preferences";
-import { freshState, seedAppRow, STATE_DIALECTS, useTestEnv } from "./test-support";
+import { freshState, seedApp, STATE_DIALECTS, useTestEnv } from "./test-support";
 import { createUser, updateUser } from "./users";
 
 describe.each(STATE_DIALECTS)("a person's defaults (state on %s)", (dialect) => {
@@ -15,8 +15,8 @@ describe.each(STATE_DIALECTS)("a person's defaults (state on %s)", (dialect) => 
     useTestEnv();
     ctx = await freshState(dialect);
     db = ctx.db;
-    const alpha = await seedAppRow(db, "alpha");
-    await seedAppRow(db, "beta");
+    const alpha = (await seedApp(db, "alpha")).pk;
+    await seedApp(db, "beta");
     const user = await createUser(db, { email: "v@example.test", password: "a-long-password-1", role: "viewer", apps: ["alpha"] });
     viewer = { userId: user.id, email: user.email, role: "viewer", appPks: [alpha] };
   });

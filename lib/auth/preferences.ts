@@ -7,6 +7,7 @@ import { eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { tablesOf } from "@/db/state";
+import { listApps } from "@/lib/apps/registry";
 import { isValidTimeZone } from "@/lib/analytics/tz";
 import { HttpError } from "@/lib/http/errors";
 import { audit } from "./audit";
@@ -35,11 +36,9 @@ export async function getPreferences(db: Db, userPk: number): Promise<UserPrefer
   return row ? { timeZone: row.timeZone, apps: row.apps } : NONE;
 }
 
-/** The platform app ids the caller may see (read from the apps table of either dialect). */
+/** The platform app ids the caller may see. */
 async function visibleAppIds(db: Db, caller: Caller): Promise<Set<string>> {
-  const { apps } = tablesOf(db);
-  const rows = await db.select({ pk: apps.pk, appId: apps.appId }).from(apps);
-  return new Set(rows.filter((a) => canSeeApp(caller, a.pk)).map((a) => a.appId));
+  return new Set((await listApps(db)).filter((a) => canSeeApp(caller, a.pk)).map((a) => a.appId));
 }
 
 /** The caller's defaults as a page may apply them: apps since revoked or removed left out. */

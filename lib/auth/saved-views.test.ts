@@ -3,7 +3,7 @@ import type { Db } from "@/db/client";
 import { listAudit } from "./audit";
 import type { Caller } from "./caller";
 import { createView, listViews, removeView } from "./saved-views";
-import { freshState, seedAppRow, STATE_DIALECTS, useTestEnv } from "./test-support";
+import { freshState, seedApp, STATE_DIALECTS, useTestEnv } from "./test-support";
 import { createUser } from "./users";
 
 describe.each(STATE_DIALECTS)("saved views (state on %s)", (dialect) => {
@@ -17,7 +17,7 @@ describe.each(STATE_DIALECTS)("saved views (state on %s)", (dialect) => {
     useTestEnv();
     ctx = await freshState(dialect);
     db = ctx.db;
-    const appPk = await seedAppRow(db, "alpha");
+    const appPk = (await seedApp(db, "alpha")).pk;
     const a = await createUser(db, { email: "ann@example.test", password: "a-long-password-1", role: "viewer", apps: ["alpha"] });
     const b = await createUser(db, { email: "bob@example.test", password: "a-long-password-2", role: "viewer", apps: ["alpha"] });
     const c = await createUser(db, { email: "root@example.test", password: "a-long-password-3", role: "admin" });

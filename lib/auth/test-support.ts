@@ -5,7 +5,7 @@ import path from "node:path";
 import { openDatabase, type Db } from "@/db/client";
 import { migratePostgres, openPostgres, type PgDb } from "@/db/postgres/client";
 import { calls } from "@/db/schema";
-import { stateDbOfPostgres, tablesOf } from "@/db/state";
+import { stateDbOfPostgres } from "@/db/state";
 import { parsePostgresConfig } from "@/lib/postgres/config";
 import { POSTGRES_SKIP_REASON, startPostgres, type TestPostgres } from "@/lib/postgres/testing";
 import { addApp } from "@/lib/apps/registry";
@@ -45,8 +45,8 @@ export function freshDb(): { db: Db; file: string; dispose(): void } {
   };
 }
 
-export function seedApp(db: Db, appId: string, apiKey = `key-${appId}-SECRET`) {
-  return addApp(db, { appId, name: `App ${appId}`, region: "eu", apiKey, webhookUsername: "hook", webhookPassword: `pw-${appId}-SECRET` });
+export async function seedApp(db: Db, appId: string, apiKey = `key-${appId}-SECRET`) {
+  return await addApp(db, { appId, name: `App ${appId}`, region: "eu", apiKey, webhookUsername: "hook", webhookPassword: `pw-${appId}-SECRET` });
 }
 
 export function seedCall(db: Db, appPk: number, sessionId: string): void {
@@ -114,14 +114,4 @@ export async function freshState(dialect: StateDialect): Promise<{ db: Db; conne
       }
     },
   };
-}
-
-/** An app row without going through the apps registry (it moves to Postgres in a later step). */
-export async function seedAppRow(db: Db, appId: string): Promise<number> {
-  const { apps } = tablesOf(db);
-  const [row] = await db
-    .insert(apps)
-    .values({ appId, name: `App ${appId}`, region: "eu", apiKeyEnc: "not-a-real-ciphertext", apiKeyLast4: "0000" })
-    .returning({ pk: apps.pk });
-  return row!.pk;
 }

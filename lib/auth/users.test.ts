@@ -4,7 +4,7 @@ import type { Db } from "@/db/client";
 import { tablesOf } from "@/db/state";
 import { HttpError } from "@/lib/http/errors";
 import { verifyPassword } from "./passwords";
-import { freshState, seedAppRow, STATE_DIALECTS, useTestEnv } from "./test-support";
+import { freshState, seedApp, STATE_DIALECTS, useTestEnv } from "./test-support";
 import { createUser, getUserByEmail, listUsers, removeUser, updateUser } from "./users";
 
 async function expectHttp(p: Promise<unknown> | (() => unknown), status: number): Promise<HttpError> {
@@ -26,8 +26,8 @@ describe.each(STATE_DIALECTS)("users (state on %s)", (dialect) => {
     useTestEnv();
     ctx = await freshState(dialect);
     db = ctx.db;
-    await seedAppRow(db, "alpha");
-    await seedAppRow(db, "beta");
+    await seedApp(db, "alpha");
+    await seedApp(db, "beta");
   });
   afterAll(() => ctx.dispose());
 

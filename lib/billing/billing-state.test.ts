@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "@/db/client";
 import { stateTransaction, tablesOf } from "@/db/state";
 import { listAudit } from "@/lib/auth/audit";
-import { freshState, seedAppRow, STATE_DIALECTS, useTestEnv } from "@/lib/auth/test-support";
+import { freshState, seedApp, STATE_DIALECTS, useTestEnv } from "@/lib/auth/test-support";
 import { nextStatementNumber } from "./issue";
 import { listPriceSheets, removePriceSheet, setPriceSheet, termsInForce } from "./price-sheets";
 
@@ -22,8 +22,8 @@ describe.each(STATE_DIALECTS)("billing state (on %s)", (dialect) => {
     useTestEnv();
     ctx = await freshState(dialect);
     db = ctx.db;
-    alpha = await seedAppRow(db, "alpha");
-    await seedAppRow(db, "Zeta");
+    alpha = (await seedApp(db, "alpha")).pk;
+    await seedApp(db, "Zeta");
   });
   afterAll(() => ctx.dispose());
 

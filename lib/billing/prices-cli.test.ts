@@ -12,7 +12,7 @@ const { listPriceSheets } = await import("./price-sheets");
 
 const file = tempDbFile("prices-cli");
 const db = openDatabase(file);
-addApp(db, { appId: "acme", name: "Acme", region: "eu", apiKey: "key-acme-1234" });
+await addApp(db, { appId: "acme", name: "Acme", region: "eu", apiKey: "key-acme-1234" });
 
 const run = promisify(execFile);
 async function prices(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -134,7 +134,7 @@ const post = (body: unknown, token = adminToken) =>
 
 beforeAll(async () => {
   emu = await spawnEmulator({ seed: 16, now: NOW, months: 14, apps: [{ appId: "alpha", count: 3000, region: "in" }, { appId: "beta", count: 1200, region: "eu" }] });
-  for (const a of emu.apps) addApp(warehouse(), { appId: a.appId, name: `App ${a.appId}`, region: a.region, apiKey: a.apiKey, callsUrl: a.callsUrl });
+  for (const a of emu.apps) await addApp(warehouse(), { appId: a.appId, name: `App ${a.appId}`, region: a.region, apiKey: a.apiKey, callsUrl: a.callsUrl });
   await syncAll(false);
   truth = await readTruth();
   const a = await createUser(warehouse(), { email: "admin@example.com", password: "admin-password-123", role: "admin" });

@@ -62,8 +62,8 @@ interface AppRef {
 }
 
 /** The apps of a query: the named ones (404 for one the caller may not see, as if absent) or all visible. */
-export function statementApps(db: Db, appIds: readonly string[], scope: Scope): AppRef[] {
-  const visible = listApps(db).filter((a) => scope.appPks === "all" || scope.appPks.includes(a.pk));
+export async function statementApps(db: Db, appIds: readonly string[], scope: Scope): Promise<AppRef[]> {
+  const visible = (await listApps(db)).filter((a) => scope.appPks === "all" || scope.appPks.includes(a.pk));
   if (appIds.length === 0) return visible.map(({ pk, appId, name }) => ({ pk, appId, name }));
   return [...new Set(appIds)].map((id) => {
     const app = visible.find((a) => a.appId === id);
@@ -140,7 +140,7 @@ export async function buildStatements(db: Db, q: StatementQuery, scope: Scope, n
   if (!isMonth(q.month)) throw new HttpError(400, "invalid_parameter", `month: "${q.month}" is not a month (YYYY-MM)`, { parameter: "month" });
   if (!isValidTimeZone(q.tz)) throw new HttpError(400, "invalid_parameter", `tz: "${q.tz}" is not an IANA time zone`, { parameter: "tz" });
   const range = monthRange(q.month, q.tz);
-  const apps = statementApps(db, q.apps, scope);
+  const apps = await statementApps(db, q.apps, scope);
   const ids = apps.map((a) => a.appId);
   const issued = await issuedForMonth(db, ids, q.month);
   const drafts = apps.filter((a) => !issued.has(a.appId));

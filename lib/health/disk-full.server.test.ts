@@ -44,7 +44,7 @@ async function seedWarehouse(file: string): Promise<string> {
   resetEnvForTests();
   const db = openDatabase(file);
   try {
-    addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001", webhookUsername: "hook", webhookPassword: "hook-password" });
+    await addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001", webhookUsername: "hook", webhookPassword: "hook-password" });
     const user = await createUser(db, { email: "reader@callboard.test", password: "reader-password-1", role: "viewer", apps: ["acme"] });
     return (await createApiToken(db, { userId: user.id, name: "reports" })).token;
   } finally {

@@ -9,14 +9,14 @@ import { getHealth } from "./health";
 import { syncMaxAgeSeconds } from "./sync-age";
 
 describe("stale syncs in readiness (issue 27, item 5)", () => {
-  it("lists apps whose last good sync is older than the age, counting a never-synced app from when it was added", () => {
+  it("lists apps whose last good sync is older than the age, counting a never-synced app from when it was added", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "callboard-sync-age-"));
     process.env.AUTH_SECRET = "sync-age-suite-secret-0123456789abcdef";
     resetEnvForTests();
     const db = openDatabase(path.join(dir, "warehouse.db"));
     try {
       const now = Date.now();
-      for (const appId of ["fresh", "old", "never"]) addApp(db, { appId, name: appId, region: "us", apiKey: `key-${appId}-0001` });
+      for (const appId of ["fresh", "old", "never"]) await addApp(db, { appId, name: appId, region: "us", apiKey: `key-${appId}-0001` });
       db.$client.prepare("UPDATE apps SET last_successful_sync_ms = ? WHERE app_id = 'fresh'").run(now - 60_000);
       db.$client.prepare("UPDATE apps SET last_successful_sync_ms = ? WHERE app_id = 'old'").run(now - 7_200_000);
       db.$client.prepare("UPDATE apps SET created_ms = ? WHERE app_id = 'never'").run(now - 7_200_000);

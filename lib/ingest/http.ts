@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { REQUEST_ID_HEADER } from "@/lib/http/request-id";
-import type { Ingestor, IngestResult } from "./ingest";
+import type { IngestApp, Ingestor, IngestResult } from "./ingest";
 import { INGEST_PREFIX } from "./url";
 
 /**
@@ -66,38 +66,49 @@ export function createIngestHttpHandler(ingestor: () => Ingestor): (req: Incomin
       return true;
     }
     const ing = ingestor();
-    const pre = ing.preflight(req.method ?? "GET", appId, {
-      contentType: req.headers["content-type"],
-      contentLength: req.headers["content-length"],
-      authorization: req.headers.authorization,
-    });
-    if (!pre.ok) {
-      send(res, pre.result, closeAfter || pre.result.status === 413);
-      return true;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    req.on("data", (chunk: Buffer) => {
-      if (done) return;
-      size += chunk.length;
-      if (size > ing.maxBodyBytes) {
-        done = true;
-        chunks.length = 0;
-        send(res, ing.tooLarge(pre.app), true);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on("end", () => {
-      if (done) return;
-      done = true;
-      const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
-      void ing.accept(pre.app, body, receivedMs).then((result) => send(res, result));
-    });
-    req.on("error", () => {
-      done = true;
-    });
+    // The body waits (the request stream stays paused) until the app and its credentials are
+    // checked; a client that goes away meanwhile must not crash the process.
+    req.on("error", () => {});
+    void ing
+      .preflight(req.method ?? "GET", appId, {
+        contentType: req.headers["content-type"],
+        contentLength: req.headers["content-length"],
+        authorization: req.headers.authorization,
+      })
+      .then((pre) => {
+        if (!pre.ok) {
+          send(res, pre.result, closeAfter || pre.result.status === 413);
+          return;
+        }
+        receiveBody(req, res, ing, pre.app, receivedMs);
+      });
     return true;
   };
+}
+
+/** Reads the body of a delivery that passed the preflight, up to the ingest's limit, and answers once it is stored. */
+function receiveBody(req: IncomingMessage, res: ServerResponse, ing: Ingestor, app: IngestApp, receivedMs: number): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let done = false;
+  req.on("data", (chunk: Buffer) => {
+    if (done) return;
+    size += chunk.length;
+    if (size > ing.maxBodyBytes) {
+      done = true;
+      chunks.length = 0;
+      send(res, ing.tooLarge(app), true);
+      return;
+    }
+    chunks.push(chunk);
+  });
+  req.on("end", () => {
+    if (done) return;
+    done = true;
+    const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+    void ing.accept(app, body, receivedMs).then((result) => send(res, result));
+  });
+  req.on("error", () => {
+    done = true;
+  });
 }

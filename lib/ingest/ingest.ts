@@ -1,4 +1,8 @@
 import type Database from "better-sqlite3";
+import { drizzle } from "drizzle-orm/better-sqlite3";
+import type { Db } from "@/db/client";
+import * as schema from "@/db/schema";
+import { webhookAuthSettings, type WebhookAuthSettings } from "@/lib/apps/registry";
 import { isJsonContentType } from "@/lib/http/content-type";
 import { HttpError } from "@/lib/http/errors";
 import { logger } from "@/lib/log/logger";
@@ -11,7 +15,7 @@ import {
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "./json-depth";
 import { clientSessionChange, type ClientSessionChange } from "./client-sessions";
 import { bodyKey, liveKey, recordingKey } from "./keys";
-import { GroupCommitter, StoreUnavailableError, type Effect, type GroupCommitterOptions, type PreparedDelivery } from "./store";
+import { GroupCommitter, StoreUnavailableError, type Effect, type GroupCommitterOptions, type PreparedDelivery, type Rejection, type StoreOutcome } from "./store";
 
 /**
  * The webhook route, independent of the HTTP layer: `preflight` decides from the
@@ -47,15 +51,6 @@ export interface IngestApp {
 
 export type Preflight = { ok: true; app: IngestApp } | { ok: false; result: IngestResult };
 
-interface AppAuthRow {
-  pk: number;
-  app_id: string;
-  webhook_enabled: number;
-  webhook_use_basic_auth: number;
-  webhook_username: string | null;
-  webhook_password_enc: string | null;
-}
-
 const errorResult = (e: HttpError): IngestResult => ({
   status: e.status,
   body: { error: { code: e.code, message: e.message, ...(e.details ?? {}) } },
@@ -78,10 +73,23 @@ const unavailable = (retryAfterSeconds: number): IngestResult => ({
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 const APP_CACHE_MS = 1000;
 
+/**
+ * Where an ingestor stores what it accepts: the SQLite file's GroupCommitter (store.ts), or
+ * the Postgres inbox shared by several servers (postgres-inbox.ts). `submit` resolves once
+ * the delivery is durable, and rejects with StoreUnavailableError when it could not be
+ * stored (answered 503 + Retry-After: the platform sends it again).
+ */
+export interface DeliveryStore {
+  submit(delivery: PreparedDelivery): Promise<StoreOutcome>;
+  /** Best effort: a refused delivery for the rejections list. */
+  noteRejection(rejection: Rejection): void;
+  close(): void;
+}
+
 export interface Ingestor {
   readonly maxBodyBytes: number;
-  readonly committer: GroupCommitter;
-  preflight(method: string, appId: string, headers: IngestHeaders): Preflight;
+  /** Asynchronous: the app's settings come from the state store (the SQLite file, or Postgres), cached a second. */
+  preflight(method: string, appId: string, headers: IngestHeaders): Promise<Preflight>;
   /** The body grew past the limit while being read. */
   tooLarge(app: IngestApp): IngestResult;
   accept(app: IngestApp, body: Uint8Array, receivedMs?: number): Promise<IngestResult>;
@@ -92,27 +100,39 @@ export interface IngestorOptions extends GroupCommitterOptions {
   maxBodyBytes?: number;
 }
 
+/** The SQLite file's ingestor, with its group committer (tests and the benchmark read its stats). */
+export interface SqliteIngestor extends Ingestor {
+  readonly committer: GroupCommitter;
+}
+
 /**
  * An ingestor writing through `sqlite`, a connection of its own. A 200 means fsynced:
  * pass a `syncer` for a connection with `synchronous = NORMAL` (what `getIngestor`
  * does), or give it a connection with `synchronous = FULL` and no syncer.
  */
-export function createIngestor(sqlite: Database.Database, options: IngestorOptions = {}): Ingestor {
-  const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
+export function createIngestor(sqlite: Database.Database, options: IngestorOptions = {}): SqliteIngestor {
   const committer = new GroupCommitter(sqlite, options);
-  const findApp = sqlite.prepare<[string], AppAuthRow>(
-    `SELECT pk, app_id, webhook_enabled, webhook_use_basic_auth, webhook_username, webhook_password_enc FROM apps WHERE app_id = ?`,
-  );
+  // The apps registry's own query (one for both dialects), on the ingest's connection.
+  const settingsDb = drizzle(sqlite, { schema }) as Db;
+  return { ...ingestorOver(committer, settingsDb, options), committer };
+}
+
+/**
+ * The webhook route over any delivery store: `settingsDb` is the state store apps are
+ * read from (the SQLite file, or Postgres: decision 0035), `committer` where deliveries go.
+ */
+export function ingestorOver(committer: DeliveryStore, settingsDb: Db, options: { maxBodyBytes?: number } = {}): Ingestor {
+  const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
 
   // App settings are read at most once a second per app id (also for unknown ids, bounded):
   // at thousands of deliveries a second the lookup was a tenth of the work. A settings
   // change (password, enabled) applies within a second.
-  const appCache = new Map<string, { row: AppAuthRow | undefined; until: number }>();
-  const lookupApp = (appId: string): AppAuthRow | undefined => {
+  const appCache = new Map<string, { row: WebhookAuthSettings | undefined; until: number }>();
+  const lookupApp = async (appId: string): Promise<WebhookAuthSettings | undefined> => {
     const now = Date.now();
     const hit = appCache.get(appId);
     if (hit && hit.until > now) return hit.row;
-    const row = findApp.get(appId);
+    const row = await webhookAuthSettings(settingsDb, appId);
     if (appCache.size >= 1000) appCache.clear();
     appCache.set(appId, { row, until: now + APP_CACHE_MS });
     return row;
@@ -125,20 +145,27 @@ export function createIngestor(sqlite: Database.Database, options: IngestorOptio
     return errorResult(e);
   };
 
-  function preflight(method: string, appId: string, headers: IngestHeaders): Preflight {
+  async function preflight(method: string, appId: string, headers: IngestHeaders): Promise<Preflight> {
     if (method !== "POST") {
       return { ok: false, result: errorResult(fail(405, "method_not_allowed", "Webhook deliveries are POST requests.", { Allow: "POST" })) };
     }
-    const row = appId.length <= 100 ? lookupApp(appId) : undefined;
+    let row: WebhookAuthSettings | undefined;
+    try {
+      row = appId.length <= 100 ? await lookupApp(appId) : undefined;
+    } catch (error) {
+      // The state store cannot answer (locked, unreachable): the platform sends it again, nothing is lost.
+      logger.warn({ err: error instanceof Error ? error.message : String(error) }, "webhook delivery refused: the app's settings could not be read");
+      return { ok: false, result: unavailable(1) };
+    }
     if (!row) {
       logger.debug({ status: 404 }, "webhook delivery for an unknown app");
       return { ok: false, result: errorResult(fail(404, "not_found", "No webhook receiver at this address: check the app id in the URL.")) };
     }
-    const app: IngestApp = { pk: row.pk, appId: row.app_id };
-    if (row.webhook_use_basic_auth) {
+    const app: IngestApp = { pk: row.pk, appId: row.appId };
+    if (row.webhookUseBasicAuth) {
       let ok: boolean;
       try {
-        ok = checkBasicAuth(headers.authorization, { username: row.webhook_username, passwordEnc: row.webhook_password_enc });
+        ok = checkBasicAuth(headers.authorization, { username: row.webhookUsername, passwordEnc: row.webhookPasswordEnc });
       } catch (error) {
         logger.error({ appId: app.appId, err: error instanceof Error ? error.message : String(error) }, "webhook credentials unusable");
         return { ok: false, result: INTERNAL };
@@ -150,7 +177,7 @@ export function createIngestor(sqlite: Database.Database, options: IngestorOptio
         };
       }
     }
-    if (!row.webhook_enabled) {
+    if (!row.webhookEnabled) {
       return { ok: false, result: refuse(app, fail(403, "webhook_disabled", "Webhook deliveries are turned off for this app.")) };
     }
     if (!isJsonContentType(headers.contentType)) {
@@ -261,7 +288,7 @@ export function createIngestor(sqlite: Database.Database, options: IngestorOptio
     }
   }
 
-  return { maxBodyBytes, committer, preflight, tooLarge, accept, close: () => committer.close() };
+  return { maxBodyBytes, preflight, tooLarge, accept, close: () => committer.close() };
 }
 
 /** The trigger of a refused body, when it can be read (for the rejections list). */

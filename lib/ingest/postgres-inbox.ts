@@ -1,6 +1,12 @@
 import type pg from "pg";
-import { triggerCategory } from "./envelope";
+import type { PgDb } from "@/db/postgres/client";
+import { stateDbOfPostgres } from "@/db/state";
+import { logger } from "@/lib/log/logger";
+import { triggerCategory, type LiveEvent } from "./envelope";
 import { bucketOf, type DeliveryFact, type EventCountFact, type ForwardTarget } from "./forwarder";
+import { ingestorOver, type DeliveryStore, type Ingestor } from "./ingest";
+import type { Effect } from "./statements";
+import { StoreUnavailableError, type PreparedDelivery, type Rejection, type StoreOutcome } from "./store";
 
 /**
  * The webhook inbox in Postgres, shared by several Callboard servers (DATABASE_URL;
@@ -17,6 +23,12 @@ import { bucketOf, type DeliveryFact, type EventCountFact, type ForwardTarget } 
  *   them. A server killed between ClickHouse's
  *   answer and its commit leaves the batch queued: it is sent again, and ClickHouse's
  *   ReplacingMergeTree keys (app, idempotency key) collapse the copy (decision 0015 §3).
+ * - **Live state and recordings per delivery.** A new delivery's effect (a call's live
+ *   state and who is in it; a recording) is applied in the transaction that stores it, so
+ *   the live pages show what any server received. The upserts merge in any order (a
+ *   status only moves forward, times widen, names fill in), so two servers receiving one
+ *   call's events at once converge on the state one server would have; both lock the
+ *   session's row first, so they take turns per call and never deadlock.
  */
 
 export interface IncomingDelivery {
@@ -30,6 +42,8 @@ export interface IncomingDelivery {
   /** The body exactly as received (its `data` gives the event's count bucket when forwarded). */
   body: string;
   receivedMs: number;
+  /** What a new delivery changes besides itself (the ingest's `prepareDelivery`); none when absent. */
+  effect?: Effect;
 }
 
 export interface StoredDelivery {
@@ -38,25 +52,125 @@ export interface StoredDelivery {
   repeat: boolean;
 }
 
+/** Stores and queues a delivery in one statement: `inserted` is false for a repeat. */
+const STORE_AND_QUEUE = `WITH stored AS (
+     INSERT INTO webhook_deliveries AS w (app_pk, idem_key, trigger, webhook, type, session_id, outcome, body, received_ms, last_received_ms)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
+     ON CONFLICT (app_pk, idem_key) DO UPDATE SET repeat_count = w.repeat_count + 1, last_received_ms = excluded.received_ms
+     RETURNING w.pk, (w.xmax = 0) AS inserted
+   ), queued AS (
+     INSERT INTO delivery_forward_queue (delivery_pk) SELECT pk FROM stored WHERE inserted
+   )
+   SELECT pk, inserted FROM stored`;
+
+type Queryable = Pick<pg.Pool, "query">;
+
+async function storeAndQueue(db: Queryable, d: IncomingDelivery): Promise<StoredDelivery> {
+  const stored = await db.query<{ pk: string; inserted: boolean }>(STORE_AND_QUEUE, [
+    d.appPk, d.idemKey, d.trigger, d.webhook, d.type, d.sessionId, d.outcome, d.body, d.receivedMs,
+  ]);
+  const row = stored.rows[0]!;
+  return { pk: Number(row.pk), repeat: !row.inserted };
+}
+
 export async function storeDelivery(pool: pg.Pool, d: IncomingDelivery): Promise<StoredDelivery> {
   // One statement, so one round trip and one atomic commit: the delivery and, when it is
   // new (xmax = 0 only on a row this statement inserted), its place in the forward queue.
   // Counted when forwarded, not here: every delivery of an app's 15 minutes would wait for
   // the one before it to commit on the bucket's counter row.
-  const stored = await pool.query<{ pk: string; inserted: boolean }>(
-    `WITH stored AS (
-       INSERT INTO webhook_deliveries AS w (app_pk, idem_key, trigger, webhook, type, session_id, outcome, body, received_ms, last_received_ms)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
-       ON CONFLICT (app_pk, idem_key) DO UPDATE SET repeat_count = w.repeat_count + 1, last_received_ms = excluded.received_ms
-       RETURNING w.pk, (w.xmax = 0) AS inserted
-     ), queued AS (
-       INSERT INTO delivery_forward_queue (delivery_pk) SELECT pk FROM stored WHERE inserted
-     )
-     SELECT pk, inserted FROM stored`,
-    [d.appPk, d.idemKey, d.trigger, d.webhook, d.type, d.sessionId, d.outcome, d.body, d.receivedMs],
-  );
-  const row = stored.rows[0]!;
-  return { pk: Number(row.pk), repeat: !row.inserted };
+  const effect = d.effect;
+  if (!effect || effect.kind === "count" || effect.kind === "none") return storeAndQueue(pool, d);
+
+  // With an effect: the delivery and its effect commit together. The effect runs in a
+  // savepoint: one that cannot apply to this data leaves the delivery stored as `failed`
+  // (as on SQLite, store.ts), never a lost delivery.
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const stored = await storeAndQueue(client, d);
+    if (!stored.repeat) {
+      await client.query("SAVEPOINT effect");
+      try {
+        await applyEffect(client, d.appPk, effect, d.receivedMs);
+        await client.query("RELEASE SAVEPOINT effect");
+      } catch (error) {
+        if (!isDataError(error)) throw error;
+        await client.query("ROLLBACK TO SAVEPOINT effect");
+        await client.query("UPDATE webhook_deliveries SET outcome = 'failed' WHERE pk = $1", [stored.pk]);
+        logger.error({ err: error instanceof Error ? error.message : String(error), trigger: d.trigger, deliveryPk: stored.pk }, "webhook delivery stored but not applied");
+      }
+    }
+    await client.query("COMMIT");
+    return stored;
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** Postgres refused the values themselves (SQLSTATE class 22 data exception, 23 integrity): not a reason to refuse the delivery. */
+function isDataError(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "string" && (code.startsWith("22") || code.startsWith("23"));
+}
+
+const STEP_STATUS = { initiated: "initiated", started: "ongoing", joined: "ongoing", left: "ongoing", ended: "ended" } as const;
+const rank = (column: string) => `CASE ${column} WHEN 'ended' THEN 2 WHEN 'ongoing' THEN 1 ELSE 0 END`;
+
+/**
+ * The live state's upserts of lib/ingest/statements.ts, in Postgres: the same merge rules.
+ * `least`/`greatest` skip NULLs, which is SQLite's minOf/maxOf there.
+ */
+const UPSERT_LIVE_SESSION = `INSERT INTO live_sessions AS s (app_pk, session_id, kind, status, initiator, receiver, receiver_type, initiated_at, started_at, ended_at, last_event_ms)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+  ON CONFLICT (app_pk, session_id) DO UPDATE SET
+    kind = CASE WHEN excluded.kind = 'meet' THEN 'meet' ELSE s.kind END,
+    status = CASE WHEN ${rank("excluded.status")} > ${rank("s.status")} THEN excluded.status ELSE s.status END,
+    initiator = coalesce(s.initiator, excluded.initiator),
+    receiver = coalesce(s.receiver, excluded.receiver),
+    receiver_type = coalesce(s.receiver_type, excluded.receiver_type),
+    initiated_at = least(s.initiated_at, excluded.initiated_at),
+    started_at = least(s.started_at, excluded.started_at),
+    ended_at = greatest(s.ended_at, excluded.ended_at),
+    last_event_ms = greatest(s.last_event_ms, excluded.last_event_ms)
+  RETURNING pk`;
+
+const UPSERT_OCCUPANT = `INSERT INTO live_occupants AS o (session_pk, name, joined_at, left_at, audio_only) VALUES ($1, $2, $3, $4, $5)
+  ON CONFLICT (session_pk, name, joined_at) DO UPDATE SET
+    left_at = greatest(o.left_at, excluded.left_at),
+    audio_only = coalesce(excluded.audio_only, o.audio_only)`;
+
+const CLOSE_OPEN_STAY = `UPDATE live_occupants SET left_at = $1 WHERE pk = (
+  SELECT pk FROM live_occupants WHERE session_pk = $2 AND name = $3 AND left_at IS NULL ORDER BY joined_at DESC LIMIT 1)`;
+
+async function applyEffect(client: Queryable, appPk: number, effect: Effect, receivedMs: number): Promise<void> {
+  if (effect.kind === "recording") {
+    const r = effect.recording;
+    // The call's has_recording flag is ClickHouse's to derive: with Postgres the calls live there.
+    await client.query(
+      `INSERT INTO recordings (app_pk, session_id, recording_url, recording_date, duration, start_time, received_ms)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (app_pk, session_id, start_time) DO NOTHING`,
+      [appPk, r.sessionId, r.recordingUrl, r.recordingDate, r.duration, r.startTime, receivedMs],
+    );
+  } else if (effect.kind === "live") {
+    await applyLive(client, appPk, effect.live, receivedMs);
+  }
+}
+
+async function applyLive(client: Queryable, appPk: number, ev: LiveEvent, nowMs: number): Promise<void> {
+  const session = await client.query<{ pk: string }>(UPSERT_LIVE_SESSION, [
+    appPk, ev.sessionId, ev.kind, STEP_STATUS[ev.step], ev.initiator, ev.receiver, ev.receiverType, ev.initiatedAt, ev.startedAt, ev.endedAt, nowMs,
+  ]);
+  const sessionPk = session.rows[0]!.pk;
+  for (const occ of ev.occupants) {
+    // A stay is (name, joined_at); a leave that lost its joined_at closes the latest open stay.
+    if (occ.joinedAt === null && occ.leftAt !== null && ((await client.query(CLOSE_OPEN_STAY, [occ.leftAt, sessionPk, occ.name])).rowCount ?? 0) > 0) continue;
+    // An occupant listed by call_ended has left by then, even when left_at is missing.
+    const leftAt = occ.leftAt ?? (ev.step === "ended" ? ev.endedAt : null);
+    await client.query(UPSERT_OCCUPANT, [sessionPk, occ.name, occ.joinedAt ?? 0, leftAt, occ.audioOnly]);
+  }
 }
 
 interface QueuedDeliveryRow {
@@ -139,4 +253,76 @@ export async function forwardDeliveries(pool: pg.Pool, target: ForwardTarget, op
 export async function forwardBacklog(pool: pg.Pool): Promise<number> {
   const r = await pool.query<{ n: string }>("SELECT count(*) AS n FROM delivery_forward_queue");
   return Number(r.rows[0]!.n);
+}
+
+/** Seconds a sender waits before sending again a delivery Postgres could not take (down, restarting, out of connections). */
+const UNAVAILABLE_RETRY_SECONDS = 2;
+
+/**
+ * The ingest's delivery store on Postgres: each delivery is stored (and queued for
+ * ClickHouse, and its effect applied) in its own transaction before its answer. No group
+ * commit: Postgres commits concurrent transactions together by itself, and two servers
+ * share no process to batch in. A delivery Postgres does not take is answered 503 +
+ * Retry-After, never 200.
+ */
+export class PostgresDeliveryStore implements DeliveryStore {
+  private rejectionsSincePrune = 0;
+  private readonly rejectedApps = new Set<number>();
+  private readonly keepRejections: number;
+
+  /** `keepRejections`: the newest refused deliveries kept per app (default 1,000, as on SQLite). */
+  constructor(
+    private readonly pool: pg.Pool,
+    options: { keepRejections?: number } = {},
+  ) {
+    this.keepRejections = options.keepRejections ?? 1000;
+  }
+
+  async submit(d: PreparedDelivery): Promise<StoreOutcome> {
+    try {
+      const stored = await storeDelivery(this.pool, {
+        appPk: d.appPk, idemKey: d.idemKey, trigger: d.trigger, webhook: d.webhook, type: d.type, sessionId: d.sessionId,
+        outcome: d.known ? "applied" : "stored", body: d.body, receivedMs: d.receivedMs, effect: d.effect,
+      });
+      return stored.repeat ? "duplicate" : "stored";
+    } catch (error) {
+      throw new StoreUnavailableError(error, UNAVAILABLE_RETRY_SECONDS);
+    }
+  }
+
+  noteRejection(r: Rejection): void {
+    this.rejectedApps.add(r.appPk);
+    // As on SQLite (store.ts): every 200 refusals this server recorded, each app it refused
+    // is cut back to its newest `keepRejections`, so a sender refused without end fills nothing.
+    const prune = ++this.rejectionsSincePrune >= 200 ? [...this.rejectedApps] : [];
+    if (prune.length > 0) {
+      this.rejectionsSincePrune = 0;
+      this.rejectedApps.clear();
+    }
+    void this.recordRejection(r, prune).catch((error: unknown) =>
+      logger.warn({ err: error instanceof Error ? error.message : String(error) }, "webhook rejection not recorded"),
+    );
+  }
+
+  private async recordRejection(r: Rejection, pruneApps: number[]): Promise<void> {
+    await this.pool.query("INSERT INTO webhook_rejections (app_pk, status, code, reason, trigger, received_ms) VALUES ($1, $2, $3, $4, $5, $6)", [
+      r.appPk, r.status, r.code, r.reason, r.trigger, r.receivedMs,
+    ]);
+    for (const appPk of pruneApps) {
+      await this.pool.query(
+        `DELETE FROM webhook_rejections WHERE app_pk = $1 AND pk <= (
+           SELECT pk FROM webhook_rejections WHERE app_pk = $1 ORDER BY pk DESC LIMIT 1 OFFSET $2)`,
+        [appPk, this.keepRejections],
+      );
+    }
+  }
+
+  close(): void {
+    // The pool is the state store's, closed with it.
+  }
+}
+
+/** The webhook route over Postgres (DATABASE_URL): apps read and deliveries stored there, shared by every server. */
+export function createPostgresIngestor(pgDb: PgDb, options: { maxBodyBytes?: number; keepRejections?: number } = {}): Ingestor {
+  return ingestorOver(new PostgresDeliveryStore(pgDb.$client, options), stateDbOfPostgres(pgDb), options);
 }

@@ -27,7 +27,7 @@ describe.skipIf(SKIP_WITHOUT_BUILD)("the production server", () => {
     dir = mkdtempSync(path.join(tmpdir(), "callboard-ingest-server-"));
     file = path.join(dir, "warehouse.db");
     const db = openDatabase(file);
-    addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001", webhookUsername: HOOK_USER, webhookPassword: HOOK_PASSWORD });
+    await addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001", webhookUsername: HOOK_USER, webhookPassword: HOOK_PASSWORD });
     db.$client.close();
     server = await startTestServer({ env: { DATABASE_PATH: file, AUTH_SECRET: TEST_SECRET } });
     base = server.base;

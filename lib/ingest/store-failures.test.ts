@@ -192,3 +192,26 @@ describe("a warehouse locked by another process", () => {
     }
   });
 });
+
+describe("an app's settings that cannot be read", () => {
+  it("answers 503 + Retry-After (never a crash or a 500), and takes the delivery once they can be read again", async () => {
+    // The apps table gone from under the ingest (as a settings read that fails: unreachable,
+    // locked, I/O): "open-app" was never looked up, so no cached settings answer for it.
+    h.db.$client.exec("ALTER TABLE apps RENAME TO apps_elsewhere");
+    const { body } = nextDelivery("settings");
+    let refused: RawResponse;
+    try {
+      refused = await postJson(h.baseUrl, "open-app", { ...body, appId: "open-app" }, null);
+    } finally {
+      h.db.$client.exec("ALTER TABLE apps_elsewhere RENAME TO apps");
+    }
+    expect(refused.status).toBe(503);
+    expect(refused.headers["retry-after"]).toBe("1");
+    expect(refused.json).toMatchObject({ error: { code: "unavailable" } });
+
+    // A failed read is not cached: the platform's next attempt is taken.
+    const again = await postJson(h.baseUrl, "open-app", { ...body, appId: "open-app" }, null);
+    expect(again.status).toBe(200);
+    expect(again.json).toEqual({ status: "stored" });
+  });
+});

@@ -13,7 +13,7 @@ import { addApp } from "@/lib/apps/registry";
 import { resetEnvForTests } from "@/lib/config/env";
 import { basicAuthHeader } from "./auth";
 import { createIngestHttpHandler } from "./http";
-import { createIngestor, type Ingestor, type IngestorOptions } from "./ingest";
+import { createIngestor, type IngestorOptions, type SqliteIngestor } from "./ingest";
 import { openIngestConnection } from "./runtime";
 import { WalSyncer } from "./wal-sync";
 
@@ -27,7 +27,7 @@ export interface Harness {
   file: string;
   db: Db;
   ingestSqlite: Database.Database;
-  ingestor: Ingestor;
+  ingestor: SqliteIngestor;
   server: Server;
   baseUrl: string;
   appPk: Record<string, number>;
@@ -46,15 +46,15 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const file = path.join(dir, "warehouse.db");
   const db = openDatabase(file);
   const appPk: Record<string, number> = {};
-  appPk.acme = addApp(db, {
+  appPk.acme = (await addApp(db, {
     appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001",
     webhookId: "wh-callboard", webhookName: "Callboard", webhookUseBasicAuth: true, webhookUsername: HOOK_USER, webhookPassword: HOOK_PASSWORD,
-  }).pk;
-  appPk.open = addApp(db, { appId: "open-app", name: "Open", region: "eu", apiKey: "key-open-0002", webhookUseBasicAuth: false }).pk;
-  appPk.off = addApp(db, {
+  })).pk;
+  appPk.open = (await addApp(db, { appId: "open-app", name: "Open", region: "eu", apiKey: "key-open-0002", webhookUseBasicAuth: false })).pk;
+  appPk.off = (await addApp(db, {
     appId: "off-app", name: "Off", region: "in", apiKey: "key-off-0003", webhookEnabled: false,
     webhookUseBasicAuth: true, webhookUsername: HOOK_USER, webhookPassword: HOOK_PASSWORD,
-  }).pk;
+  })).pk;
   const ingestSqlite = openIngestConnection(file);
   const { durability = "wal-fsync", ...ingestOptions } = options;
   if (durability === "full") ingestSqlite.pragma("synchronous = FULL");

@@ -12,7 +12,7 @@ function toResponse(result: IngestResult): Response {
 
 export async function handleWebhookRequest(request: Request, appId: string, ingestor: Ingestor = getIngestor()): Promise<Response> {
   const receivedMs = Date.now();
-  const pre = ingestor.preflight(request.method, appId, {
+  const pre = await ingestor.preflight(request.method, appId, {
     contentType: request.headers.get("content-type"),
     contentLength: request.headers.get("content-length"),
     authorization: request.headers.get("authorization"),

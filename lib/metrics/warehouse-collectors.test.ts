@@ -20,7 +20,7 @@ describe("the ClickHouse forward backlog on /metrics", () => {
     resetEnvForTests();
     const db = openDatabase(path.join(dir, "warehouse.db"));
     try {
-      addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001" });
+      await addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001" });
       const now = Date.now();
       const insert = db.$client.prepare(
         "INSERT INTO webhook_deliveries (app_pk, idem_key, trigger, webhook, outcome, body, received_ms, last_received_ms) VALUES ((SELECT pk FROM apps WHERE app_id = 'acme'), ?, 'message_sent', 'wh', 'applied', '{}', ?, ?)",

@@ -26,8 +26,8 @@ type Db = ReturnType<typeof openDatabase>;
 
 async function fillSqlite(file: string): Promise<Db> {
   const db = openDatabase(file);
-  addApp(db, { appId: "acme", name: "Acme", region: "eu", apiKey: "key-acme-secret-1234", webhookUseBasicAuth: true, webhookUsername: "hook", webhookPassword: "hook-pass-5678" });
-  addApp(db, { appId: "beta", name: "Beta", region: "us", apiKey: "key-beta-secret-9999" });
+  await addApp(db, { appId: "acme", name: "Acme", region: "eu", apiKey: "key-acme-secret-1234", webhookUseBasicAuth: true, webhookUsername: "hook", webhookPassword: "hook-pass-5678" });
+  await addApp(db, { appId: "beta", name: "Beta", region: "us", apiKey: "key-beta-secret-9999" });
   const admin = await createUser(db, { email: "admin@example.com", password: "correct horse battery", role: "admin" });
   const viewer = await createUser(db, { email: "viewer@example.com", password: "correct horse battery", role: "viewer", apps: ["acme"] });
   const gone = await createUser(db, { email: "gone@example.com", password: "correct horse battery", role: "viewer" });

@@ -14,13 +14,13 @@ describe("retention of the audit log and sync runs (issue 27, item 10)", () => {
   let dir = "";
   let db: Db;
 
-  beforeEach(() => {
+  beforeEach(async () => {
     dir = mkdtempSync(path.join(tmpdir(), "callboard-retention-"));
     process.env.AUTH_SECRET = "retention-suite-secret-0123456789abcdef";
     resetEnvForTests();
     db = openDatabase(path.join(dir, "warehouse.db"));
-    addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001" });
-    addApp(db, { appId: "idle", name: "Idle", region: "us", apiKey: "key-idle-0001" });
+    await addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001" });
+    await addApp(db, { appId: "idle", name: "Idle", region: "us", apiKey: "key-idle-0001" });
     const audit = db.$client.prepare("INSERT INTO audit_log (at_ms, actor_email, action) VALUES (?, 'a@b.c', ?)");
     for (let d = 0; d < 5000; d++) audit.run(NOW - d * DAY / 10, `day-${d}`); // 500 days, ten a day
     const run = db.$client.prepare("INSERT INTO sync_runs (app_pk, kind, trigger, status, started_ms) VALUES ((SELECT pk FROM apps WHERE app_id = ?), 'incremental', 'schedule', ?, ?)");

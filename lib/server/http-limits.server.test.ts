@@ -69,7 +69,7 @@ describe.skipIf(SKIP_WITHOUT_BUILD)("slow clients against the production server"
     process.env.AUTH_SECRET = SECRET;
     resetEnvForTests();
     const db = openDatabase(file);
-    addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001", webhookUsername: "hook", webhookPassword: "hook-password" });
+    await addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001", webhookUsername: "hook", webhookPassword: "hook-password" });
     db.$client.close();
     server = await startTestServer({
       env: {

@@ -34,8 +34,8 @@ async function seedWarehouse(file: string): Promise<Seeded> {
   resetEnvForTests();
   const db = openDatabase(file);
   try {
-    addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001", webhookUsername: "hook", webhookPassword: HOOK_PASSWORD });
-    addApp(db, { appId: "beta", name: "Beta", region: "eu", apiKey: "key-beta-0001" });
+    await addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001", webhookUsername: "hook", webhookPassword: HOOK_PASSWORD });
+    await addApp(db, { appId: "beta", name: "Beta", region: "eu", apiKey: "key-beta-0001" });
     const user = await createUser(db, { email: "reader@callboard.test", password: "reader-password-1", role: "viewer", apps: ["acme", "beta"] });
     const token = (await createApiToken(db, { userId: user.id, name: "reports" })).token;
     // acme: two good syncs (the last 5 hours ago) and a failed one; beta synced a minute ago.

@@ -74,7 +74,7 @@ describe.skipIf(SKIP_WITHOUT_BUILD)("TRUSTED_PROXIES (production server behind t
     process.env.AUTH_SECRET = SECRET;
     resetEnvForTests();
     const db = openDatabase(file);
-    addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001", webhookUsername: "hook", webhookPassword: "hook-password" });
+    await addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001", webhookUsername: "hook", webhookPassword: "hook-password" });
     db.$client.close();
     server = await startTestServer({
       env: {

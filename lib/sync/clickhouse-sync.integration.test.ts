@@ -138,9 +138,9 @@ async function freshWarehouse(): Promise<{ db: Db; file: string; env: Record<str
   return { db, file, env };
 }
 
-function register(db: Db, appId: string) {
+async function register(db: Db, appId: string) {
   const info = emu.apps.find((a) => a.appId === appId)!;
-  return addApp(db, { appId, name: appId, region: info.region, apiKey: info.apiKey, callsUrl: info.callsUrl });
+  return await addApp(db, { appId, name: appId, region: info.region, apiKey: info.apiKey, callsUrl: info.callsUrl });
 }
 
 /** Every call of the list, in the engine's order: app/session id of each. */
@@ -172,7 +172,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
   it("stores exactly the emulator's calls despite upstream faults, none in SQLite; a second run writes nothing", async () => {
     const t = await truth("alpha");
     const { db } = await freshWarehouse();
-    const app = register(db, "alpha");
+    const app = await register(db, "alpha");
     await emu.admin.setFaults({
       seed: 5,
       rules: [
@@ -183,7 +183,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
       ],
     });
     try {
-      const r = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", perPage: 200, batchSize: 700, client: fastClient });
+      const r = await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", perPage: 200, batchSize: 700, client: fastClient });
       expect(r.error).toBeNull();
       expect(r).toMatchObject({ status: "succeeded", inserted: ALPHA, updated: 0 });
     } finally {
@@ -195,24 +195,24 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
     expect(db.$client.prepare("SELECT status, inserted FROM sync_runs").all()).toEqual([{ status: "succeeded", inserted: ALPHA }]);
 
     // Unchanged calls are recognised from ClickHouse's answer and not written again.
-    const again = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", full: true, perPage: 500, client: fastClient });
+    const again = await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", full: true, perPage: 500, client: fastClient });
     expect(again.error).toBeNull();
     expect(again).toMatchObject({ status: "succeeded", inserted: 0, updated: 0, unchanged: ALPHA, kind: "full" });
-    const incremental = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", perPage: 500, client: fastClient });
+    const incremental = await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", perPage: 500, client: fastClient });
     expect(incremental).toMatchObject({ status: "succeeded", inserted: 0, updated: 0, stoppedEarly: true });
     expect((await inClickHouse(app.pk)).versions).toBe(ALPHA);
   });
 
   it("writes a changed call as a new version that replaces the old one, participants included", async () => {
     const { db } = await freshWarehouse();
-    const app = register(db, "alpha");
-    await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", client: fastClient });
+    const app = await register(db, "alpha");
+    await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", client: fastClient });
     const before = await inClickHouse(app.pk);
     expect(before.ongoing).toBeGreaterThan(0);
     await emu.admin.advance({ appId: "alpha", seconds: 7200, endOngoing: true });
     const t = await truth("alpha");
     expect(t.ongoing).toBe(0);
-    const r = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", client: fastClient });
+    const r = await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", client: fastClient });
     expect(r.status).toBe("succeeded");
     expect(r.updated + r.refreshed).toBeGreaterThanOrEqual(before.ongoing);
     const after = await inClickHouse(app.pk);
@@ -228,7 +228,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
 
   it("keeps the later record of a call staged twice in one batch (it changed between two pages)", async () => {
     const { db } = await freshWarehouse();
-    const app = register(db, "beta");
+    const app = await register(db, "beta");
     const [record] = await emu.admin.truth("beta");
     const row = (status: string, audio: number) => {
       const raw = { ...record, status, totalAudioMinutes: audio };
@@ -252,7 +252,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
   it("converges with no double counting after a sync process is SIGKILLed mid-way", async () => {
     const t = await truth("beta");
     const { db, file, env } = await freshWarehouse();
-    const app = register(db, "beta");
+    const app = await register(db, "beta");
     const { out } = await killMidRun(
       path.join(import.meta.dirname, "sync-child.fixture.ts"),
       { ...process.env, ...env, DB_FILE: file, APP_ID: "beta", PAGE_DELAY_MS: "80" },
@@ -264,10 +264,10 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
     expect(partial.calls).toBeGreaterThanOrEqual(200);
     expect(partial.calls).toBeLessThan(BETA);
 
-    const r = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", client: fastClient });
+    const r = await syncApp(db, (await getAppById(db, "beta"))!, { trigger: "test", client: fastClient });
     expect(r.status).toBe("succeeded");
     await expectSame(app.pk, t);
-    const again = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", full: true, client: fastClient });
+    const again = await syncApp(db, (await getAppById(db, "beta"))!, { trigger: "test", full: true, client: fastClient });
     expect(again).toMatchObject({ inserted: 0, updated: 0, unchanged: BETA });
     await expectSame(app.pk, t);
     expect(sqliteCalls(db)).toBe(0);
@@ -292,16 +292,16 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
     const local = openDatabase(path.join(dir, "warehouse.db"));
     opened.push({ db: local, dir });
     const syncBoth = async (db: Db) => {
-      for (const appId of ["alpha", "beta"]) expect((await syncApp(db, getAppById(db, appId)!, { trigger: "test", perPage: 300, client: fastClient })).status).toBe("succeeded");
+      for (const appId of ["alpha", "beta"]) expect((await syncApp(db, (await getAppById(db, appId))!, { trigger: "test", perPage: 300, client: fastClient })).status).toBe("succeeded");
     };
-    register(local, "alpha");
-    register(local, "beta");
+    await register(local, "alpha");
+    await register(local, "beta");
     await inSqliteMode(() => syncBoth(local));
     expect(sqliteCalls(local)).toBeGreaterThan(ALPHA);
     // ClickHouse mode, the same upstream, the same apps in the same order.
     const { db } = await freshWarehouse();
-    register(db, "alpha");
-    register(db, "beta");
+    await register(db, "alpha");
+    await register(db, "beta");
     await syncBoth(db);
     expect(sqliteCalls(db)).toBe(0);
     // The platform moves on (ongoing calls end, new calls), and both sync again: changed calls keep their place.
@@ -331,12 +331,12 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
   it("fails clearly while a shard is down (no password in the error) and converges once it is back", async () => {
     const t = await truth("beta");
     const { db } = await freshWarehouse();
-    const app = register(db, "beta");
+    const app = await register(db, "beta");
     const shard2 = restartable(ch, 1);
     restarted.push(shard2);
     await shard2.down();
     try {
-      const r = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", client: fastClient });
+      const r = await syncApp(db, (await getAppById(db, "beta"))!, { trigger: "test", client: fastClient });
       expect(r.status).toBe("failed");
       expect(r.error).toMatch(/ClickHouse/);
       expect(r.error).not.toContain(ch.password);
@@ -346,7 +346,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
     } finally {
       await shard2.up();
     }
-    const r = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", client: fastClient });
+    const r = await syncApp(db, (await getAppById(db, "beta"))!, { trigger: "test", client: fastClient });
     expect(r.status).toBe("succeeded");
     await expectSame(app.pk, t);
   });
@@ -356,17 +356,17 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
 
     it("stores exactly the emulator's calls, recognises unchanged ones and replaces changed ones, with nothing in v1", async () => {
       const { db } = await freshWarehouse();
-      const app = register(db, "alpha");
+      const app = await register(db, "alpha");
       const t = await truth("alpha"); // earlier tests moved the emulator on: more than ALPHA calls
-      const first = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", perPage: 300, batchSize: 700, client: fastClient, ...v2Only });
+      const first = await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", perPage: 300, batchSize: 700, client: fastClient, ...v2Only });
       expect(first).toMatchObject({ status: "succeeded", inserted: t.calls, updated: 0 });
       await expectSame(app.pk, t, false);
-      const again = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", full: true, perPage: 500, client: fastClient, ...v2Only });
+      const again = await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", full: true, perPage: 500, client: fastClient, ...v2Only });
       expect(again).toMatchObject({ status: "succeeded", inserted: 0, updated: 0, unchanged: t.calls });
       const ongoing = (await inClickHouseV2(app.pk)).ongoing;
       expect(ongoing).toBeGreaterThan(0);
       await emu.admin.advance({ appId: "alpha", seconds: 7200, newCalls: 40, endOngoing: true });
-      const changed = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", client: fastClient, ...v2Only });
+      const changed = await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", client: fastClient, ...v2Only });
       expect(changed.status).toBe("succeeded");
       expect(changed.updated + changed.refreshed).toBeGreaterThanOrEqual(ongoing);
       await expectSame(app.pk, await truth("alpha"), false);
@@ -378,7 +378,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
     it("converges with no double counting after a sync process is SIGKILLed mid-way", async () => {
       const t = await truth("beta");
       const { db, file, env } = await freshWarehouse();
-      const app = register(db, "beta");
+      const app = await register(db, "beta");
       const { out } = await killMidRun(
         path.join(import.meta.dirname, "sync-child.fixture.ts"),
         { ...process.env, ...env, DB_FILE: file, APP_ID: "beta", PAGE_DELAY_MS: "80", WRITE_V1_FACTS: "0" },
@@ -388,10 +388,10 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
       const partial = await inClickHouseV2(app.pk);
       expect(partial.calls).toBeGreaterThanOrEqual(200);
       expect(partial.calls).toBeLessThan(BETA);
-      const r = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", client: fastClient, ...v2Only });
+      const r = await syncApp(db, (await getAppById(db, "beta"))!, { trigger: "test", client: fastClient, ...v2Only });
       expect(r.status).toBe("succeeded");
       await expectSame(app.pk, t, false);
-      const again = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", full: true, client: fastClient, ...v2Only });
+      const again = await syncApp(db, (await getAppById(db, "beta"))!, { trigger: "test", full: true, client: fastClient, ...v2Only });
       expect(again).toMatchObject({ inserted: 0, updated: 0, unchanged: BETA });
       await expectSame(app.pk, t, false);
     });

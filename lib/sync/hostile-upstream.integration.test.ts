@@ -42,10 +42,10 @@ const storedError = (db: Db, runPk: number | null) => db.$client.prepare("SELECT
 describe("an upstream that does not converge (issue 12 item 1)", () => {
   it("stops a list whose total keeps growing, names the app and keeps what it stored", async () => {
     const { db } = h.freshDb();
-    h.register(db, "endless");
+    await h.register(db, "endless");
     await h.emu.admin.setQuirks({ nonConverging: "growing" });
     // Every page full, total_pages always page + 5: without a bound this never ends.
-    const r = await syncApp(db, getAppById(db, "endless")!, { trigger: "test", perPage: 200, client: fastClient });
+    const r = await syncApp(db, (await getAppById(db, "endless"))!, { trigger: "test", perPage: 200, client: fastClient });
     expect(r.status).toBe("failed");
     expect(r.error).toMatch(/^sync of app endless stopped: the Calls API does not converge/);
     expect(r.error).toMatch(/grew from 1,200 to [\d,]+ calls/);
@@ -59,10 +59,10 @@ describe("an upstream that does not converge (issue 12 item 1)", () => {
 
   it("stops the same calls served again page after page, even with --allow-growth", async () => {
     const { db } = h.freshDb();
-    h.register(db, "endless");
+    await h.register(db, "endless");
     await h.emu.admin.setQuirks({ nonConverging: "repeating" });
     for (const allowGrowth of [false, true]) {
-      const r = await syncApp(db, getAppById(db, "endless")!, { trigger: "test", perPage: 100, allowGrowth, fromStart: true, client: fastClient });
+      const r = await syncApp(db, (await getAppById(db, "endless"))!, { trigger: "test", perPage: 100, allowGrowth, fromStart: true, client: fastClient });
       expect(r.status).toBe("failed");
       expect(r.error).toMatch(/app endless stopped: the Calls API does not converge \(it served the same calls again on 3 pages in a row\)/);
       expect(r.pages).toBe(6);
@@ -81,8 +81,8 @@ describe("an upstream that does not converge (issue 12 item 1)", () => {
       };
     };
     const { db } = h.freshDb();
-    h.register(db, "busy");
-    const stopped = await syncApp(db, getAppById(db, "busy")!, { trigger: "test", perPage: 100, prefetch: 0, client: { ...fastClient, fetch: growingBeforePage3("busy") } });
+    await h.register(db, "busy");
+    const stopped = await syncApp(db, (await getAppById(db, "busy"))!, { trigger: "test", perPage: 100, prefetch: 0, client: { ...fastClient, fetch: growingBeforePage3("busy") } });
     expect(stopped.status).toBe("failed");
     expect(stopped.error).toMatch(/app busy stopped: .*grew from 1,000 to 4,000 calls.*--allow-growth/);
     expect(calls(db, "busy")).toBe(stopped.fetched);
@@ -90,11 +90,11 @@ describe("an upstream that does not converge (issue 12 item 1)", () => {
     // The same backfill with the override runs to the end; the next run brings what
     // arrived at the top meanwhile, and the warehouse is exactly the platform's.
     const { db: real } = h.freshDb();
-    h.register(real, "grows");
-    const allowed = await syncApp(real, getAppById(real, "grows")!, { trigger: "test", perPage: 100, prefetch: 0, allowGrowth: true, client: { ...fastClient, fetch: growingBeforePage3("grows") } });
+    await h.register(real, "grows");
+    const allowed = await syncApp(real, (await getAppById(real, "grows"))!, { trigger: "test", perPage: 100, prefetch: 0, allowGrowth: true, client: { ...fastClient, fetch: growingBeforePage3("grows") } });
     expect(allowed.error).toBeNull();
     expect(allowed.fetched).toBeGreaterThan(3000);
-    expect((await syncApp(real, getAppById(real, "grows")!, { trigger: "test", client: fastClient })).status).toBe("succeeded");
+    expect((await syncApp(real, (await getAppById(real, "grows"))!, { trigger: "test", client: fastClient })).status).toBe("succeeded");
     const t = await h.truth("grows");
     expect(t.calls).toBe(4000);
     h.expectSame(real, "grows", t);
@@ -104,10 +104,10 @@ describe("an upstream that does not converge (issue 12 item 1)", () => {
 describe("a huge page (issue 12 item 10)", () => {
   it("refuses an answer of 100,000 records (over 32 MB) without reading it whole, and keeps what was stored", async () => {
     const { db } = h.freshDb();
-    h.register(db, "huge");
+    await h.register(db, "huge");
     // A first run stores the newest 2,000 calls (then the upstream answers 503).
     await h.emu.admin.setFaults({ rules: [{ kind: "503", route: "list", afterN: 2 }] });
-    await syncApp(db, getAppById(db, "huge")!, { trigger: "test", perPage: 1000, prefetch: 0, client: { ...fastClient, maxAttempts: 1 } });
+    await syncApp(db, (await getAppById(db, "huge"))!, { trigger: "test", perPage: 1000, prefetch: 0, client: { ...fastClient, maxAttempts: 1 } });
     await h.emu.admin.clearFaults();
     const before = calls(db, "huge");
     expect(before).toBe(2000);
@@ -116,7 +116,7 @@ describe("a huge page (issue 12 item 10)", () => {
     let peak = 0;
     const base = process.memoryUsage().rss;
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss - base)), 20);
-    const r = await syncApp(db, getAppById(db, "huge")!, { trigger: "test", fromStart: true, client: { ...fastClient, timeoutMs: 60_000 } }).finally(() => clearInterval(sampler));
+    const r = await syncApp(db, (await getAppById(db, "huge"))!, { trigger: "test", fromStart: true, client: { ...fastClient, timeoutMs: 60_000 } }).finally(() => clearInterval(sampler));
     expect(r.status).toBe("failed");
     expect(r.error).toMatch(/^Calls API of app huge: page 1 is (more than 32|\d+) MB, over the limit of 32 MB for one answer; refused/);
     // Nothing like the answer's ~150 MB (and the gigabyte its parse would take) was held.
@@ -128,10 +128,10 @@ describe("a huge page (issue 12 item 10)", () => {
   it("refuses a page of more calls than the platform ever serves, and keeps what was stored", async () => {
     const t = await h.truth("wide");
     const { db } = h.freshDb();
-    h.register(db, "wide");
-    expect((await syncApp(db, getAppById(db, "wide")!, { trigger: "test", client: fastClient })).status).toBe("succeeded");
+    await h.register(db, "wide");
+    expect((await syncApp(db, (await getAppById(db, "wide"))!, { trigger: "test", client: fastClient })).status).toBe("succeeded");
     await h.emu.admin.setQuirks({ ignorePerPage: 3000 });
-    const r = await syncApp(db, getAppById(db, "wide")!, { trigger: "test", full: true, client: fastClient });
+    const r = await syncApp(db, (await getAppById(db, "wide"))!, { trigger: "test", full: true, client: fastClient });
     expect(r.status).toBe("failed");
     expect(r.error).toMatch(/^Calls API of app wide: page 1 holds 3,000 calls, more than the platform's maximum of 1,000 a page/);
     h.expectSame(db, "wide", t);

@@ -138,7 +138,7 @@ describe("reading a page from its bytes", () => {
     const pages = [pageOf(mixRecords().slice(0, 300)), pageOf([...HOSTILE_RECORDS, INVALID_UTF8]), pageOf(mixRecords().slice(300, 600))];
     const store = async (name: string, read: (bytes: Buffer) => { records: unknown[]; ranges: number[]; extras?: Array<Array<string | null> | undefined> }) => {
       const db = openDatabase(path.join(dir, `${name}.db`));
-      const app = addApp(db, { appId: "app1", name: "app", region: "us", apiKey: "k".repeat(32), callsUrl: "http://127.0.0.1:9" });
+      const app = await addApp(db, { appId: "app1", name: "app", region: "us", apiKey: "k".repeat(32), callsUrl: "http://127.0.0.1:9" });
       const sink = workerSink(db, app.pk)!;
       const { state, summary } = runState(new CallWriter(db, app.pk), sink, 250);
       // Each page's own copy: the worker takes a page's memory over.

@@ -82,8 +82,8 @@ describe("the write worker with an upstream's random session ids", () => {
 
   async function sync(h: SyncHarness, writer: "worker" | "inline") {
     const { db } = h.freshDb();
-    h.register(db, "ids");
-    const r = await syncApp(db, getAppById(db, "ids")!, { trigger: "test", perPage: 1000, batchSize: 4000, writer, client: fastClient });
+    await h.register(db, "ids");
+    const r = await syncApp(db, (await getAppById(db, "ids"))!, { trigger: "test", perPage: 1000, batchSize: 4000, writer, client: fastClient });
     expect(r).toMatchObject({ status: "succeeded", error: null, fetched: CALLS });
     return { db, r };
   }
@@ -109,11 +109,11 @@ describe("the write worker with an upstream's random session ids", () => {
   it("still refuses only the record the database refuses when the pages wait for the commit", async () => {
     const truth = await random.truth("ids");
     const { db } = random.freshDb();
-    random.register(db, "ids");
+    await random.register(db, "ids");
     // A call in the middle of the third page: its batch is written again call by call.
     const victim = (await random.emu.admin.truth("ids"))[2_500].sessionId as string;
     db.$client.exec(`CREATE TRIGGER test_refuse BEFORE INSERT ON calls WHEN new.session_id = '${victim}' BEGIN SELECT RAISE(ABORT, 'refused for the test'); END`);
-    const r = await syncApp(db, getAppById(db, "ids")!, { trigger: "test", perPage: 1000, batchSize: 4000, writer: "worker", client: fastClient });
+    const r = await syncApp(db, (await getAppById(db, "ids"))!, { trigger: "test", perPage: 1000, batchSize: 4000, writer: "worker", client: fastClient });
     expect(r).toMatchObject({ status: "succeeded", inserted: CALLS - 1, skipped: 1 });
     expect(r.skippedRecords).toEqual([{ sessionId: victim, reason: expect.stringMatching(/refused for the test/) }]);
     const w = random.warehouse(db, "ids");

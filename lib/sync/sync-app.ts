@@ -262,7 +262,7 @@ export interface SyncAllOptions extends Omit<SyncOptions, "connection" | "onPage
 export async function syncAll(db: Db, options: SyncAllOptions): Promise<SyncSummary[]> {
   const results: SyncSummary[] = [];
   const wanted = options.appIds ? new Set(options.appIds) : null;
-  for (const app of listApps(db)) {
+  for (const app of await listApps(db)) {
     if (wanted && !wanted.has(app.appId)) continue;
     if (options.signal?.aborted) break;
     try {

@@ -8,7 +8,7 @@ import { getAppById } from "@/lib/apps/registry";
 import { syncApp } from "./sync-app";
 
 const db = openDatabase(process.env.DB_FILE ?? "");
-const app = getAppById(db, process.env.APP_ID ?? "");
+const app = await getAppById(db, process.env.APP_ID ?? "");
 if (!app) throw new Error("fixture: app not found");
 const delay = Number(process.env.PAGE_DELAY_MS ?? 50);
 const r = await syncApp(db, app, {

@@ -53,8 +53,8 @@ beforeAll(async () => {
   const upstream = await listen((_req, send) => send(200, { data: CALLS, meta: { pagination: { total: CALLS.length, count: CALLS.length, per_page: 1000, current_page: 1, total_pages: 1 } } }));
   trap = await listen((_req, send) => send(200, { data: [], meta: {} }));
   const moved = await listen((_req, send) => send(302, {}, { location: `${trap.origin}/stolen/v3/calls` }));
-  addApp(db, { appId: "odd", name: "Odd", region: "eu", apiKey: API_KEY, callsUrl: `${upstream.origin}/v3` });
-  addApp(db, { appId: "moved", name: "Moved", region: "eu", apiKey: API_KEY, callsUrl: `${moved.origin}/v3` });
+  await addApp(db, { appId: "odd", name: "Odd", region: "eu", apiKey: API_KEY, callsUrl: `${upstream.origin}/v3` });
+  await addApp(db, { appId: "moved", name: "Moved", region: "eu", apiKey: API_KEY, callsUrl: `${moved.origin}/v3` });
 });
 afterAll(async () => {
   db.$client.close();
@@ -86,7 +86,7 @@ describe("npm run sync against hostile upstreams", () => {
     expect(r.stdout).toMatch(/odd neg-audio: totalAudioMinutes: expected minutes from 0 to 100,000,000, got -1000/);
     expect(r.stdout).toMatch(/odd neg-video: totalVideoMinutes: expected minutes from 0 to 100,000,000, got "-250.5"/);
     expect(r.stdout).toMatch(/odd huge: participants\.0\.totalVideoMinutes: expected minutes from 0 to 100,000,000, got 1e\+300/);
-    const app = getAppById(db, "odd")!;
+    const app = (await getAppById(db, "odd"))!;
     const [runView] = getSyncRuns(db, [app.pk]);
     expect(runView).toMatchObject({ status: "succeeded", fetched: 5, inserted: 2, skipped: 3 });
     expect(runView.skippedRecords.map((s) => s.sessionId)).toEqual(["neg-audio", "neg-video", "huge"]);

@@ -36,7 +36,7 @@ describe("sync against the emulator", () => {
     const t = await truth("alpha");
     expect(t.calls).toBe(ALPHA);
     const { db } = freshDb();
-    register(db, "alpha");
+    await register(db, "alpha");
     await emu.admin.setFaults({
       seed: 3,
       rules: [
@@ -48,7 +48,7 @@ describe("sync against the emulator", () => {
       ],
     });
     try {
-      const r = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", perPage: 200, client: fastClient });
+      const r = await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", perPage: 200, client: fastClient });
       expect(r.error).toBeNull();
       expect(r.status).toBe("succeeded");
       expect(r.inserted).toBe(ALPHA);
@@ -67,9 +67,9 @@ describe("sync against the emulator", () => {
         .get(id) as number;
       expect(rows).toBeGreaterThan(0);
     }
-    const again = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", full: true, perPage: 500, client: fastClient });
+    const again = await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", full: true, perPage: 500, client: fastClient });
     expect(again).toMatchObject({ status: "succeeded", inserted: 0, updated: 0, unchanged: ALPHA, kind: "full" });
-    const incremental = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", perPage: 500, client: fastClient });
+    const incremental = await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", perPage: 500, client: fastClient });
     expect(incremental).toMatchObject({ status: "succeeded", kind: "incremental", inserted: 0, updated: 0, stoppedEarly: true });
     expect(incremental.pages).toBeLessThan(ALPHA / 500);
     const runs = db.$client.prepare("SELECT status FROM sync_runs ORDER BY pk").pluck().all();
@@ -79,10 +79,10 @@ describe("sync against the emulator", () => {
   it("gets everything when the server ignores perPage", async () => {
     const t = await truth("beta");
     const { db } = freshDb();
-    register(db, "beta");
+    await register(db, "beta");
     await emu.admin.setQuirks({ ignorePerPage: 25 });
     try {
-      const r = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", perPage: 1000, client: fastClient });
+      const r = await syncApp(db, (await getAppById(db, "beta"))!, { trigger: "test", perPage: 1000, client: fastClient });
       expect(r.status).toBe("succeeded");
       expect(r.pages).toBe(Math.ceil(BETA / 25));
     } finally {
@@ -93,10 +93,10 @@ describe("sync against the emulator", () => {
 
   it("skips unparseable records and reports them with reasons", async () => {
     const { db } = freshDb();
-    register(db, "beta");
+    await register(db, "beta");
     await emu.admin.setQuirks({ invalidRecords: true });
     try {
-      const r = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", perPage: 100, client: fastClient });
+      const r = await syncApp(db, (await getAppById(db, "beta"))!, { trigger: "test", perPage: 100, client: fastClient });
       expect(r.status).toBe("succeeded");
       expect(r.skipped).toBeGreaterThan(0);
       expect(r.inserted + r.skipped).toBe(r.fetched);
@@ -112,8 +112,8 @@ describe("sync against the emulator", () => {
 
   it("fails an app with a bad API key with a clear message, and syncs the others", async () => {
     const { db } = freshDb();
-    register(db, "alpha", "definitely-not-the-key");
-    register(db, "beta");
+    await register(db, "alpha", "definitely-not-the-key");
+    await register(db, "beta");
     const results = await syncAll(db, { trigger: "test", client: fastClient });
     const alpha = results.find((r) => r.appId === "alpha")!;
     const beta = results.find((r) => r.appId === "beta")!;
@@ -130,8 +130,8 @@ describe("sync against the emulator", () => {
 
   it("lets only one of two concurrent syncs of an app run", async () => {
     const { db } = freshDb();
-    register(db, "beta");
-    const app = getAppById(db, "beta")!;
+    await register(db, "beta");
+    const app = (await getAppById(db, "beta"))!;
     const [a, b] = await Promise.all([
       syncApp(db, app, { trigger: "test", client: fastClient }),
       syncApp(db, app, { trigger: "test", client: fastClient }),
@@ -143,14 +143,14 @@ describe("sync against the emulator", () => {
 
   it("refreshes ongoing calls until they end", async () => {
     const { db } = freshDb();
-    register(db, "alpha");
-    await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", client: fastClient });
+    await register(db, "alpha");
+    await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", client: fastClient });
     const before = warehouse(db, "alpha").ongoing;
     expect(before).toBeGreaterThan(0);
     await emu.admin.advance({ appId: "alpha", seconds: 7200, endOngoing: true });
     const t = await truth("alpha");
     expect(t.ongoing).toBe(0);
-    const r = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", client: fastClient });
+    const r = await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", client: fastClient });
     expect(r.status).toBe("succeeded");
     expect(warehouse(db, "alpha").ongoing).toBe(0);
     // Either the list brought the ended version (it is newest) or the refresh did.
@@ -161,7 +161,7 @@ describe("sync against the emulator", () => {
   it("converges after a sync process is SIGKILLed mid-way", async () => {
     const t = await truth("beta");
     const { db, file } = freshDb();
-    register(db, "beta");
+    await register(db, "beta");
     const child = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "sync-child.fixture.ts")], {
       cwd: process.cwd(),
       env: { ...process.env, DB_FILE: file, APP_ID: "beta", PAGE_DELAY_MS: "60" },
@@ -186,7 +186,7 @@ describe("sync against the emulator", () => {
     expect(out).not.toMatch(/done/);
     const partial = warehouse(db, "beta").calls;
     expect(partial).toBeLessThan(BETA);
-    const r = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", client: fastClient });
+    const r = await syncApp(db, (await getAppById(db, "beta"))!, { trigger: "test", client: fastClient });
     expect(r.status).toBe("succeeded");
     expectSame(db, "beta", t);
     const runs = db.$client.prepare("SELECT status, error FROM sync_runs ORDER BY pk").all() as Array<{ status: string; error: string | null }>;
@@ -194,7 +194,7 @@ describe("sync against the emulator", () => {
     expect(runs[0].error).toMatch(/interrupted/);
     expect(runs[1].status).toBe("succeeded");
     // And once more: nothing changes.
-    const again = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", full: true, client: fastClient });
+    const again = await syncApp(db, (await getAppById(db, "beta"))!, { trigger: "test", full: true, client: fastClient });
     expect(again).toMatchObject({ inserted: 0, updated: 0, unchanged: BETA });
   });
 });

@@ -10,7 +10,7 @@ process.env.AUTH_SECRET ??= "unit-test-secret-at-least-32-characters-long";
 process.env.LOG_LEVEL ??= "silent";
 
 const { openDatabase } = await import("@/db/client");
-const { addApp, getAppById, removeApp, AppRegistryError } = await import("@/lib/apps/registry");
+const { addApp, getAppById, getAppByIdSync, removeApp, AppRegistryError } = await import("@/lib/apps/registry");
 const { syncApp } = await import("./sync-app");
 type Db = ReturnType<typeof openDatabase>;
 
@@ -74,10 +74,10 @@ afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
 let db: Db;
 let dir = "";
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "callboard-sync-unit-"));
   db = openDatabase(path.join(dir, "w.db"));
-  addApp(db, { appId: "unit", name: "unit", region: "us", apiKey: "unit-key-1234", callsUrl });
+  await addApp(db, { appId: "unit", name: "unit", region: "us", apiKey: "unit-key-1234", callsUrl });
   records = [];
   singles = new Map();
 });
@@ -87,7 +87,7 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const app = () => getAppById(db, "unit")!;
+const app = () => getAppByIdSync(db, "unit")!;
 const sync = (opts: { full?: boolean; perPage?: number } = {}) => syncApp(db, app(), { trigger: "test", perPage: opts.perPage ?? 10, full: opts.full, client: { timeoutMs: 1000, maxAttempts: 2 } });
 const row = (sessionId: string) =>
   db.$client.prepare("SELECT * FROM calls WHERE session_id = ?").get(sessionId) as Record<string, unknown> | undefined;
@@ -182,7 +182,7 @@ describe("syncApp rules", () => {
     s.prepare("INSERT INTO sync_locks (app_pk, owner, acquired_ms, expires_ms) VALUES (?, 'elsewhere:1:ab', 1, ?)").run(app().pk, Date.now() + 60_000);
     let refused: unknown;
     try {
-      removeApp(db, "unit");
+      await removeApp(db, "unit");
     } catch (err) {
       refused = err;
     }
@@ -190,8 +190,8 @@ describe("syncApp rules", () => {
     expect(refused).toMatchObject({ code: "conflict", message: expect.stringMatching(/"unit" is being synced/) });
     expect(s.prepare("SELECT count(*) FROM calls").pluck().get()).toBe(3);
     s.prepare("UPDATE sync_locks SET expires_ms = ? WHERE app_pk = ?").run(Date.now() - 1, app().pk); // the sync went away
-    removeApp(db, "unit");
-    expect(getAppById(db, "unit")).toBeUndefined();
+    await removeApp(db, "unit");
+    expect(await getAppById(db, "unit")).toBeUndefined();
     expect(s.prepare("SELECT (SELECT count(*) FROM calls) + (SELECT count(*) FROM sync_locks)").pluck().get()).toBe(0);
   });
 

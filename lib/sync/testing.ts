@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "vitest";
 import { openDatabase, type Db } from "@/db/client";
-import { addApp, getAppById } from "@/lib/apps/registry";
+import { addApp, getAppByIdSync } from "@/lib/apps/registry";
 import { spawnEmulator, type SpawnOptions } from "@/lib/emulator/testing";
 
 // What every sync integration test uses, from one module (imported once the test has set
@@ -74,7 +74,7 @@ export async function startSyncHarness(options: SpawnOptions): Promise<SyncHarne
 
   const warehouse = (db: Db, appId: string): WarehouseFigures => {
     const s = db.$client;
-    const pk = getAppById(db, appId)!.pk;
+    const pk = getAppByIdSync(db, appId)!.pk;
     const row = s
       .prepare(
         "SELECT count(*) calls, count(DISTINCT session_id) distinct_ids, total(total_audio_minutes) audio, total(total_video_minutes) video, sum(status = 'ongoing') ongoing FROM calls WHERE app_pk = ?",
@@ -95,9 +95,9 @@ export async function startSyncHarness(options: SpawnOptions): Promise<SyncHarne
       opened.push({ db, dir });
       return { db, file, dir };
     },
-    register(db, appId, apiKey) {
+    async register(db, appId, apiKey) {
       const info = emu.apps.find((a) => a.appId === appId)!;
-      return addApp(db, { appId, name: appId, region: info.region, apiKey: apiKey ?? info.apiKey, callsUrl: info.callsUrl });
+      return await addApp(db, { appId, name: appId, region: info.region, apiKey: apiKey ?? info.apiKey, callsUrl: info.callsUrl });
     },
     expectSame(db, appId, t) {
       const w = warehouse(db, appId);
@@ -122,7 +122,7 @@ export function expectIntact(db: Db, appId: string, t: Truth): void {
   const s = db.$client;
   expect(s.pragma("integrity_check", { simple: true })).toBe("ok");
   expect(s.pragma("foreign_key_check")).toEqual([]);
-  const pk = getAppById(db, appId)!.pk;
+  const pk = getAppByIdSync(db, appId)!.pk;
   const stored = s
     .prepare("SELECT c.session_id id, (SELECT count(*) FROM call_participants p WHERE p.call_pk = c.pk) parts FROM calls c WHERE c.app_pk = ?")
     .all(pk) as Array<{ id: string; parts: number }>;

@@ -37,7 +37,7 @@ function limitGrowth(db: Db, bytes: number): void {
 
 async function expectRecovered(db: Db, appId: string, failedRun: number): Promise<void> {
   const t = await h.truth(appId);
-  const again = await syncApp(db, getAppById(db, appId)!, { trigger: "test", client: fastClient });
+  const again = await syncApp(db, (await getAppById(db, appId))!, { trigger: "test", client: fastClient });
   expect(again.error).toBeNull();
   expect(again.status).toBe("succeeded");
   expect(again.resumedFromPage).toBeGreaterThan(1);
@@ -49,9 +49,9 @@ async function expectRecovered(db: Db, appId: string, failedRun: number): Promis
 describe("a full disk (issue 12 item 8)", () => {
   it("fails the sync clearly, keeps everything stored intact, and the next run resumes once there is room", async () => {
     const { db } = h.freshDb();
-    h.register(db, "full");
+    await h.register(db, "full");
     limitGrowth(db, 2_000_000); // room for a third of the app's calls
-    const r = await syncApp(db, getAppById(db, "full")!, { trigger: "test", perPage: 200, batchSize: 200, client: fastClient });
+    const r = await syncApp(db, (await getAppById(db, "full"))!, { trigger: "test", perPage: 200, batchSize: 200, client: fastClient });
     expect(r.status).toBe("failed");
     expect(r.error).toMatch(/^sync of app full failed: the warehouse's disk is full \(SQLITE_FULL: database or disk is full\); free space, then sync again\. The calls stored before are kept\. The next run resumes at page \d+\.$/);
     const stored = h.warehouse(db, "full").calls;
@@ -77,8 +77,8 @@ describe("a full disk (issue 12 item 8)", () => {
     let db: Db | undefined;
     try {
       db = openDatabase(path.join(mnt, "warehouse.db"));
-      h.register(db, "full");
-      const r = await syncApp(db, getAppById(db, "full")!, { trigger: "test", perPage: 200, batchSize: 200, client: fastClient });
+      await h.register(db, "full");
+      const r = await syncApp(db, (await getAppById(db, "full"))!, { trigger: "test", perPage: 200, batchSize: 200, client: fastClient });
       expect(r.status).toBe("failed");
       expect(r.error).toMatch(/^sync of app full failed: the warehouse's disk is full \(SQLITE_FULL/);
       expect(h.warehouse(db, "full").calls).toBeGreaterThan(0);
@@ -125,12 +125,12 @@ function lockHolder(file: string) {
 describe("a warehouse locked by another process past the busy timeout (issue 12 item 9)", () => {
   it("refuses to start clearly, fails a running backfill clearly, and recovers when the lock goes", async () => {
     const { db, file } = h.freshDb();
-    h.register(db, "locked");
+    await h.register(db, "locked");
     db.$client.pragma("busy_timeout = 300"); // the write worker waits as long as this connection
     const holder = lockHolder(file);
     try {
       await holder.lock();
-      const refused = await syncApp(db, getAppById(db, "locked")!, { trigger: "test", client: fastClient });
+      const refused = await syncApp(db, (await getAppById(db, "locked"))!, { trigger: "test", client: fastClient });
       expect(refused).toMatchObject({ status: "failed", runPk: null });
       expect(refused.error).toMatch(/^sync of app locked could not start: the warehouse stayed locked by another connection for longer than the busy timeout \(SQLITE_BUSY: database is locked\)/);
       await holder.release();
@@ -149,7 +149,7 @@ describe("a warehouse locked by another process past the busy timeout (issue 12 
         }
         return fetch(url, init);
       };
-      const r = await syncApp(db, getAppById(db, "locked")!, { trigger: "test", perPage: 200, batchSize: 200, prefetch: 0, client: { ...fastClient, fetch: lockBeforePage4 } });
+      const r = await syncApp(db, (await getAppById(db, "locked"))!, { trigger: "test", perPage: 200, batchSize: 200, prefetch: 0, client: { ...fastClient, fetch: lockBeforePage4 } });
       expect(r.status).toBe("failed");
       expect(r.error).toMatch(/^sync of app locked failed: the warehouse stayed locked by another connection for longer than the busy timeout \(SQLITE_BUSY: database is locked\); sync again once that writer .* is done\. The calls stored before are kept\. The next run resumes at page \d+\.$/);
       await holder.release();

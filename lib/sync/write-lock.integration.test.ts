@@ -40,7 +40,7 @@ const row = (i: number): PendingCall => ({
 describe("the write lock during a backfill (issue 18)", () => {
   it("a write batch waits for another connection's write lock instead of failing at once", async () => {
     const { db, file } = h.freshDb();
-    const app = h.register(db, "long");
+    const app = await h.register(db, "long");
     const sink = workerSink(db, app.pk)!;
     const renewal = openDatabase(file, { migrate: false });
     try {
@@ -66,7 +66,7 @@ describe("the write lock during a backfill (issue 18)", () => {
   it("a backfill survives lease renewals that hold the write lock while the worker writes", async () => {
     const t = await h.truth("long");
     const { db } = h.freshDb();
-    h.register(db, "long");
+    await h.register(db, "long");
     // Every renewal of this connection holds the write lock for 40 ms (a slow disk under a
     // long backfill's write-back): a TEMP trigger fires for this connection's writes only.
     db.$client.function("stall", () => {
@@ -80,7 +80,7 @@ describe("the write lock during a backfill (issue 18)", () => {
     db.$client.exec("CREATE TEMP TRIGGER count_renewal AFTER UPDATE ON main.sync_locks BEGIN SELECT count_renewal(); END");
     // A 400 ms lease is renewed every 100 ms: renewals all through the backfill, which
     // takes about a second on a quiet machine (a 1 s lease gave only three renewals).
-    const r = await syncApp(db, getAppById(db, "long")!, { trigger: "test", perPage: 500, batchSize: 500, leaseMs: 400, writer: "worker", client: fastClient });
+    const r = await syncApp(db, (await getAppById(db, "long"))!, { trigger: "test", perPage: 500, batchSize: 500, leaseMs: 400, writer: "worker", client: fastClient });
     expect(r.error).toBeNull();
     expect(r.status).toBe("succeeded");
     expect(renewals).toBeGreaterThan(3);

@@ -46,10 +46,10 @@ function participantInsertTriggerOf0009(): string {
   return create;
 }
 
-function warehouse(name: string): { db: Db; appPk: number } {
+async function warehouse(name: string): Promise<{ db: Db; appPk: number }> {
   const db = openDatabase(path.join(dir, `${name}-${Math.random().toString(36).slice(2)}.db`));
   opened.push(db);
-  const app = addApp(db, { appId: "app1", name: "app", region: "us", apiKey: "k".repeat(32), callsUrl: "http://127.0.0.1:9" });
+  const app = await addApp(db, { appId: "app1", name: "app", region: "us", apiKey: "k".repeat(32), callsUrl: "http://127.0.0.1:9" });
   return { db, appPk: app.pk };
 }
 
@@ -165,7 +165,7 @@ function changed(text: string, keep?: number): string {
 }
 
 describe("the write worker's lean path", () => {
-  it("stores exactly what one INSERT per participant row and decoded raw texts store", () => {
+  it("stores exactly what one INSERT per participant row and decoded raw texts store", async () => {
     const heavy = mixRecords("heavy-users", 40);
     const big = mixRecords("big-meetings", 8); // 20–45 participants: more than one INSERT each
     const platform = mixRecords("platform", 20);
@@ -184,9 +184,9 @@ describe("the write worker's lean path", () => {
     ];
     const invalidAt = resync.length - 2; // a record with invalid UTF-8: its page is decoded with U+FFFD
 
-    const plain = warehouse("plain");
-    const lean = warehouse("lean");
-    const reference = warehouse("reference");
+    const plain = await warehouse("plain");
+    const lean = await warehouse("lean");
+    const reference = await warehouse("reference");
     reference.db.$client.exec(participantInsertTriggerOf0009());
     for (const w of [plain, lean, reference]) webhookRow(w.db, w.appPk, "from-webhook");
     const plainWriter = new CallWriter(plain.db, plain.appPk, { maxParticipantRowsPerStatement: 1 });
@@ -220,10 +220,10 @@ describe("the write worker's lean path", () => {
     expect(got).toEqual(dump(reference.db));
   });
 
-  it("stores each record's text as the platform sent it when bound as bytes", () => {
+  it("stores each record's text as the platform sent it when bound as bytes", async () => {
     const texts = [...mixRecords("light-users", 5), JSON.stringify({ ...JSON.parse(mixRecords("platform", 1)[0]), sessionId: "é", receiver: "grüße 😀" })];
     const p = page(texts);
-    const w = warehouse("bytes");
+    const w = await warehouse("bytes");
     const rows = rowsOf(p);
     resolveRawBytes(rows, p.bytes);
     new CallWriter(w.db, w.appPk).write(rows);

@@ -17,9 +17,9 @@ import { PlatformError } from "@/lib/platform/errors";
 
 const STATUS = { not_found: 404, conflict: 409, invalid: 400 } as const;
 
-function registryErrors<T>(fn: () => T): T {
+async function registryErrors<T>(fn: () => Promise<T>): Promise<T> {
   try {
-    return fn();
+    return await fn();
   } catch (error) {
     if (error instanceof AppRegistryError) throw new HttpError(STATUS[error.code], error.code, error.message);
     throw error;
@@ -47,7 +47,7 @@ export async function addAppAction(_prev: ActionState, form: FormData): Promise<
   return runAction(async () => {
     const caller = await actionAdmin();
     const warehouse = db();
-    const row = registryErrors(() =>
+    const row = await registryErrors(() =>
       addApp(warehouse, {
         appId: text(form, "appId") ?? "",
         name: text(form, "name") ?? "",
@@ -75,11 +75,11 @@ export async function updateAppAction(_prev: ActionState, form: FormData): Promi
     const caller = await actionAdmin();
     const warehouse = db();
     const appId = text(form, "appId") ?? "";
-    const before = getAppById(warehouse, appId);
+    const before = await getAppById(warehouse, appId);
     if (!before) throw new HttpError(404, "not_found", `app "${appId}" is not registered`);
     const apiKey = secret(form, "apiKey")?.trim() || undefined;
     const webhookPassword = secret(form, "webhookPassword");
-    const row = registryErrors(() =>
+    const row = await registryErrors(() =>
       updateApp(warehouse, {
         appId,
         name: text(form, "name"),
@@ -120,8 +120,8 @@ export async function removeAppAction(_prev: ActionState, form: FormData): Promi
     if (text(form, "confirm") !== appId) {
       throw new HttpError(400, "confirm", `Type the app id "${appId}" to confirm: its calls, recordings and runs are removed with it.`);
     }
-    const existing = getAppById(warehouse, appId);
-    registryErrors(() => removeApp(warehouse, appId));
+    const existing = await getAppById(warehouse, appId);
+    await registryErrors(() => removeApp(warehouse, appId));
     await audit(warehouse, caller, "app.remove", appId, { name: existing?.name ?? null });
     revalidatePath("/settings/apps");
     return { ok: `Removed ${appId}.` };

@@ -27,7 +27,7 @@ export default async function TenantAppsPage() {
   const warehouse = db();
   const base = await publicBaseUrl();
   const domain = env().PLATFORM_DOMAIN;
-  const apps = listApps(warehouse).map(describeApp);
+  const apps = (await listApps(warehouse)).map(describeApp);
   return (
     <main id="main" tabIndex={-1} className="container">
       <div className="ops-head">

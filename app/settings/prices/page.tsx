@@ -15,7 +15,7 @@ export default async function PricesPage() {
   await currentAdmin();
   const warehouse = db();
   const sheets = await listPriceSheets(warehouse);
-  const apps = listApps(warehouse).map(({ appId, name }) => ({ appId, name }));
+  const apps = (await listApps(warehouse)).map(({ appId, name }) => ({ appId, name }));
   const thisMonth = new Date().toISOString().slice(0, 7);
   return (
     <main id="main" tabIndex={-1} className="container">

@@ -13,7 +13,7 @@ export default async function UsersPage() {
   await currentAdmin();
   const warehouse = db();
   const users = await listUsers(warehouse);
-  const apps: AppOption[] = listApps(warehouse).map((a) => ({ appId: a.appId, name: a.name }));
+  const apps: AppOption[] = (await listApps(warehouse)).map((a) => ({ appId: a.appId, name: a.name }));
   return (
     <main id="main" tabIndex={-1} className="container">
       <h1>Users</h1>

@@ -29,7 +29,7 @@ const HOOK = "http://127.0.0.1:9/hooks/secret-path-XYZW";
 
 beforeAll(async () => {
   const warehouse = db();
-  for (const appId of ["alpha", "beta"]) addApp(warehouse, { appId, name: appId, region: "eu", apiKey: `key-${appId}` });
+  for (const appId of ["alpha", "beta"]) await addApp(warehouse, { appId, name: appId, region: "eu", apiKey: `key-${appId}` });
   const admin = await createUser(warehouse, { email: "admin@example.com", password: "admin-password-1", role: "admin" });
   const viewer = await createUser(warehouse, { email: "viewer@example.com", password: "viewer-password-1", role: "viewer", apps: ["beta"] });
   adminToken = (await createApiToken(warehouse, { userId: admin.id })).token;

@@ -18,7 +18,7 @@ export function GET(request: Request): Promise<Response> {
     const caller = await authorize(request);
     const p = eventsParamsSchema.parse(rawFromUrl(new URL(request.url).searchParams));
     const warehouse = db();
-    const appPks = scopeAppPks(warehouse, caller, p.app);
+    const appPks = await scopeAppPks(warehouse, caller, p.app);
     const { from, to } = eventsWindow(p);
     const rows = sortCountRows((await eventCounts(warehouse, appPks, { from, to, tz: p.tz }, request.signal)).map(countRow));
     if (p.format === "csv") {

@@ -15,7 +15,7 @@ export function GET(request: Request): Promise<Response> {
     const caller = await authorize(request);
     const params = liveParamsSchema.parse(rawFromUrl(new URL(request.url).searchParams));
     const warehouse = db();
-    const appPks = scopeAppPks(warehouse, caller, params.app);
+    const appPks = await scopeAppPks(warehouse, caller, params.app);
     const asOfMs = Date.now();
     const data = visibleLiveSessions(getLiveSessions(warehouse, appPks, { nowMs: asOfMs, endedWithinMs: params.recent * 60_000 }), params.recent, asOfMs);
     return Response.json({ data, meta: { asOfMs, recentMinutes: params.recent } });

@@ -18,7 +18,7 @@ export function GET(request: Request): Promise<Response> {
     const caller = await authorize(request);
     const p = syncParamsSchema.parse(rawFromUrl(new URL(request.url).searchParams));
     const warehouse = db();
-    const appPks = scopeAppPks(warehouse, caller, p.app);
+    const appPks = await scopeAppPks(warehouse, caller, p.app);
     const data = getSyncRuns(warehouse, appPks, { limit: p.limit, before: p.before, status: p.status === "any" ? undefined : p.status });
     return Response.json({ data, apps: getSyncStatus(warehouse, appPks), forwarding: getForwardingStatus(warehouse, { withError: caller.role === "admin" }) });
   });
@@ -35,7 +35,7 @@ export function POST(request: Request): Promise<Response> {
     const body = await readJsonObject(request, { emptyIsObject: true });
     const { app } = syncNowSchema.parse(body);
     const warehouse = db();
-    const targets = app ? [resolveVisibleApp(warehouse, caller, app)] : listApps(warehouse);
+    const targets = app ? [await resolveVisibleApp(warehouse, caller, app)] : await listApps(warehouse);
     for (const t of targets) await audit(warehouse, caller, "app.sync", t.appId, { trigger: "manual" });
     const data = await startManualSync(warehouse, targets);
     const running = data.some((r) => r.status === "running");

@@ -40,7 +40,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON || SKIP_WITHOUT_BUILD)("a frozen ClickHou
     dir = mkdtempSync(path.join(tmpdir(), "callboard-frozen-shard-"));
     const file = path.join(dir, "warehouse.db");
     db = openDatabase(file);
-    const appPk = addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001" }).pk;
+    const appPk = (await addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001" })).pk;
     const admin = await createUser(db, { email: "ops@frozen.test", password: "ops-password-0001", role: "admin" });
     token = (await createApiToken(db, { userId: admin.id, name: "reports" })).token;
     reader = openClickHouse(cluster.config(DATABASE));

@@ -52,7 +52,7 @@ export interface Warehouse {
 
 async function syncAll(db: Db, appIds: string[]): Promise<void> {
   for (const appId of appIds) {
-    const s = await syncApp(db, getAppById(db, appId)!, { trigger: "test" });
+    const s = await syncApp(db, (await getAppById(db, appId))!, { trigger: "test" });
     if (s.status !== "succeeded") throw new Error(`sync of ${appId}: ${s.status}`);
   }
 }
@@ -77,7 +77,7 @@ export async function buildWarehouse(targets: ClickHouse[], writers: V2Writers =
   const emu = await spawnEmulator({ seed: 13, now: NOW, months: 8, apps });
   const file = tempDbFile("ch-parity");
   const db = openDatabase(file);
-  for (const a of emu.apps) addApp(db, { appId: a.appId, name: `${a.appId} app`, region: a.region, apiKey: a.apiKey, callsUrl: a.callsUrl });
+  for (const a of emu.apps) await addApp(db, { appId: a.appId, name: `${a.appId} app`, region: a.region, apiKey: a.apiKey, callsUrl: a.callsUrl });
   const ids = emu.apps.map((a) => a.appId);
   await syncAll(db, ids);
   writeTies(db, "tie", 70);
@@ -145,7 +145,7 @@ export async function buildWarehouse(targets: ClickHouse[], writers: V2Writers =
   }
 
   // Deletes: an app removed (cascade in SQLite; ClickHouse keeps its rows, never read), calls deleted (tombstones).
-  removeApp(db, "gamma");
+  await removeApp(db, "gamma");
   const deleted = sample("WHERE a.app_id = 'alpha' AND c.pk % 13 = 0", 4);
   for (const c of deleted) {
     const appPk = s.prepare("SELECT app_pk FROM calls WHERE pk = ?").pluck().get(c.pk) as number;

@@ -18,7 +18,7 @@ export function GET(request: Request): Promise<Response> {
     const caller = await authorize(request);
     const p = eventsParamsSchema.parse(rawFromUrl(new URL(request.url).searchParams));
     const warehouse = db();
-    const appPks = scopeAppPks(warehouse, caller, p.app);
+    const appPks = await scopeAppPks(warehouse, caller, p.app);
     const rows = getRecentDeliveries(warehouse, appPks, { outcome: p.outcome, limit: p.limit }).map((d) => deliveryRow(d, p.tz));
     if (p.format === "csv") {
       // No period: the newest deliveries as of today.

@@ -9,7 +9,7 @@ export const dynamic = "force-dynamic";
 export function GET(request: Request): Promise<Response> {
   return respond(async () => {
     const caller = await authorize(request);
-    const apps = listApps(db())
+    const apps = (await listApps(db()))
       .filter((a) => canSeeApp(caller, a.pk))
       .map((a) => a.appId);
     return Response.json({ data: { id: caller.userId, email: caller.email, role: caller.role, apps } });

@@ -59,7 +59,7 @@ beforeAll(async () => {
   emu = await spawnEmulator({ seed: 5, now: NOW, months: 6, apps: [{ appId: "alpha", count: 2500, region: "in" }, { appId: "beta", count: 900, region: "eu" }] });
   db = openDatabase(tempDbFile("analytics-int"));
   for (const a of emu.apps) {
-    const row = addApp(db, { appId: a.appId, name: a.appId, region: a.region, apiKey: a.apiKey, callsUrl: a.callsUrl });
+    const row = await addApp(db, { appId: a.appId, name: a.appId, region: a.region, apiKey: a.apiKey, callsUrl: a.callsUrl });
     const s = await syncApp(db, row, { trigger: "test" });
     expect(s.status).toBe("succeeded");
     const served = (await emu.admin.truth(a.appId)) as unknown as Array<Record<string, unknown>>;
