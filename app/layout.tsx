@@ -14,7 +14,7 @@ export const metadata: Metadata = {
 
 export default async function RootLayout({ children }: { children: ReactNode }) {
   const caller = await optionalCaller();
-  const saved = caller ? callerPreferences(db(), caller) : null;
+  const saved = caller ? await callerPreferences(db(), caller) : null;
   return (
     <html lang="en">
       <body>

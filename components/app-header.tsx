@@ -8,9 +8,9 @@ import { AlertsBadge } from "./alerts-badge";
 import { MainNav } from "./main-nav";
 
 /** Rules firing now that the caller may see; the header never fails over it. */
-function firingFor(caller: Caller): number {
+async function firingFor(caller: Caller): Promise<number> {
   try {
-    return firingCount(db(), caller);
+    return await firingCount(db(), caller);
   } catch (err) {
     logger.warn({ err: err instanceof Error ? err.message : String(err) }, "alerts badge unavailable");
     return 0;
@@ -21,7 +21,7 @@ function firingFor(caller: Caller): number {
  * The signed-in header: product name, navigation (with the number of alerts firing),
  * who is signed in (email and role) and Sign out. Admin-only links are shown to admins only; the pages check again.
  */
-export function AppHeader({ caller }: { caller: Caller }) {
+export async function AppHeader({ caller }: { caller: Caller }) {
   return (
     <header className="app-header">
       <a href="#main" className="skip-link">
@@ -31,7 +31,7 @@ export function AppHeader({ caller }: { caller: Caller }) {
         <Link href="/" className="brand">
           Callboard
         </Link>
-        <MainNav isAdmin={caller.role === "admin"} alerts={<AlertsBadge initial={firingFor(caller)} />} />
+        <MainNav isAdmin={caller.role === "admin"} alerts={<AlertsBadge initial={await firingFor(caller)} />} />
         <div className="app-user">
           <Link href="/preferences" className="app-user-email" data-testid="signed-in-email" title={`${caller.email}: your default time zone and apps`}>
             {caller.email}

@@ -1,4 +1,4 @@
-import { getTableName, is } from "drizzle-orm";
+import { getTableName, is, sql } from "drizzle-orm";
 import { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { PgDb } from "./postgres/client";
 import { pgStateTable, STATE_TABLES } from "./postgres/schema";
@@ -120,6 +120,17 @@ export async function tryStateWrite(db: Db, statement: { run(): unknown } & Prom
   } catch {
     return false;
   }
+}
+
+/**
+ * Inside a `stateTransaction`: waits until no other transaction holding the same `name`
+ * is open, and holds it until this one ends. On SQLite the transaction is already the
+ * only writer (BEGIN IMMEDIATE); on Postgres it is a transaction-scoped advisory lock, so
+ * two servers doing the same thing (issuing the next gapless statement number) take turns.
+ */
+export async function serializeWithin(tx: Db, name: string): Promise<void> {
+  if (!isPostgresState(tx)) return;
+  await (tx as unknown as PgDb).execute(sql`SELECT pg_advisory_xact_lock(hashtext(${name}))`);
 }
 
 /** A unique index refused the write (SQLite and Postgres word it differently; drizzle wraps it in `cause`). */

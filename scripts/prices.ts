@@ -40,8 +40,8 @@ program
   .requiredOption("--recording <price>", "per recording (a call with a recording)")
   .option("--included-minutes <minutes>", "participant-minutes free each month (audio and video together)", "0")
   .option("--minimum <amount>", "the least a month costs", "0")
-  .action((o: Scope & { from: string; currency: string; audio: string; video: string; recording: string; includedMinutes: string; minimum: string }) => {
-    const sheet = setPriceSheet(db(), CLI_ACTOR, {
+  .action(async (o: Scope & { from: string; currency: string; audio: string; video: string; recording: string; includedMinutes: string; minimum: string }) => {
+    const sheet = await setPriceSheet(db(), CLI_ACTOR, {
       app: scopeOf(o), effectiveMonth: o.from, currency: o.currency, audioPerMinute: o.audio, videoPerMinute: o.video, perRecording: o.recording,
       includedMinutes: o.includedMinutes, monthlyMinimum: o.minimum,
     });
@@ -53,8 +53,8 @@ program
   .description("list price sheets (the default first, then per app, oldest month first)")
   .option("--app <appId>", "only this app's sheets and the default")
   .option("--json", "print JSON")
-  .action((o: { app?: string; json?: boolean }) => {
-    const sheets = listPriceSheets(db(), { app: o.app });
+  .action(async (o: { app?: string; json?: boolean }) => {
+    const sheets = await listPriceSheets(db(), { app: o.app });
     if (o.json) return console.log(JSON.stringify(sheets, null, 2));
     if (sheets.length === 0) return console.log("No price sheet. Set one with: npm run prices -- set --default --from YYYY-MM --currency USD --audio … --video … --recording …");
     printTable(
@@ -71,9 +71,9 @@ program
   .option("--app <appId>", "the tenant app")
   .option("--default", "the account default")
   .requiredOption("--from <YYYY-MM>", "the month the sheet takes effect")
-  .action((o: Scope & { from: string }) => {
+  .action(async (o: Scope & { from: string }) => {
     const app = scopeOf(o);
-    removePriceSheet(db(), CLI_ACTOR, { app, effectiveMonth: o.from });
+    await removePriceSheet(db(), CLI_ACTOR, { app, effectiveMonth: o.from });
     console.log(`Removed the price sheet of ${app ?? "the account default"} from ${o.from}`);
   });
 

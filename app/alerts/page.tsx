@@ -15,7 +15,7 @@ export const metadata: Metadata = { title: "Alerts" };
 export default async function AlertsPage() {
   const caller = await currentCaller();
   const warehouse = db();
-  const initial = { data: listRules(warehouse, caller), firing: firingCount(warehouse, caller), history: listHistory(warehouse, caller, { limit: 50 }) };
+  const initial = { data: await listRules(warehouse, caller), firing: await firingCount(warehouse, caller), history: await listHistory(warehouse, caller, { limit: 50 }) };
   return (
     <main id="main" tabIndex={-1} className="container">
       <AlertsView initial={initial} apps={await appOptions(warehouse, caller)} isAdmin={caller.role === "admin"} loadedAtMs={nowMs()} />

@@ -19,7 +19,7 @@ export default async function PreferencesPage() {
       <p className="muted">
         A report page opened without a time zone or apps in its address starts with these. Without a saved zone it starts in your browser&apos;s.
       </p>
-      <PreferencesForm apps={apps} saved={callerPreferences(warehouse, caller)} />
+      <PreferencesForm apps={apps} saved={await callerPreferences(warehouse, caller)} />
     </main>
   );
 }

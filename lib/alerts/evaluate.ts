@@ -9,7 +9,7 @@
  */
 import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { alertEvents, alertOutbox, alertRules } from "@/db/schema";
+import { serializeWithin, stateTransaction, tablesOf } from "@/db/state";
 import { analyticsEngine, type AnalyticsEngine } from "@/lib/analytics/engine";
 import { env } from "@/lib/config/env";
 import { logger } from "@/lib/log/logger";
@@ -107,9 +107,12 @@ export async function evaluateRule(db: Db, rule: RuleRecord, range: WindowRange,
   const verdict = current && note === null ? judge(rule.condition, current.value, previous?.value ?? null) : null;
   const base = { ruleId: rule.id, window: range, value: current?.value ?? null, calls: current?.calls ?? null, note };
 
-  return db.transaction(
-    (tx): EvaluationResult => {
-      const row = tx.select().from(alertRules).where(eq(alertRules.pk, rule.id)).get();
+  return stateTransaction(db, async (tx): Promise<EvaluationResult> => {
+      const { alertEvents, alertOutbox, alertRules } = tablesOf(tx);
+      // Another server evaluating the same rule waits here, then reads the window this
+      // one recorded and skips it: each window is evaluated, and notified, once.
+      await serializeWithin(tx, `alert-rule:${rule.id}`);
+      const [row] = await tx.select().from(alertRules).where(eq(alertRules.pk, rule.id));
       // Changed meanwhile (edited, disabled, removed) or already evaluated: record nothing.
       if (!row || row.version !== rule.version || !row.enabled || (row.lastWindowTo ?? -Infinity) >= range.to) {
         return { ...base, outcome: "skipped", state: row?.state ?? rule.state };
@@ -118,37 +121,35 @@ export async function evaluateRule(db: Db, rule: RuleRecord, range: WindowRange,
       const to = verdict ? nextState(from, verdict.breach) : from;
       if (verdict && current && to !== from) {
         const eventId = `evt_${rule.id}_${range.to}_${to}`;
-        tx.insert(alertEvents)
+        await tx
+          .insert(alertEvents)
           .values({
             rulePk: rule.id, eventId, fromState: from, toState: to, atMs: nowMs, windowFrom: range.from, windowTo: range.to,
             value: current.value, previousValue: previous?.value ?? null, threshold: verdict.threshold, calls: current.calls,
           })
-          .onConflictDoNothing()
-          .run();
+          .onConflictDoNothing();
         if (row.destinationUrlEnc) {
           const body = buildNotification({
             eventId, rule: decodeRule(row), from, to, range, value: current.value, previousValue: previous?.value ?? null,
             changePercent: verdict.changePercent, threshold: verdict.threshold, calls: current.calls, atMs: nowMs,
             baseUrl: options.baseUrl ?? defaultBaseUrl(),
           });
-          tx.insert(alertOutbox)
+          await tx
+            .insert(alertOutbox)
             .values({ rulePk: rule.id, eventId, body: JSON.stringify(body), createdMs: nowMs, nextAttemptMs: nowMs })
-            .onConflictDoNothing()
-            .run();
+            .onConflictDoNothing();
         }
       }
-      tx.update(alertRules)
+      await tx
+        .update(alertRules)
         .set({
           state: to, stateSinceMs: to !== from ? nowMs : row.stateSinceMs, lastWindowTo: range.to, lastEvaluatedMs: nowMs,
           lastValue: current?.value ?? null, lastPreviousValue: previous?.value ?? null, lastCalls: current?.calls ?? null, lastNote: note,
         })
-        .where(eq(alertRules.pk, rule.id))
-        .run();
+        .where(eq(alertRules.pk, rule.id));
       const outcome = !verdict ? "no_verdict" : to === from ? "unchanged" : to === "firing" ? "fired" : "resolved";
       return { ...base, outcome, state: to };
-    },
-    { behavior: "immediate" },
-  );
+  });
 }
 
 /** Where an enabled rule stands: the last window evaluated, and when the next one is evaluated. */
@@ -167,10 +168,12 @@ export interface UpcomingEvaluation {
  * Per enabled rule, the next window to evaluate and when it becomes due: what "Evaluate
  * now" tells a person who finds nothing to evaluate (the schedule got there first).
  */
-export function upcomingEvaluations(db: Db, options: Pick<EvaluateOptions, "nowMs" | "delaySeconds"> = {}): UpcomingEvaluation[] {
+export async function upcomingEvaluations(db: Db, options: Pick<EvaluateOptions, "nowMs" | "delaySeconds"> = {}): Promise<UpcomingEvaluation[]> {
   const nowMs = options.nowMs ?? Date.now();
   const delay = options.delaySeconds ?? env().ALERTS_DELAY_SECONDS;
-  return db.select().from(alertRules).where(eq(alertRules.enabled, true)).all().map((row) => {
+  const { alertRules } = tablesOf(db);
+  const rows = await db.select().from(alertRules).where(eq(alertRules.enabled, true)).orderBy(alertRules.pk);
+  return rows.map((row) => {
     const closed = lastClosedWindow(nowMs, row.windowSeconds, delay);
     // Already evaluated: the next is the window after it; else the closed one is due now.
     const next = row.lastWindowTo !== null && row.lastWindowTo >= closed.to ? { from: closed.to, to: closed.to + row.windowSeconds } : closed;
@@ -182,9 +185,10 @@ export function upcomingEvaluations(db: Db, options: Pick<EvaluateOptions, "nowM
 export async function evaluateDueRules(db: Db, options: EvaluateOptions = {}): Promise<EvaluationResult[]> {
   const nowMs = options.nowMs ?? Date.now();
   const delay = options.delaySeconds ?? env().ALERTS_DELAY_SECONDS;
+  const { alertRules } = tablesOf(db);
   const rows = options.ruleId === undefined
-    ? db.select().from(alertRules).where(eq(alertRules.enabled, true)).all()
-    : db.select().from(alertRules).where(eq(alertRules.pk, options.ruleId)).all().filter((r) => r.enabled);
+    ? await db.select().from(alertRules).where(eq(alertRules.enabled, true)).orderBy(alertRules.pk)
+    : (await db.select().from(alertRules).where(eq(alertRules.pk, options.ruleId))).filter((r) => r.enabled);
   const results: EvaluationResult[] = [];
   for (const row of rows) {
     let rule: RuleRecord;

@@ -5,7 +5,7 @@
  */
 import { desc, inArray } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { alertEvents, alertOutbox } from "@/db/schema";
+import { tablesOf } from "@/db/state";
 import type { Caller } from "@/lib/auth/authorize";
 import { getRuleRecord, listRuleRecords } from "./rules";
 import type { AlertState } from "./schema";
@@ -45,21 +45,21 @@ export interface HistoryParams {
 }
 
 /** Transitions, newest first. */
-export function listHistory(db: Db, caller: Caller, params: HistoryParams = {}): AlertEventView[] {
-  const rules = params.ruleId === undefined ? listRuleRecords(db, caller, params.appIds) : [getRuleRecord(db, caller, params.ruleId)];
+export async function listHistory(db: Db, caller: Caller, params: HistoryParams = {}): Promise<AlertEventView[]> {
+  const { alertEvents, alertOutbox } = tablesOf(db);
+  const rules = params.ruleId === undefined ? await listRuleRecords(db, caller, params.appIds) : [await getRuleRecord(db, caller, params.ruleId)];
   if (rules.length === 0) return [];
   const names = new Map(rules.map((r) => [r.id, r.name]));
   const limit = Math.max(1, Math.min(500, Math.floor(params.limit ?? 50)));
-  const events = db
+  const events = await db
     .select()
     .from(alertEvents)
     .where(inArray(alertEvents.rulePk, [...names.keys()]))
     .orderBy(desc(alertEvents.pk))
-    .limit(limit)
-    .all();
+    .limit(limit);
   const outbox = new Map<string, NotificationStatus>();
   if (caller.role === "admin" && events.length > 0) {
-    for (const o of db.select().from(alertOutbox).where(inArray(alertOutbox.eventId, events.map((e) => e.eventId))).all()) {
+    for (const o of await db.select().from(alertOutbox).where(inArray(alertOutbox.eventId, events.map((e) => e.eventId)))) {
       outbox.set(o.eventId, {
         status: o.status, attempts: o.attempts, lastAttemptMs: o.lastAttemptMs, lastStatus: o.lastStatus, lastError: o.lastError,
         nextAttemptMs: o.status === "pending" ? o.nextAttemptMs : null, deliveredMs: o.deliveredMs,
@@ -74,6 +74,6 @@ export function listHistory(db: Db, caller: Caller, params: HistoryParams = {}):
 }
 
 /** Rules firing now that the caller may see (the header's badge). */
-export function firingCount(db: Db, caller: Caller, appIds?: readonly string[]): number {
-  return listRuleRecords(db, caller, appIds).filter((r) => r.enabled && r.state === "firing").length;
+export async function firingCount(db: Db, caller: Caller, appIds?: readonly string[]): Promise<number> {
+  return (await listRuleRecords(db, caller, appIds)).filter((r) => r.enabled && r.state === "firing").length;
 }

@@ -7,9 +7,9 @@
 import type { Db } from "@/db/client";
 import { filters as buildFilters, type Filters } from "@/lib/analytics/filters";
 import type { AnalyticsEngine } from "@/lib/analytics/engine";
-import { getAppByIdSync, listAppsSync } from "@/lib/apps/registry";
 import { countDeliveries } from "@/lib/ingest/queries";
 import { countFailedRuns } from "@/lib/sync/runs";
+import { appIndex } from "./rules";
 import type { AlertFilters, Metric } from "./schema";
 
 /** [from, to) in epoch seconds, aligned to the rule's window. */
@@ -45,12 +45,13 @@ function callFilters(f: AlertFilters, range: WindowRange): Filters {
   });
 }
 
-function appPksOf(db: Db, f: AlertFilters): number[] {
-  if (!f.app?.length) return listAppsSync(db).map((a) => a.pk);
+async function appPksOf(db: Db, f: AlertFilters): Promise<number[]> {
+  const apps = await appIndex(db);
+  if (!f.app?.length) return [...apps.values()];
   return f.app.map((appId) => {
-    const app = getAppByIdSync(db, appId);
-    if (!app) throw new Error(`app "${appId}" is not registered (any more)`);
-    return app.pk;
+    const pk = apps.get(appId);
+    if (pk === undefined) throw new Error(`app "${appId}" is not registered (any more)`);
+    return pk;
   });
 }
 
@@ -84,7 +85,7 @@ export async function measure(db: Db, engine: AnalyticsEngine, metric: Metric, f
     }
     case "webhookDeliveries":
     case "failedSyncRuns": {
-      const pks = appPksOf(db, f);
+      const pks = await appPksOf(db, f);
       const count = metric === "webhookDeliveries" ? countDeliveries : countFailedRuns;
       return { value: count(db, pks, range.from * 1000, range.to * 1000), calls: needCalls ? await callsIn(engine, cf) : 0 };
     }

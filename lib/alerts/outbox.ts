@@ -10,7 +10,8 @@ import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { and, asc, eq, inArray, lte } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { alertOutbox, alertRules, type AlertOutboxRow } from "@/db/schema";
+import type { AlertOutboxRow } from "@/db/schema";
+import { tablesOf } from "@/db/state";
 import { logger } from "@/lib/log/logger";
 import { RequestGate } from "@/lib/platform/rate-limit";
 import { checkDestinationUrl, guardedLookup, systemResolver, type Resolver } from "./destination";
@@ -116,17 +117,20 @@ export interface DeliveryOutcome {
 }
 
 /** Claims a due message for this dispatcher; false when another one got it first. */
-function claim(db: Db, row: AlertOutboxRow, nowMs: number): boolean {
-  const r = db
+async function claim(db: Db, row: AlertOutboxRow, nowMs: number): Promise<boolean> {
+  const { alertOutbox } = tablesOf(db);
+  // Compare-and-set on the attempt time: of two servers claiming one message, one wins.
+  const won = await db
     .update(alertOutbox)
     .set({ nextAttemptMs: nowMs + LEASE_MS })
     .where(and(eq(alertOutbox.pk, row.pk), eq(alertOutbox.status, "pending"), eq(alertOutbox.nextAttemptMs, row.nextAttemptMs)))
-    .run();
-  return r.changes === 1;
+    .returning({ pk: alertOutbox.pk });
+  return won.length === 1;
 }
 
 async function attempt(db: Db, row: AlertOutboxRow, options: DeliverOptions): Promise<SendResult> {
-  const rule = db.select().from(alertRules).where(eq(alertRules.pk, row.rulePk)).get();
+  const { alertRules } = tablesOf(db);
+  const [rule] = await db.select().from(alertRules).where(eq(alertRules.pk, row.rulePk));
   let destination;
   try {
     destination = rule ? destinationOf(rule) : null;
@@ -140,10 +144,11 @@ async function attempt(db: Db, row: AlertOutboxRow, options: DeliverOptions): Pr
 }
 
 /** The destination each rule sends to (its URL), the key its messages are queued under. */
-function destinationKeys(db: Db, rulePks: number[]): Map<number, string> {
+async function destinationKeys(db: Db, rulePks: number[]): Promise<Map<number, string>> {
   const keys = new Map<number, string>();
   if (rulePks.length === 0) return keys;
-  for (const rule of db.select().from(alertRules).where(inArray(alertRules.pk, rulePks)).all()) {
+  const { alertRules } = tablesOf(db);
+  for (const rule of await db.select().from(alertRules).where(inArray(alertRules.pk, rulePks))) {
     try {
       keys.set(rule.pk, destinationOf(rule)?.url ?? `rule:${rule.pk}`);
     } catch {
@@ -155,19 +160,20 @@ function destinationKeys(db: Db, rulePks: number[]): Map<number, string> {
 
 async function deliverOne(db: Db, row: AlertOutboxRow, options: DeliverOptions): Promise<DeliveryOutcome | null> {
   const claimedMs = options.nowMs ?? Date.now();
-  if (!claim(db, row, claimedMs)) return null;
+  if (!(await claim(db, row, claimedMs))) return null;
   const result = await attempt(db, row, options);
   const nowMs = options.nowMs ?? Date.now();
   const attempts = row.attempts + 1;
   const next = result.ok || result.final ? null : nextAttemptAt(row.createdMs, attempts, nowMs);
   const status = result.ok ? "delivered" : next === null ? "failed" : "pending";
-  db.update(alertOutbox)
+  const { alertOutbox } = tablesOf(db);
+  await db
+    .update(alertOutbox)
     .set({
       status, attempts, lastAttemptMs: nowMs, lastStatus: result.status, lastError: result.error,
       nextAttemptMs: next ?? nowMs, deliveredMs: result.ok ? nowMs : null,
     })
-    .where(eq(alertOutbox.pk, row.pk))
-    .run();
+    .where(eq(alertOutbox.pk, row.pk));
   if (!result.ok) logger.warn({ event: row.eventId, attempts, error: result.error, gaveUp: status === "failed" }, "alert notification not delivered");
   return { eventId: row.eventId, status, attempts, httpStatus: result.status, error: result.error };
 }
@@ -185,14 +191,14 @@ const deliverySlots = new RequestGate(DELIVERY_CONCURRENCY);
  */
 export async function deliverDue(db: Db, options: DeliverOptions = {}): Promise<DeliveryOutcome[]> {
   const nowMs = options.nowMs ?? Date.now();
-  const due = db
+  const { alertOutbox } = tablesOf(db);
+  const due = await db
     .select()
     .from(alertOutbox)
     .where(and(eq(alertOutbox.status, "pending"), lte(alertOutbox.nextAttemptMs, nowMs)))
     .orderBy(asc(alertOutbox.nextAttemptMs))
-    .limit(options.limit ?? 50)
-    .all();
-  const keys = destinationKeys(db, [...new Set(due.map((r) => r.rulePk))]);
+    .limit(options.limit ?? 50);
+  const keys = await destinationKeys(db, [...new Set(due.map((r) => r.rulePk))]);
   const groups = new Map<string, AlertOutboxRow[]>();
   for (const row of due) {
     const key = keys.get(row.rulePk) ?? `rule:${row.rulePk}`;

@@ -5,9 +5,10 @@
  */
 import { desc, eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { alertRules, type AlertRuleRow } from "@/db/schema";
-import { listAppsSync } from "@/lib/apps/registry";
-import { audit, auditSync } from "@/lib/auth/audit";
+import type { AlertRuleRow } from "@/db/schema";
+import { tablesOf } from "@/db/state";
+import { listApps } from "@/lib/apps/registry";
+import { audit } from "@/lib/auth/audit";
 import { requireAdmin, type Caller } from "@/lib/auth/authorize";
 import { decryptSecret, encryptSecret } from "@/lib/crypto/secrets";
 import { badRequest, notFound } from "@/lib/http/errors";
@@ -117,16 +118,17 @@ export function ruleVisibleTo(r: Pick<RuleRecord, "filters">, caller: Caller, ap
   });
 }
 
-function appIndex(db: Db): Map<string, number> {
-  return new Map(listAppsSync(db).map((a) => [a.appId, a.pk]));
+/** Registered apps' pks by platform app id. */
+export async function appIndex(db: Db): Promise<Map<string, number>> {
+  return new Map((await listApps(db)).map((a) => [a.appId, a.pk]));
 }
 
 /**
  * The apps a list is narrowed to (`?app=`), each registered and visible to the caller —
  * else 404, the same answer as for an app that does not exist (as every report route).
  */
-export function checkAppsVisible(db: Db, caller: Caller, appIds: readonly string[]): void {
-  const apps = appIndex(db);
+export async function checkAppsVisible(db: Db, caller: Caller, appIds: readonly string[]): Promise<void> {
+  const apps = await appIndex(db);
   for (const id of appIds) {
     const pk = apps.get(id);
     if (pk === undefined || (caller.appPks !== "all" && !caller.appPks.includes(pk))) throw notFound(`app "${id}" not found`);
@@ -140,31 +142,30 @@ function ruleConcerns(r: Pick<RuleRecord, "filters">, appIds: readonly string[])
 }
 
 /** Every rule the caller may see, newest first; with `appIds`, only the rules that concern one of them. */
-export function listRuleRecords(db: Db, caller: Caller, appIds?: readonly string[]): RuleRecord[] {
-  const apps = appIndex(db);
-  return db
-    .select()
-    .from(alertRules)
-    .orderBy(desc(alertRules.pk))
-    .all()
+export async function listRuleRecords(db: Db, caller: Caller, appIds?: readonly string[]): Promise<RuleRecord[]> {
+  const { alertRules } = tablesOf(db);
+  const apps = await appIndex(db);
+  const rows = await db.select().from(alertRules).orderBy(desc(alertRules.pk));
+  return rows
     .map(decodeRule)
     .filter((r) => ruleVisibleTo(r, caller, apps) && (appIds === undefined || ruleConcerns(r, appIds)));
 }
 
-export function listRules(db: Db, caller: Caller, appIds?: readonly string[]): RuleView[] {
-  return listRuleRecords(db, caller, appIds).map((r) => toView(r, caller));
+export async function listRules(db: Db, caller: Caller, appIds?: readonly string[]): Promise<RuleView[]> {
+  return (await listRuleRecords(db, caller, appIds)).map((r) => toView(r, caller));
 }
 
 /** One rule, or 404 — the same answer for a rule that does not exist and one the caller may not see. */
-export function getRuleRecord(db: Db, caller: Caller, id: number): RuleRecord {
-  const row = db.select().from(alertRules).where(eq(alertRules.pk, id)).get();
+export async function getRuleRecord(db: Db, caller: Caller, id: number): Promise<RuleRecord> {
+  const { alertRules } = tablesOf(db);
+  const [row] = await db.select().from(alertRules).where(eq(alertRules.pk, id));
   const r = row ? decodeRule(row) : null;
-  if (!r || !ruleVisibleTo(r, caller, appIndex(db))) throw notFound(`alert rule ${id} not found`);
+  if (!r || !ruleVisibleTo(r, caller, await appIndex(db))) throw notFound(`alert rule ${id} not found`);
   return r;
 }
 
-export function getRule(db: Db, caller: Caller, id: number): RuleView {
-  return toView(getRuleRecord(db, caller, id), caller);
+export async function getRule(db: Db, caller: Caller, id: number): Promise<RuleView> {
+  return toView(await getRuleRecord(db, caller, id), caller);
 }
 
 export interface RuleOptions {
@@ -173,8 +174,8 @@ export interface RuleOptions {
   nowMs?: number;
 }
 
-function assertAppsRegistered(db: Db, filters: AlertFilters): void {
-  const apps = appIndex(db);
+async function assertAppsRegistered(db: Db, filters: AlertFilters): Promise<void> {
+  const apps = await appIndex(db);
   for (const id of filters.app ?? []) {
     if (!apps.has(id)) throw badRequest(`filters.app: app "${id}" is not registered`, { parameter: "filters.app" });
   }
@@ -201,11 +202,12 @@ function auditDetails(rule: Rule): Record<string, unknown> {
 export async function createRule(db: Db, caller: Caller, input: unknown, options: RuleOptions = {}): Promise<{ rule: RuleView; secret: string | null }> {
   requireAdmin(caller);
   const rule = ruleSchema.parse(input);
-  assertAppsRegistered(db, rule.filters);
+  await assertAppsRegistered(db, rule.filters);
   if (rule.destination) await assertDestinationAllowed(rule.destination.url, rule.destination.allowPrivate, options.resolver ?? systemResolver);
   const now = options.nowMs ?? Date.now();
   const secret = rule.destination ? newSigningSecret() : null;
-  const row = db
+  const { alertRules } = tablesOf(db);
+  const [row] = await db
     .insert(alertRules)
     .values({
       ...definitionColumns(rule),
@@ -214,17 +216,16 @@ export async function createRule(db: Db, caller: Caller, input: unknown, options
       destinationAllowPrivate: rule.destination?.allowPrivate ?? false,
       state: "ok", stateSinceMs: now, createdByPk: caller.userId, createdMs: now, updatedMs: now,
     })
-    .returning()
-    .get();
+    .returning();
   await audit(db, caller, "alert.create", `alert ${row.pk}`, auditDetails(rule));
-  return { rule: toView(decodeRule(row), caller), secret };
+  return { rule: toView(decodeRule(row!), caller), secret };
 }
 
 /** Changes any field; a new destination or `rotateSecret` makes a new secret, returned this once. */
 export async function updateRule(db: Db, caller: Caller, id: number, input: unknown, options: RuleOptions = {}): Promise<{ rule: RuleView; secret: string | null }> {
   requireAdmin(caller);
   const patch = rulePatchSchema.parse(input);
-  const current = getRuleRecord(db, caller, id);
+  const current = await getRuleRecord(db, caller, id);
   const stored = destinationOf(current.row);
   const { rotateSecret, ...fields } = patch;
   const merged = ruleSchema.parse({
@@ -232,13 +233,14 @@ export async function updateRule(db: Db, caller: Caller, id: number, input: unkn
     condition: current.condition, minCalls: current.minCalls, destination: stored ? { url: stored.url, allowPrivate: stored.allowPrivate } : null,
     ...fields,
   });
-  assertAppsRegistered(db, merged.filters);
+  await assertAppsRegistered(db, merged.filters);
   if (patch.destination) await assertDestinationAllowed(patch.destination.url, patch.destination.allowPrivate, options.resolver ?? systemResolver);
   if (rotateSecret && !merged.destination) throw badRequest("rotateSecret: the rule has no destination", { parameter: "rotateSecret" });
   // A destination keeps its secret when only its URL changes: receivers keep verifying.
   const secret = merged.destination && (rotateSecret || !stored) ? newSigningSecret() : null;
   const now = options.nowMs ?? Date.now();
-  const row = db
+  const { alertRules } = tablesOf(db);
+  const [row] = await db
     .update(alertRules)
     .set({
       ...definitionColumns(merged),
@@ -249,17 +251,17 @@ export async function updateRule(db: Db, caller: Caller, id: number, input: unkn
       updatedMs: now,
     })
     .where(eq(alertRules.pk, id))
-    .returning()
-    .get();
+    .returning();
   await audit(db, caller, "alert.update", `alert ${id}`, { ...auditDetails(merged), changed: Object.keys(patch), secretRotated: secret !== null });
-  return { rule: toView(decodeRule(row), caller), secret };
+  return { rule: toView(decodeRule(row!), caller), secret };
 }
 
 /** Removes a rule with its history and pending notifications (the audit log keeps the removal). */
-export function deleteRule(db: Db, caller: Caller, id: number): RuleView {
+export async function deleteRule(db: Db, caller: Caller, id: number): Promise<RuleView> {
   requireAdmin(caller);
-  const current = getRuleRecord(db, caller, id);
-  db.delete(alertRules).where(eq(alertRules.pk, id)).run();
-  auditSync(db, caller, "alert.remove", `alert ${id}`, { name: current.name, metric: current.metric });
+  const current = await getRuleRecord(db, caller, id);
+  const { alertRules } = tablesOf(db);
+  await db.delete(alertRules).where(eq(alertRules.pk, id));
+  await audit(db, caller, "alert.remove", `alert ${id}`, { name: current.name, metric: current.metric });
   return toView(current, caller);
 }

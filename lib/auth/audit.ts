@@ -1,6 +1,6 @@
 import { and, desc, eq, lt, type SQL } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { auditLog as auditLogTable, type AuditRow } from "@/db/schema";
+import type { AuditRow } from "@/db/schema";
 import { tablesOf } from "@/db/state";
 import { logger } from "@/lib/log/logger";
 import type { Caller } from "./caller";
@@ -60,23 +60,6 @@ export async function audit(
 ): Promise<void> {
   const { auditLog } = tablesOf(db);
   await db.insert(auditLog).values(auditRow(actor, action, target, details));
-  logger.debug({ audit: action, actor: actor.email, target }, "audit");
-}
-
-/**
- * `audit` for the modules that still speak SQLite synchronously and audit inside their
- * own SQLite transaction (alert rules, price sheets, statements, preferences, saved
- * views): they move to `audit` when they move to Postgres
- * (docs/decisions/0035-state-in-postgres.md, decision 5).
- */
-export function auditSync(
-  db: Db,
-  actor: AuditActor,
-  action: AuditAction,
-  target: string | null,
-  details?: Record<string, unknown>,
-): void {
-  db.insert(auditLogTable).values(auditRow(actor, action, target, details)).run();
   logger.debug({ audit: action, actor: actor.email, target }, "audit");
 }
 

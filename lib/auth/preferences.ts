@@ -6,11 +6,11 @@
 import { eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
-import { userPreferences } from "@/db/schema";
-import { listAppsSync } from "@/lib/apps/registry";
+import { tablesOf } from "@/db/state";
+import { listApps } from "@/lib/apps/registry";
 import { isValidTimeZone } from "@/lib/analytics/tz";
 import { HttpError } from "@/lib/http/errors";
-import { auditSync } from "./audit";
+import { audit } from "./audit";
 import { canSeeApp } from "./authorize";
 import type { Caller } from "./caller";
 
@@ -30,21 +30,27 @@ const preferencesInput = z
   })
   .strict();
 
-export function getPreferences(db: Db, userPk: number): UserPreferences {
-  const row = db.select().from(userPreferences).where(eq(userPreferences.userPk, userPk)).get();
+export async function getPreferences(db: Db, userPk: number): Promise<UserPreferences> {
+  const { userPreferences } = tablesOf(db);
+  const [row] = await db.select().from(userPreferences).where(eq(userPreferences.userPk, userPk));
   return row ? { timeZone: row.timeZone, apps: row.apps } : NONE;
 }
 
+/** The platform app ids the caller may see. */
+async function visibleAppIds(db: Db, caller: Caller): Promise<Set<string>> {
+  return new Set((await listApps(db)).filter((a) => canSeeApp(caller, a.pk)).map((a) => a.appId));
+}
+
 /** The caller's defaults as a page may apply them: apps since revoked or removed left out. */
-export function callerPreferences(db: Db, caller: Caller): UserPreferences {
-  const saved = getPreferences(db, caller.userId);
+export async function callerPreferences(db: Db, caller: Caller): Promise<UserPreferences> {
+  const saved = await getPreferences(db, caller.userId);
   if (saved.apps.length === 0) return saved;
-  const visible = new Set(listAppsSync(db).filter((a) => canSeeApp(caller, a.pk)).map((a) => a.appId));
+  const visible = await visibleAppIds(db, caller);
   return { ...saved, apps: saved.apps.filter((a) => visible.has(a)) };
 }
 
 /** Saves any of {timeZone, apps} for the caller; 400 naming the field for a bad one. */
-export function savePreferences(db: Db, caller: Caller, body: unknown): UserPreferences {
+export async function savePreferences(db: Db, caller: Caller, body: unknown): Promise<UserPreferences> {
   const parsed = preferencesInput.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -56,20 +62,21 @@ export function savePreferences(db: Db, caller: Caller, body: unknown): UserPref
     throw new HttpError(400, "invalid_parameter", `timeZone: "${input.timeZone}" is not an IANA time zone (e.g. UTC, Europe/Berlin, Asia/Kolkata)`, { parameter: "timeZone" });
   }
   if (input.apps !== undefined) {
-    const visible = new Set(listAppsSync(db).filter((a) => canSeeApp(caller, a.pk)).map((a) => a.appId));
+    const visible = await visibleAppIds(db, caller);
     const unknown = input.apps.find((a) => !visible.has(a));
     // Same answer for an app that does not exist and one the caller may not see.
     if (unknown !== undefined) throw new HttpError(400, "invalid_parameter", `apps: "${unknown}" is not an app you can see`, { parameter: "apps" });
   }
-  const current = getPreferences(db, caller.userId);
+  const current = await getPreferences(db, caller.userId);
   const next: UserPreferences = {
     timeZone: input.timeZone !== undefined ? input.timeZone : current.timeZone,
     apps: input.apps !== undefined ? [...new Set(input.apps)] : current.apps,
   };
-  db.insert(userPreferences)
+  const { userPreferences } = tablesOf(db);
+  await db
+    .insert(userPreferences)
     .values({ userPk: caller.userId, timeZone: next.timeZone, apps: next.apps, updatedMs: Date.now() })
-    .onConflictDoUpdate({ target: userPreferences.userPk, set: { timeZone: next.timeZone, apps: next.apps, updatedMs: Date.now() } })
-    .run();
-  auditSync(db, caller, "preferences.update", caller.email, { timeZone: next.timeZone, apps: next.apps });
+    .onConflictDoUpdate({ target: userPreferences.userPk, set: { timeZone: next.timeZone, apps: next.apps, updatedMs: Date.now() } });
+  await audit(db, caller, "preferences.update", caller.email, { timeZone: next.timeZone, apps: next.apps });
   return next;
 }

@@ -7,10 +7,10 @@
 import { and, asc, eq, or } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
-import { savedViews, users } from "@/db/schema";
+import { tablesOf } from "@/db/state";
 import { HttpError, notFound } from "@/lib/http/errors";
 import { carriedFilters } from "@/lib/ui/carry";
-import { auditSync } from "./audit";
+import { audit } from "./audit";
 import type { Caller } from "./caller";
 
 /** The report pages a view can be of (their filters are the shared ones). */
@@ -37,19 +37,21 @@ const viewInput = z
   .strict();
 
 /** The caller's own views, then the ones others shared, by name. */
-export function listViews(db: Db, caller: Caller): SavedView[] {
-  return db
+export async function listViews(db: Db, caller: Caller): Promise<SavedView[]> {
+  const { savedViews, users } = tablesOf(db);
+  const rows = await db
     .select({ id: savedViews.pk, name: savedViews.name, path: savedViews.path, query: savedViews.query, shared: savedViews.shared, ownerPk: savedViews.ownerUserPk, owner: users.email })
     .from(savedViews)
     .innerJoin(users, eq(users.pk, savedViews.ownerUserPk))
     .where(or(eq(savedViews.ownerUserPk, caller.userId), eq(savedViews.shared, true)))
-    .orderBy(asc(savedViews.name), asc(savedViews.pk))
-    .all()
+    .orderBy(asc(savedViews.pk));
+  return rows
     .map(({ ownerPk, ...v }) => ({ ...v, path: v.path as SavedView["path"], mine: ownerPk === caller.userId }))
-    .sort((a, b) => Number(b.mine) - Number(a.mine));
+    // In JS rather than by the database's collation, so both dialects order names alike.
+    .sort((a, b) => Number(b.mine) - Number(a.mine) || (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id - b.id));
 }
 
-export function createView(db: Db, caller: Caller, body: unknown): SavedView {
+export async function createView(db: Db, caller: Caller, body: unknown): Promise<SavedView> {
   const parsed = viewInput.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -59,20 +61,21 @@ export function createView(db: Db, caller: Caller, body: unknown): SavedView {
   const v = parsed.data;
   // Only filter names are kept: a view never carries paging or anything else of a URL.
   const query = carriedFilters(new URLSearchParams(v.query.replace(/^\?/, ""))).toString();
-  const row = db
+  const { savedViews } = tablesOf(db);
+  const [row] = await db
     .insert(savedViews)
     .values({ ownerUserPk: caller.userId, name: v.name, path: v.path, query, shared: v.shared ?? false, createdMs: Date.now() })
-    .returning({ id: savedViews.pk })
-    .get();
-  auditSync(db, caller, "view.create", v.name, { path: v.path, query, shared: v.shared ?? false });
-  return { id: row.id, name: v.name, path: v.path, query, shared: v.shared ?? false, owner: caller.email, mine: true };
+    .returning({ id: savedViews.pk });
+  await audit(db, caller, "view.create", v.name, { path: v.path, query, shared: v.shared ?? false });
+  return { id: row!.id, name: v.name, path: v.path, query, shared: v.shared ?? false, owner: caller.email, mine: true };
 }
 
 /** 404 for a view that does not exist or that the caller can neither see nor remove. */
-export function removeView(db: Db, caller: Caller, id: number): void {
-  const row = db.select().from(savedViews).where(eq(savedViews.pk, id)).get();
+export async function removeView(db: Db, caller: Caller, id: number): Promise<void> {
+  const { savedViews } = tablesOf(db);
+  const [row] = await db.select().from(savedViews).where(eq(savedViews.pk, id));
   const mayRemove = row !== undefined && (row.ownerUserPk === caller.userId || caller.role === "admin");
   if (!row || !mayRemove) throw notFound("no such view");
-  db.delete(savedViews).where(and(eq(savedViews.pk, id))).run();
-  auditSync(db, caller, "view.remove", row.name, { path: row.path });
+  await db.delete(savedViews).where(and(eq(savedViews.pk, id)));
+  await audit(db, caller, "view.remove", row.name, { path: row.path });
 }

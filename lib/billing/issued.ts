@@ -5,7 +5,8 @@
  */
 import { and, eq, inArray, lt, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { statementAdjustments, statements, type StatementRow } from "@/db/schema";
+import type { StatementRow } from "@/db/schema";
+import { tablesOf } from "@/db/state";
 import type { Scope } from "@/lib/analytics";
 import { Dec, fixed, minorUnits, sumMoney } from "./money";
 import { monthRange } from "./month";
@@ -50,28 +51,31 @@ export function toIssued(r: StatementRow): IssuedStatement {
 }
 
 /** The issued statements of these apps for one month. */
-export function issuedForMonth(db: Db, appIds: readonly string[], month: string): Map<string, IssuedStatement> {
+export async function issuedForMonth(db: Db, appIds: readonly string[], month: string): Promise<Map<string, IssuedStatement>> {
   if (appIds.length === 0) return new Map();
-  const rows = db.select().from(statements).where(and(eq(statements.month, month), inArray(statements.appId, [...appIds]))).all();
+  const { statements } = tablesOf(db);
+  const rows = await db.select().from(statements).where(and(eq(statements.month, month), inArray(statements.appId, [...appIds])));
   return new Map(rows.map((r) => [r.appId, toIssued(r)]));
 }
 
 /** Issued statements of these apps for months before `month` (the ones a new statement may carry adjustments of). */
-export function issuedBefore(db: Db, appIds: readonly string[], month: string): IssuedStatement[] {
+export async function issuedBefore(db: Db, appIds: readonly string[], month: string): Promise<IssuedStatement[]> {
   if (appIds.length === 0) return [];
-  return db.select().from(statements).where(and(lt(statements.month, month), inArray(statements.appId, [...appIds]))).orderBy(statements.month).all().map(toIssued);
+  const { statements } = tablesOf(db);
+  const rows = await db.select().from(statements).where(and(lt(statements.month, month), inArray(statements.appId, [...appIds]))).orderBy(statements.month, statements.pk);
+  return rows.map(toIssued);
 }
 
 /** What later statements carried of each issued statement so far: the amount, and the usage the last one accounted for. */
-export function carriedSoFar(db: Db, pks: readonly number[]): Map<number, { amount: string; usage: Usage | null }> {
+export async function carriedSoFar(db: Db, pks: readonly number[]): Promise<Map<number, { amount: string; usage: Usage | null }>> {
   const out = new Map<number, { amount: string; usage: Usage | null }>();
   if (pks.length === 0) return out;
-  const rows = db
+  const { statementAdjustments } = tablesOf(db);
+  const rows = await db
     .select({ adjustsPk: statementAdjustments.adjustsPk, amount: statementAdjustments.amount, details: statementAdjustments.details })
     .from(statementAdjustments)
     .where(inArray(statementAdjustments.adjustsPk, [...pks]))
-    .orderBy(statementAdjustments.pk)
-    .all();
+    .orderBy(statementAdjustments.pk);
   for (const r of rows) {
     const before = out.get(r.adjustsPk);
     const usage = (r.details?.usage as Usage | undefined) ?? before?.usage ?? null;
@@ -81,15 +85,15 @@ export function carriedSoFar(db: Db, pks: readonly number[]): Map<number, { amou
 }
 
 /** The statements (number, month) that carried adjustments of an issued statement. */
-export function carriedBy(db: Db, pk: number): Array<{ number: string; month: string; amount: string }> {
-  return db
+export async function carriedBy(db: Db, pk: number): Promise<Array<{ number: string; month: string; amount: string }>> {
+  const { statementAdjustments, statements } = tablesOf(db);
+  const rows = await db
     .select({ number: statements.number, month: statements.month, amount: statementAdjustments.amount })
     .from(statementAdjustments)
     .innerJoin(statements, eq(statements.pk, statementAdjustments.statementPk))
     .where(eq(statementAdjustments.adjustsPk, pk))
-    .orderBy(sql`${statements.number}`)
-    .all()
-    .map((r) => ({ number: statementNumber(r.number), month: r.month, amount: r.amount }));
+    .orderBy(sql`${statements.number}`);
+  return rows.map((r) => ({ number: statementNumber(r.number), month: r.month, amount: r.amount }));
 }
 
 export interface PendingAdjustment {
@@ -133,7 +137,7 @@ export async function pendingAdjustments(db: Db, issued: readonly IssuedStatemen
     const usage = await monthUsage(monthRange(g.month, g.tz), [...g.apps], scope);
     for (const app of g.apps) usageNow.set(`${key}|${app}`, usage.get(app) ?? NO_USAGE);
   }
-  const carried = carriedSoFar(db, issued.map((s) => s.pk));
+  const carried = await carriedSoFar(db, issued.map((s) => s.pk));
   const out = new Map<number, PendingAdjustment>();
   for (const s of issued) {
     const current = usageNow.get(`${s.month}|${s.timeZone}|${s.appId}`) ?? NO_USAGE;

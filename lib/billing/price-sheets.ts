@@ -6,8 +6,9 @@
  */
 import { and, asc, eq, gte, isNull, lte, desc, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { apps, priceSheets, statements, type PriceSheetRow } from "@/db/schema";
-import { auditSync, type AuditActor } from "@/lib/auth/audit";
+import type { PriceSheetRow } from "@/db/schema";
+import { stateTransaction, tablesOf } from "@/db/state";
+import { audit, type AuditActor } from "@/lib/auth/audit";
 import { HttpError, notFound } from "@/lib/http/errors";
 import { Dec, fixed, isCurrency, minorUnits, parseDecimal } from "./money";
 import { isMonth } from "./month";
@@ -71,26 +72,31 @@ export function validatePriceSheet(input: PriceSheetInput): Omit<PriceSheetInput
   };
 }
 
-function appPkOf(db: Db, appId: string | null): number | null {
+async function appPkOf(db: Db, appId: string | null): Promise<number | null> {
   if (appId === null) return null;
-  const row = db.select({ pk: apps.pk }).from(apps).where(eq(apps.appId, appId)).get();
+  const { apps } = tablesOf(db);
+  const [row] = await db.select({ pk: apps.pk }).from(apps).where(eq(apps.appId, appId));
   if (!row) throw notFound(`app "${appId}" not found`);
   return row.pk;
 }
 
-const scopeCondition = (appPk: number | null) => (appPk === null ? isNull(priceSheets.appPk) : eq(priceSheets.appPk, appPk));
+const scopeCondition = (db: Db, appPk: number | null) => {
+  const { priceSheets } = tablesOf(db);
+  return appPk === null ? isNull(priceSheets.appPk) : eq(priceSheets.appPk, appPk);
+};
 
 /**
  * A sheet may only take effect after the last issued month of the apps it covers (the
  * default covers every app): an issued statement's prices are history.
  */
-function assertNotIssued(db: Db, appId: string | null, fromMonth: string, verb: string): void {
-  const issued = db
+async function assertNotIssued(db: Db, appId: string | null, fromMonth: string, verb: string): Promise<void> {
+  const { statements } = tablesOf(db);
+  const [issued] = await db
     .select({ appId: statements.appId, month: statements.month })
     .from(statements)
     .where(and(gte(statements.month, fromMonth), appId === null ? undefined : eq(statements.appId, appId)))
     .orderBy(desc(statements.month))
-    .get();
+    .limit(1);
   if (issued) {
     throw conflict(
       `cannot ${verb} a price sheet from ${fromMonth}: the statement of ${issued.month} is issued for ${issued.appId}; a change can take effect from the month after the last issued one`,
@@ -98,33 +104,35 @@ function assertNotIssued(db: Db, appId: string | null, fromMonth: string, verb: 
   }
 }
 
-export function setPriceSheet(db: Db, actor: AuditActor, input: PriceSheetInput): PriceSheet {
+export async function setPriceSheet(db: Db, actor: AuditActor, input: PriceSheetInput): Promise<PriceSheet> {
   const v = validatePriceSheet(input);
-  return db.transaction(() => {
-    const appPk = appPkOf(db, v.app);
-    assertNotIssued(db, v.app, v.effectiveMonth, "set");
+  await stateTransaction(db, async (tx) => {
+    const { priceSheets } = tablesOf(tx);
+    const appPk = await appPkOf(tx, v.app);
+    await assertNotIssued(tx, v.app, v.effectiveMonth, "set");
     const values = {
       appPk, effectiveMonth: v.effectiveMonth, currency: v.currency, audioPerMinute: v.audioPerMinute, videoPerMinute: v.videoPerMinute,
       perRecording: v.perRecording, includedMinutes: v.includedMinutes, monthlyMinimum: v.monthlyMinimum, updatedMs: Date.now(), updatedBy: actor.email,
     };
-    const existing = db.select({ pk: priceSheets.pk }).from(priceSheets).where(and(scopeCondition(appPk), eq(priceSheets.effectiveMonth, v.effectiveMonth))).get();
-    if (existing) db.update(priceSheets).set(values).where(eq(priceSheets.pk, existing.pk)).run();
-    else db.insert(priceSheets).values(values).run();
+    const [existing] = await tx.select({ pk: priceSheets.pk }).from(priceSheets).where(and(scopeCondition(tx, appPk), eq(priceSheets.effectiveMonth, v.effectiveMonth)));
+    if (existing) await tx.update(priceSheets).set(values).where(eq(priceSheets.pk, existing.pk));
+    else await tx.insert(priceSheets).values(values);
     const { updatedMs: _ms, updatedBy: _by, appPk: _pk, ...details } = values;
-    auditSync(db, actor, "price.set", v.app ?? "default", { ...details, replaced: existing !== undefined });
-    return listPriceSheets(db).find((s) => s.app === v.app && s.effectiveMonth === v.effectiveMonth)!;
+    await audit(tx, actor, "price.set", v.app ?? "default", { ...details, replaced: existing !== undefined });
   });
+  return (await listPriceSheets(db)).find((s) => s.app === v.app && s.effectiveMonth === v.effectiveMonth)!;
 }
 
-export function removePriceSheet(db: Db, actor: AuditActor, target: { app: string | null; effectiveMonth: string }): void {
+export async function removePriceSheet(db: Db, actor: AuditActor, target: { app: string | null; effectiveMonth: string }): Promise<void> {
   if (!isMonth(target.effectiveMonth)) throw invalid("effectiveMonth", `"${target.effectiveMonth}" is not a month (YYYY-MM)`);
-  db.transaction(() => {
-    const appPk = appPkOf(db, target.app);
-    const row = db.select({ pk: priceSheets.pk }).from(priceSheets).where(and(scopeCondition(appPk), eq(priceSheets.effectiveMonth, target.effectiveMonth))).get();
+  await stateTransaction(db, async (tx) => {
+    const { priceSheets } = tablesOf(tx);
+    const appPk = await appPkOf(tx, target.app);
+    const [row] = await tx.select({ pk: priceSheets.pk }).from(priceSheets).where(and(scopeCondition(tx, appPk), eq(priceSheets.effectiveMonth, target.effectiveMonth)));
     if (!row) throw notFound(`no price sheet of ${target.app ?? "the account default"} from ${target.effectiveMonth}`);
-    assertNotIssued(db, target.app, target.effectiveMonth, "remove");
-    db.delete(priceSheets).where(eq(priceSheets.pk, row.pk)).run();
-    auditSync(db, actor, "price.remove", target.app ?? "default", { effectiveMonth: target.effectiveMonth });
+    await assertNotIssued(tx, target.app, target.effectiveMonth, "remove");
+    await tx.delete(priceSheets).where(eq(priceSheets.pk, row.pk));
+    await audit(tx, actor, "price.remove", target.app ?? "default", { effectiveMonth: target.effectiveMonth });
   });
 }
 
@@ -137,24 +145,29 @@ function toSheet(r: PriceSheetRow, app: { appId: string; name: string } | undefi
 }
 
 /** Every sheet (or one app's and the default's): the default first, then by app id; each scope by month. */
-export function listPriceSheets(db: Db, options: { app?: string } = {}): PriceSheet[] {
-  const appPk = options.app === undefined ? undefined : appPkOf(db, options.app);
-  const rows = db
+export async function listPriceSheets(db: Db, options: { app?: string } = {}): Promise<PriceSheet[]> {
+  const { apps, priceSheets } = tablesOf(db);
+  const appPk = options.app === undefined ? undefined : await appPkOf(db, options.app);
+  const rows = await db
     .select({ sheet: priceSheets, appId: apps.appId, name: apps.name })
     .from(priceSheets)
     .leftJoin(apps, eq(apps.pk, priceSheets.appPk))
     .where(appPk === undefined ? undefined : sql`(${priceSheets.appPk} IS NULL OR ${priceSheets.appPk} = ${appPk})`)
-    .orderBy(sql`${apps.appId} IS NOT NULL`, asc(apps.appId), asc(priceSheets.effectiveMonth))
-    .all();
+    .orderBy(asc(priceSheets.pk));
+  // Sorted here, not by the database's collation: the default first, then app ids in
+  // code-point order, each scope by month, alike on both dialects.
+  const key = (r: (typeof rows)[number]) => `${r.appId === null ? "0" : `1${r.appId}`}\u0000${r.sheet.effectiveMonth}`;
+  rows.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
   return rows.map((r) => toSheet(r.sheet, r.appId === null ? undefined : { appId: r.appId, name: r.name! }));
 }
 
 /** The terms in force for an app in a month: its own latest sheet from that month or before, else the default's; null if none. */
-export function termsInForce(db: Db, appPk: number, month: string): PriceTerms | null {
-  const latest = (scope: number | null) =>
-    db.select().from(priceSheets).where(and(scopeCondition(scope), lte(priceSheets.effectiveMonth, month))).orderBy(desc(priceSheets.effectiveMonth)).get();
-  const own = latest(appPk);
-  const row = own ?? latest(null);
+export async function termsInForce(db: Db, appPk: number, month: string): Promise<PriceTerms | null> {
+  const { priceSheets } = tablesOf(db);
+  const latest = async (scope: number | null) =>
+    (await db.select().from(priceSheets).where(and(scopeCondition(db, scope), lte(priceSheets.effectiveMonth, month))).orderBy(desc(priceSheets.effectiveMonth)).limit(1))[0];
+  const own = await latest(appPk);
+  const row = own ?? (await latest(null));
   if (!row) return null;
   return {
     sheetId: row.pk, scope: own ? "app" : "default", effectiveMonth: row.effectiveMonth, currency: row.currency, audioPerMinute: row.audioPerMinute,

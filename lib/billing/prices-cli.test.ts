@@ -42,7 +42,7 @@ describe("npm run prices", () => {
       [null, "2026-01", "USD", "0", "0.00"],
       ["acme", "2026-07", "EUR", "1000", "50.00"],
     ]);
-    expect(listPriceSheets(db)).toHaveLength(2);
+    expect(await listPriceSheets(db)).toHaveLength(2);
 
     for (const [args, message] of [
       [["set", "--default", "--from", "2026-13", "--currency", "USD", "--audio", "1", "--video", "1", "--recording", "1"], /effectiveMonth: "2026-13" is not a month/],
@@ -56,10 +56,10 @@ describe("npm run prices", () => {
       expect(r.code, args.join(" ")).toBe(1);
       expect(r.stderr, args.join(" ")).toMatch(message);
     }
-    expect(listPriceSheets(db)).toHaveLength(2);
+    expect(await listPriceSheets(db)).toHaveLength(2);
 
     expect((await prices("remove", "--app", "acme", "--from", "2026-07")).code).toBe(0);
-    expect(listPriceSheets(db).map((s) => s.app)).toEqual([null]);
+    expect((await listPriceSheets(db)).map((s) => s.app)).toEqual([null]);
     expect((await listAudit(db)).map((e) => [e.action, e.actor, e.target])).toEqual([
       ["price.remove", "cli", "acme"],
       ["price.set", "cli", "acme"],

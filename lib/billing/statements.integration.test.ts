@@ -144,9 +144,9 @@ beforeAll(async () => {
   adminToken = (await createApiToken(warehouse(), { userId: a.id })).token;
   viewerToken = (await createApiToken(warehouse(), { userId: v.id })).token;
   // A default for everyone, beta's own sheet from February, alpha's own from July (the mid-year change).
-  put(null, "2024-01", DEFAULT);
-  put("beta", "2025-02", BETA);
-  put("alpha", "2025-07", ALPHA_H2);
+  await put(null, "2024-01", DEFAULT);
+  await put("beta", "2025-02", BETA);
+  await put("alpha", "2025-07", ALPHA_H2);
 }, 180_000);
 
 afterAll(async () => {
@@ -278,9 +278,9 @@ describe("issuing freezes a month", () => {
     expect(audit.find((e) => e.action === "statement.adjustment")).toMatchObject({ target: "alpha 2025-11", details: { adjusts: expect.stringMatching(/^ST-/), amount: "0.20" } });
     // Issuing November again is refused, and prices of issued months are history.
     expect((await post({ month: "2025-11", tz: "UTC", app: "alpha" })).status).toBe(409);
-    expect(() => put("alpha", "2025-11", DEFAULT)).toThrow(/issued/);
-    expect(() => put(null, "2025-06", DEFAULT)).toThrow(/issued/);
-    expect(put("alpha", "2025-12", ALPHA_H2).effectiveMonth).toBe("2025-12");
+    await expect(put("alpha", "2025-11", DEFAULT)).rejects.toThrow(/issued/);
+    await expect(put(null, "2025-06", DEFAULT)).rejects.toThrow(/issued/);
+    expect((await put("alpha", "2025-12", ALPHA_H2)).effectiveMonth).toBe("2025-12");
   });
 
   it("a recording webhook after issue changes usage, not the statement; a change worth 0.00 is carried as a 0.00 line", async () => {

@@ -5,7 +5,7 @@
  * earlier issued months (same currency) as lines; issuing stores exactly that (issue.ts).
  */
 import type { Db } from "@/db/client";
-import { listAppsSync } from "@/lib/apps/registry";
+import { listApps } from "@/lib/apps/registry";
 import type { Scope } from "@/lib/analytics";
 import { isValidTimeZone } from "@/lib/analytics/tz";
 import { HttpError, notFound } from "@/lib/http/errors";
@@ -62,8 +62,8 @@ interface AppRef {
 }
 
 /** The apps of a query: the named ones (404 for one the caller may not see, as if absent) or all visible. */
-export function statementApps(db: Db, appIds: readonly string[], scope: Scope): AppRef[] {
-  const visible = listAppsSync(db).filter((a) => scope.appPks === "all" || scope.appPks.includes(a.pk));
+export async function statementApps(db: Db, appIds: readonly string[], scope: Scope): Promise<AppRef[]> {
+  const visible = (await listApps(db)).filter((a) => scope.appPks === "all" || scope.appPks.includes(a.pk));
   if (appIds.length === 0) return visible.map(({ pk, appId, name }) => ({ pk, appId, name }));
   return [...new Set(appIds)].map((id) => {
     const app = visible.find((a) => a.appId === id);
@@ -108,7 +108,7 @@ function issuedStatement(s: IssuedStatement, pending: PendingAdjustment | undefi
 
 /** Pending adjustments of each app's issued months before `month`. */
 async function carriableByApp(db: Db, appIds: string[], month: string, scope: Scope): Promise<Map<string, PendingAdjustment[]>> {
-  const earlier = issuedBefore(db, appIds, month);
+  const earlier = await issuedBefore(db, appIds, month);
   const pending = await pendingAdjustments(db, earlier, scope);
   const out = new Map<string, PendingAdjustment[]>();
   for (const s of earlier) {
@@ -140,9 +140,9 @@ export async function buildStatements(db: Db, q: StatementQuery, scope: Scope, n
   if (!isMonth(q.month)) throw new HttpError(400, "invalid_parameter", `month: "${q.month}" is not a month (YYYY-MM)`, { parameter: "month" });
   if (!isValidTimeZone(q.tz)) throw new HttpError(400, "invalid_parameter", `tz: "${q.tz}" is not an IANA time zone`, { parameter: "tz" });
   const range = monthRange(q.month, q.tz);
-  const apps = statementApps(db, q.apps, scope);
+  const apps = await statementApps(db, q.apps, scope);
   const ids = apps.map((a) => a.appId);
-  const issued = issuedForMonth(db, ids, q.month);
+  const issued = await issuedForMonth(db, ids, q.month);
   const drafts = apps.filter((a) => !issued.has(a.appId));
   const usage = await monthUsage(range, drafts.map((a) => a.appId), scope);
   const pending = await pendingAdjustments(db, [...issued.values()], scope);
@@ -151,8 +151,8 @@ export async function buildStatements(db: Db, q: StatementQuery, scope: Scope, n
   for (const app of apps) {
     const s = issued.get(app.appId);
     const statement = s
-      ? issuedStatement(s, pending.get(s.pk), carriedBy(db, s.pk), now)
-      : draftStatement(app, range, usage.get(app.appId) ?? NO_USAGE, termsInForce(db, app.pk, q.month), carriable.get(app.appId) ?? [], now);
+      ? issuedStatement(s, pending.get(s.pk), await carriedBy(db, s.pk), now)
+      : draftStatement(app, range, usage.get(app.appId) ?? NO_USAGE, await termsInForce(db, app.pk, q.month), carriable.get(app.appId) ?? [], now);
     if (q.detail) statement.participants = s ? s.body.participants : await participantUsage(range, app.appId, scope);
     out.push(statement);
   }

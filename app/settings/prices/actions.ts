@@ -15,7 +15,7 @@ const scopeOf = (form: FormData) => (field(form, "app") === DEFAULT_SCOPE ? null
 export async function setPriceSheetAction(_prev: ActionState, form: FormData): Promise<ActionState> {
   return runAction(async () => {
     const caller = await actionAdmin();
-    const sheet = setPriceSheet(db(), caller, {
+    const sheet = await setPriceSheet(db(), caller, {
       app: scopeOf(form), effectiveMonth: field(form, "effectiveMonth"), currency: field(form, "currency"), audioPerMinute: field(form, "audioPerMinute"),
       videoPerMinute: field(form, "videoPerMinute"), perRecording: field(form, "perRecording"), includedMinutes: field(form, "includedMinutes"),
       monthlyMinimum: field(form, "monthlyMinimum"),
@@ -29,7 +29,7 @@ export async function removePriceSheetAction(_prev: ActionState, form: FormData)
   return runAction(async () => {
     const caller = await actionAdmin();
     const app = scopeOf(form);
-    removePriceSheet(db(), caller, { app, effectiveMonth: field(form, "effectiveMonth") });
+    await removePriceSheet(db(), caller, { app, effectiveMonth: field(form, "effectiveMonth") });
     revalidatePath("/settings/prices");
     return { ok: `Removed the sheet of ${app ?? "the account default"} from ${field(form, "effectiveMonth")}.` };
   });

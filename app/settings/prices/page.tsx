@@ -14,7 +14,7 @@ export const metadata: Metadata = { title: "Price sheets" };
 export default async function PricesPage() {
   await currentAdmin();
   const warehouse = db();
-  const sheets = listPriceSheets(warehouse);
+  const sheets = await listPriceSheets(warehouse);
   const apps = (await listApps(warehouse)).map(({ appId, name }) => ({ appId, name }));
   const thisMonth = new Date().toISOString().slice(0, 7);
   return (

@@ -44,9 +44,9 @@ export function getAlerts(request: Request, idArg: RuleIdArg | null): Promise<Re
     const asked = params.getAll("app").map((v) => v.trim());
     if (asked.some((a) => a === "" || a.length > 63)) throw badRequest("app: must be a platform app id", { parameter: "app" });
     const appIds = asked.length > 0 ? asked : undefined;
-    if (appIds) checkAppsVisible(warehouse, caller, appIds);
-    if (id !== null) return Response.json({ data: getRule(warehouse, caller, id), history: listHistory(warehouse, caller, { ruleId: id, limit }) });
-    return Response.json({ data: listRules(warehouse, caller, appIds), firing: firingCount(warehouse, caller, appIds), history: listHistory(warehouse, caller, { limit, appIds }) });
+    if (appIds) await checkAppsVisible(warehouse, caller, appIds);
+    if (id !== null) return Response.json({ data: await getRule(warehouse, caller, id), history: await listHistory(warehouse, caller, { ruleId: id, limit }) });
+    return Response.json({ data: await listRules(warehouse, caller, appIds), firing: await firingCount(warehouse, caller, appIds), history: await listHistory(warehouse, caller, { limit, appIds }) });
   });
 }
 
@@ -71,6 +71,6 @@ export function deleteAlert(request: Request, idArg: RuleIdArg): Promise<Respons
   return respond(async () => {
     const caller = await authorize(request);
     const id = ruleId(idArg);
-    return Response.json({ data: deleteRule(db(), caller, id) });
+    return Response.json({ data: await deleteRule(db(), caller, id) });
   });
 }

@@ -9,7 +9,7 @@ export const dynamic = "force-dynamic";
 export function GET(request: Request): Promise<Response> {
   return respond(async () => {
     const caller = await authorize(request);
-    return Response.json({ data: listViews(db(), caller) });
+    return Response.json({ data: await listViews(db(), caller) });
   });
 }
 
@@ -17,6 +17,6 @@ export function GET(request: Request): Promise<Response> {
 export function POST(request: Request): Promise<Response> {
   return respond(async () => {
     const caller = await authorize(request);
-    return Response.json({ data: createView(db(), caller, await readJsonObject(request)) }, { status: 201 });
+    return Response.json({ data: await createView(db(), caller, await readJsonObject(request)) }, { status: 201 });
   });
 }

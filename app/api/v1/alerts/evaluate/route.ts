@@ -23,10 +23,10 @@ export function POST(request: Request): Promise<Response> {
     requireAdmin(caller);
     const { id } = bodySchema.parse(await readJsonObject(request, { emptyIsObject: true }));
     const warehouse = db();
-    if (id !== undefined) getRuleRecord(warehouse, caller, id); // 404 for an unknown rule
+    if (id !== undefined) await getRuleRecord(warehouse, caller, id); // 404 for an unknown rule
     const result = await runAlertsTick(warehouse, { ruleId: id });
     await audit(warehouse, caller, "alert.evaluate", id === undefined ? "alerts" : `alert ${id}`, { evaluated: result.evaluated.length, delivered: result.delivered.length });
-    const upcoming = upcomingEvaluations(warehouse).filter((u) => id === undefined || u.ruleId === id);
+    const upcoming = (await upcomingEvaluations(warehouse)).filter((u) => id === undefined || u.ruleId === id);
     return Response.json({ data: { ...result, upcoming } });
   });
 }

@@ -9,7 +9,7 @@ export const dynamic = "force-dynamic";
 export function DELETE(request: Request, { params }: { params: Promise<{ id: string }> }): Promise<Response> {
   return respond(async () => {
     const caller = await authorize(request);
-    removeView(db(), caller, parseId((await params).id));
+    await removeView(db(), caller, parseId((await params).id));
     return Response.json({ data: { removed: true } });
   });
 }

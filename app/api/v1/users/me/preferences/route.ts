@@ -9,7 +9,7 @@ export const dynamic = "force-dynamic";
 export function GET(request: Request): Promise<Response> {
   return respond(async () => {
     const caller = await authorize(request);
-    return Response.json({ data: getPreferences(db(), caller.userId) });
+    return Response.json({ data: await getPreferences(db(), caller.userId) });
   });
 }
 
@@ -17,6 +17,6 @@ export function GET(request: Request): Promise<Response> {
 export function PUT(request: Request): Promise<Response> {
   return respond(async () => {
     const caller = await authorize(request);
-    return Response.json({ data: savePreferences(db(), caller, await readJsonObject(request)) });
+    return Response.json({ data: await savePreferences(db(), caller, await readJsonObject(request)) });
   });
 }
