@@ -3,7 +3,7 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useQueryStates } from "nuqs";
 import { allParsers } from "@/lib/ui/filter-params";
-import { reportKey, reportUrl, type ReportName } from "@/lib/ui/reports";
+import { reportKey, reportUrl, type ReportJson, type ReportName } from "@/lib/ui/reports";
 import { withBasePath } from "@/lib/http/base-path";
 
 /** An analytics route's refusal: the HTTP status and the `{error: {message}}` it gave. */
@@ -32,11 +32,14 @@ export async function fetchReport<T>(url: string, signal?: AbortSignal): Promise
   return body as T;
 }
 
-/** One report for one query; the previous answer stays on screen while the next loads. `enabled`: false until it is shown. */
-export function useReport<T>(name: ReportName, query: URLSearchParams, enabled = true) {
+/**
+ * One report for one query, typed by the table of reports (its JSON answer); the previous
+ * answer stays on screen while the next loads. `enabled`: false until it is shown.
+ */
+export function useReport<N extends ReportName>(name: N, query: URLSearchParams, enabled = true) {
   return useQuery({
     queryKey: reportKey(name, query),
-    queryFn: ({ signal }) => fetchReport<T>(reportUrl(name, query), signal),
+    queryFn: ({ signal }) => fetchReport<ReportJson<N>>(reportUrl(name, query), signal),
     placeholderData: keepPreviousData,
     enabled,
   });

@@ -3,7 +3,7 @@
 import Link from "next/link";
 import { useQueries } from "@tanstack/react-query";
 import { useState } from "react";
-import type { AppUsageRow, DailyUsageRow } from "@/lib/analytics";
+import type { DailyUsageRow } from "@/lib/analytics";
 import { TrendChart } from "@/components/charts/trend-chart";
 import { ClientsPanel } from "./clients-panel";
 import { ComparePanel } from "./compare-panel";
@@ -23,7 +23,7 @@ export function AppsView({ apps }: { apps: AppOption[] }) {
   const [values] = useFilters();
   const [metric, setMetric] = useState<"calls" | "minutes">("calls");
   const query = apiQuery(values);
-  const usage = useReport<{ data: AppUsageRow[] }>("apps", query);
+  const usage = useReport("apps", query);
   const shown = trendApps(values.app, apps);
   const names = new Map(apps.map((a) => [a.appId, a.name || a.appId]));
   const nameOf = (app: string) => names.get(app) ?? app;

@@ -1,4 +1,4 @@
-import { isoColumn, labelColumn, type CsvColumn, type RawCsvColumn } from "@/lib/export/csv";
+import { isoColumn, labelColumn, type CsvColumn, type RawCsvColumn } from "@/lib/export/csv-column";
 import type {
   AppUsageRow, AwaitingRecordingRow, ClientRow, CombinedParticipantRow, BreakdownRow, CallListRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, ParticipantUsageRow,
   RecordingRow, RecordingSummary, TotalsCsvRow,

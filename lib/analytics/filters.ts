@@ -1,15 +1,16 @@
 import { HttpError } from "@/lib/http/errors";
 import { MODES, RECEIVER_TYPES, STATUSES, TYPES, type CallTypeValue, type ModeValue, type ReceiverTypeValue, type StatusValue } from "./dims";
 import { COMPARE_MODES, type CompareMode } from "./compare-range";
+import { SORT_KEYS, type SortKey } from "./report-registry";
 import { isValidTimeZone } from "./tz";
+
+export { SORT_KEYS, type SortKey };
 
 /**
  * The one filter model of every analytics report and route. Query names are part of the
  * product contract (docs/api.md). `from`/`to` are epoch seconds on the call's start
  * (`start_at`): `from` inclusive, `to` exclusive.
  */
-export const SORT_KEYS = ["start", "duration", "participants", "minutes"] as const;
-export type SortKey = (typeof SORT_KEYS)[number];
 export const MAX_PER_PAGE = 1000;
 export const DEFAULT_PER_PAGE = 50;
 

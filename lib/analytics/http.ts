@@ -5,6 +5,7 @@ import { toErrorResponse } from "@/lib/http/errors";
 import { logger } from "@/lib/log/logger";
 import { analyticsEngine, type AnalyticsEngine } from "./engine";
 import { parseFilters } from "./filters";
+import { REPORT_NAMES, reportRoute } from "./report-registry";
 import { REPORTS, type ReportName } from "./reports";
 
 /**
@@ -21,22 +22,12 @@ export interface RouteDeps {
 const productionDeps: RouteDeps = { authorize: realAuthorize, engine: analyticsEngine };
 
 /**
- * The route of each report, as app/api/v1 serves it (each route file calls handleReport
- * with its name; routes.test.ts holds the two together). The lean API path
- * (lib/server/api-fast-path.ts) answers token requests for these paths itself.
+ * Each report by the path app/api/v1 serves it at, from the table of reports
+ * (report-registry.ts; each route file calls handleReport with its name, and
+ * report-registry.test.ts holds the route files and the table together). The lean API
+ * path (lib/server/api-fast-path.ts) answers token requests for these paths itself.
  */
-export const REPORT_ROUTES: Readonly<Record<string, ReportName>> = {
-  "/api/v1/calls": "calls",
-  "/api/v1/recordings": "recordings",
-  "/api/v1/breakdowns": "breakdowns",
-  "/api/v1/usage/participants": "participants",
-  "/api/v1/usage/apps": "apps",
-  "/api/v1/usage/daily": "daily",
-  "/api/v1/insights/totals": "totals",
-  "/api/v1/insights/durations": "durations",
-  "/api/v1/insights/heatmap": "heatmap",
-  "/api/v1/insights/engagement": "engagement",
-};
+export const REPORT_ROUTES: Readonly<Record<string, ReportName>> = Object.fromEntries(REPORT_NAMES.map((name) => [reportRoute(name), name]));
 
 export const privateJson = { "Cache-Control": "private, no-store" };
 
