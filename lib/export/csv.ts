@@ -59,7 +59,7 @@ function cellWriter(ctx: CsvContext) {
     "derived" in c ? neutralise(derive(row[c.derived.of], c.derived.as, ctx)) : csvCell(row[c.key], c.exact ? "exact" : c.kind);
 }
 
-/** `callboard-<report>-<YYYY-MM-DD>.csv` (today, UTC): routes without the filter model (csvDownloadName in filename.ts for those with it). */
+/** `callboard-<report>-<YYYY-MM-DD>.csv` (today, UTC): routes without the filter model (csvDownloadName in lib/analytics/csv-filename.ts for those with it). */
 export function csvFilename(report: string, now = new Date()): string {
   return `callboard-${report}-${now.toISOString().slice(0, 10)}.csv`;
 }
