@@ -1,8 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { REPORT_ROUTES } from "./http";
-import { REPORT_NAMES, REPORT_REGISTRY, reportRoute } from "./report-registry";
+import { REPORT_NAMES, REPORT_REGISTRY, REPORT_ROUTES, reportRoute } from "./report-registry";
 import { REPORTS } from "./reports";
 
 /**

@@ -12,7 +12,7 @@ import type {
  * The one table of reports. Per report: its name (the key), its route under /api/v1,
  * which of the report-only query parameters it reads, the type of its JSON answer and
  * of its CSV rows, and its CSV columns. Everything else is derived from it: the CSV
- * writers (reports.ts), the token fast path's routes (http.ts REPORT_ROUTES), the
+ * writers (reports.ts), the token fast path's routes (REPORT_ROUTES, below), the
  * dashboard's URLs and the row type of every `useReport` (lib/ui/reports.ts,
  * components/use-report.ts). report-registry.test.ts walks app/api/v1 and this table
  * both ways. Client-safe: it imports only data (the CSV columns) and types.
@@ -104,3 +104,10 @@ export type ReportCsvKind<N extends ReportName> = (typeof REPORT_REGISTRY)[N]["c
 export function reportRoute(name: ReportName): string {
   return `/api/v1/${REPORT_REGISTRY[name].path}`;
 }
+
+/**
+ * Each report by the path app/api/v1 serves it at (each route file calls handleReport
+ * with its name; report-registry.test.ts holds the route files and the table together).
+ * The lean API path (lib/server/api-fast-path.ts) answers token requests for these paths itself.
+ */
+export const REPORT_ROUTES: Readonly<Record<string, ReportName>> = Object.fromEntries(REPORT_NAMES.map((name) => [reportRoute(name), name]));

@@ -2,7 +2,7 @@ import { rmSync } from "node:fs";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPORT_ROUTES } from "@/lib/analytics/http";
+import { REPORT_ROUTES } from "@/lib/analytics/report-registry";
 import { openFixtureDb, randomCall, rng, writeCalls } from "@/lib/analytics/test-fixtures";
 import { createApiToken } from "@/lib/auth/tokens";
 import { createUser } from "@/lib/auth/users";

@@ -16,7 +16,7 @@ import { ensureFirstAdmin } from "@/lib/auth/first-admin";
 import { env } from "@/lib/config/env";
 import { analyticsEngine } from "@/lib/analytics/engine";
 import { ensureClickHouseSchema } from "@/lib/clickhouse";
-import { handleReport } from "@/lib/analytics/http";
+import { handleReport } from "@/lib/analytics/report-handler";
 import { healthResponse } from "@/lib/health/clickhouse-health";
 import { syncMaxAgeSeconds } from "@/lib/health/sync-age";
 import { closeIngestor, createIngestHttpHandler, getIngestor } from "@/lib/ingest";

@@ -5,7 +5,6 @@ import { toErrorResponse } from "@/lib/http/errors";
 import { logger } from "@/lib/log/logger";
 import { analyticsEngine, type AnalyticsEngine } from "./engine";
 import { parseFilters } from "./filters";
-import { REPORT_NAMES, reportRoute } from "./report-registry";
 import { REPORTS, type ReportName } from "./reports";
 
 /**
@@ -20,14 +19,6 @@ export interface RouteDeps {
 }
 
 const productionDeps: RouteDeps = { authorize: realAuthorize, engine: analyticsEngine };
-
-/**
- * Each report by the path app/api/v1 serves it at, from the table of reports
- * (report-registry.ts; each route file calls handleReport with its name, and
- * report-registry.test.ts holds the route files and the table together). The lean API
- * path (lib/server/api-fast-path.ts) answers token requests for these paths itself.
- */
-export const REPORT_ROUTES: Readonly<Record<string, ReportName>> = Object.fromEntries(REPORT_NAMES.map((name) => [reportRoute(name), name]));
 
 export const privateJson = { "Cache-Control": "private, no-store" };
 
