@@ -8,7 +8,7 @@ import { parseFilters } from "./filters";
 import { REPORTS, type ReportName } from "./reports";
 
 /**
- * The whole of an analytics route handler: parse the filters, authorize, ask the
+ * The whole of an analytics route handler: authorize, parse the filters, ask the
  * engine for the report, answer JSON or a streamed CSV. Route files only name the
  * report; which engine answers, and where it computes, is the engine's business.
  */
@@ -24,8 +24,9 @@ export const privateJson = { "Cache-Control": "private, no-store" };
 
 export async function handleReport<N extends ReportName>(request: Request, name: N, deps: RouteDeps = productionDeps): Promise<Response> {
   try {
-    const f = parseFilters(new URL(request.url).searchParams);
+    // Who asks, then what they ask for (as every route): an unsigned request is a 401 whatever its filters.
     const caller = await deps.authorize(request);
+    const f = parseFilters(new URL(request.url).searchParams);
     const engine = deps.engine();
     if (f.format === "csv") {
       // Resolved (and a 404 answered) before the first byte; rows are then pulled as the client reads.

@@ -24,6 +24,9 @@ import type {
 export const SORT_KEYS = ["start", "duration", "participants", "minutes"] as const;
 export type SortKey = (typeof SORT_KEYS)[number];
 
+/** Most `app` values one query may name: the reports' filters and the ops pages' alike. */
+export const MAX_APPS_PER_QUERY = 100;
+
 /**
  * Query parameters only some reports read; every report reads the common filters
  * (filters.ts) and ignores these unless it lists them. `page`: the JSON is one page
