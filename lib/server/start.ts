@@ -17,7 +17,7 @@ import { env } from "@/lib/config/env";
 import { analyticsEngine } from "@/lib/analytics/engine";
 import { ensureClickHouseSchema } from "@/lib/clickhouse";
 import { handleReport } from "@/lib/analytics/report-handler";
-import { healthResponse } from "@/lib/health/clickhouse-health";
+import { healthResponse } from "@/lib/health/health-response";
 import { syncMaxAgeSeconds } from "@/lib/health/sync-age";
 import { closeIngestor, createIngestHttpHandler, getIngestor } from "@/lib/ingest";
 import { startClickHouseForwarder } from "@/lib/ingest/clickhouse-target";
