@@ -86,7 +86,7 @@ async function main(): Promise<void> {
     for (const n of calls ? [calls] : opts.quick ? [100_000] : [1_000_000, 10_000_000]) rows.push(...(await runHttpReportsBench({ calls: n, mixes: mixes?.length ? mixes.filter(isDataMixName) : undefined, keepDir: opts.keep })));
   }
   if (opts.only === "sync-long") {
-    const { runLongBackfillBench } = await import("./sync-backfill");
+    const { runLongBackfillBench } = await import("./sync-long");
     rows.push(...(await runLongBackfillBench({ calls: calls ?? 10_000_000 })));
   }
   if (want("analytics")) {
