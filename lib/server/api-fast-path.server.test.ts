@@ -33,7 +33,7 @@ const PATHS = [
   "/api/v1/recordings/summary",
   "/api/v1/recordings/awaiting?perPage=20",
   "/api/v1/usage/participants/combined?person=a",
-  "/api/v1/insights/clients",
+  "/api/v1/insights/clients?format=csv",
   "/api/v1/usage/daily?tz=Asia/Kathmandu&format=csv",
   "/api/v1/calls?format=csv",
 ];
