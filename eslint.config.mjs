@@ -13,6 +13,10 @@ const engineInternals = (engine) => ({
 const MEMORY = engineInternals("memory");
 const CLICKHOUSE = engineInternals("clickhouse");
 const NOT_UI = { group: ["@/app/*", "@/components/*"], message: "lib/ must not import from app/ or components/." };
+const NO_DRIZZLE = { group: ["drizzle-orm", "drizzle-orm/*", "better-sqlite3"], message: "Query through lib/, not from app/ or components/." };
+const NO_SCHEMA = { group: ["@/db/schema", "@/db/schema/*"], message: "Query through lib/, not from app/ or components/." };
+// What a route shares with its page (parameters, rows) lives in lib/ (e.g. lib/ops/), read by both.
+const NO_PAGES = { group: ["@/app/*", "!@/app/api", "!@/app/api/*"], message: "API routes import lib/, never a page folder." };
 
 const config = [
   ...nextVitals,
@@ -33,15 +37,15 @@ const config = [
       "no-restricted-imports": [
         "error",
         {
-          patterns: [
-            { group: ["drizzle-orm", "drizzle-orm/*", "better-sqlite3"], message: "Query through lib/, not from app/ or components/." },
-            { group: ["@/db/schema", "@/db/schema/*"], message: "Query through lib/, not from app/ or components/." },
-            MEMORY,
-            CLICKHOUSE,
-          ],
+          patterns: [NO_DRIZZLE, NO_SCHEMA, MEMORY, CLICKHOUSE],
         },
       ],
     },
+  },
+  {
+    // API routes and pages depend one way: a route never reaches into a page's folder.
+    files: ["app/api/**/*.{ts,tsx}"],
+    rules: { "no-restricted-imports": ["error", { patterns: [NO_DRIZZLE, NO_SCHEMA, MEMORY, CLICKHOUSE, NO_PAGES] }] },
   },
   {
     // Everywhere else (scripts, the bench, e2e, db): through the engines' public faces.

@@ -3,7 +3,6 @@
 import Link from "next/link";
 import { parseAsStringLiteral, useQueryState } from "nuqs";
 import { COMPARE_MODES } from "@/lib/analytics/compare-range";
-import type { AppUsageRow, BreakdownRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, RecordingSummary, TotalsReport } from "@/lib/analytics";
 import { BarSeries } from "@/components/charts/bar-series";
 import { BreakdownBars } from "@/components/charts/breakdown-bars";
 import { DailyCharts } from "@/components/charts/daily-chart";
@@ -22,8 +21,6 @@ import { formatCount, formatDay, formatMinutes } from "@/lib/ui/format";
 import { csvUrl } from "@/lib/ui/reports";
 import { UNITS_HINT } from "@/lib/ui/units";
 
-type Data<T> = { data: T };
-
 export function OverviewView({ apps }: { apps: AppOption[] }) {
   const [values, setValues] = useFilters();
   // Drill-down: a breakdown value or a day of the chart filters the page to it.
@@ -32,22 +29,22 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
   const query = apiQuery(values);
   const [compare, setCompare] = useQueryState("compare", parseAsStringLiteral(COMPARE_MODES).withDefault("previous").withOptions({ history: "push", scroll: false }));
   // Only the totals compare; "previous" is the API's default, so the prefetched key stays the same.
-  const totals = useReport<TotalsReport>("totals", compare === "year" ? apiQuery(values, { extra: { compare } }) : query);
+  const totals = useReport("totals", compare === "year" ? apiQuery(values, { extra: { compare } }) : query);
   const previousRange = totals.data?.previousRange ?? null;
-  const previousDaily = useReport<Data<DailyUsageRow[]>>(
+  const previousDaily = useReport(
     "daily",
     previousRange ? apiQuery({ ...values, from: previousRange.from, to: previousRange.to }) : query,
     previousRange !== null,
   );
   const against = compare === "year" ? "the same period last year" : "the previous period";
   const previousLabel = previousRange ? `${compare === "year" ? "last year" : "previous period"}` : undefined;
-  const recordings = useReport<{ data: RecordingSummary }>("recording-summary", query);
-  const daily = useReport<Data<DailyUsageRow[]>>("daily", query);
-  const breakdowns = useReport<Data<BreakdownRow[]>>("breakdowns", query);
-  const durations = useReport<Data<DurationBucketRow[]>>("durations", query);
-  const heatmap = useReport<Data<HeatmapCell[]>>("heatmap", query);
-  const engagement = useReport<Data<EngagementBucketRow[]>>("engagement", query);
-  const appUsage = useReport<Data<AppUsageRow[]>>("apps", query);
+  const recordings = useReport("recording-summary", query);
+  const daily = useReport("daily", query);
+  const breakdowns = useReport("breakdowns", query);
+  const durations = useReport("durations", query);
+  const heatmap = useReport("heatmap", query);
+  const engagement = useReport("engagement", query);
+  const appUsage = useReport("apps", query);
   const comparing = values.from !== null && values.to !== null;
 
   return (

@@ -230,7 +230,7 @@ export async function runAnalyticsBench(opts: AnalyticsBenchOptions): Promise<Be
  */
 async function workerCsvBench(db: Db, label: string, calls: number): Promise<BenchRow[]> {
   process.env.AUTH_SECRET ??= "bench-only-secret-bench-only-secret-000";
-  const { handleReport } = await import("@/lib/analytics/http");
+  const { handleReport } = await import("@/lib/analytics/report-handler");
   const engine = createMemoryEngine({ db: () => db, worker: true });
   await engine.start();
   try {

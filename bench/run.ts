@@ -3,7 +3,7 @@
  * measured figures. Builds its own data; never touches DATABASE_PATH.
  *
  *   npm run bench                      # everything at the issues' sizes (1M and 10M calls: long)
- *   npm run bench -- --only sync       # one part: sync | http | analytics | webhooks | webhook-kill | sync-long | clickhouse-sync | clickhouse
+ *   npm run bench -- --only sync       # one part: sync | http | analytics | webhooks | webhook-kill | sync-long | clickhouse-sync | clickhouse | clickhouse-v2 | postgres
  *   npm run bench -- --only webhook-kill --rounds 10   # SIGKILL the server under webhook load, count what was lost
  *   npm run bench -- --quick           # smaller sizes, for a smoke run
  *   npm run bench -- --only sync --mix platform,light-users   # some of the sync's data mixes
@@ -86,7 +86,7 @@ async function main(): Promise<void> {
     for (const n of calls ? [calls] : opts.quick ? [100_000] : [1_000_000, 10_000_000]) rows.push(...(await runHttpReportsBench({ calls: n, mixes: mixes?.length ? mixes.filter(isDataMixName) : undefined, keepDir: opts.keep })));
   }
   if (opts.only === "sync-long") {
-    const { runLongBackfillBench } = await import("./sync-backfill");
+    const { runLongBackfillBench } = await import("./sync-long");
     rows.push(...(await runLongBackfillBench({ calls: calls ?? 10_000_000 })));
   }
   if (want("analytics")) {

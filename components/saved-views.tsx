@@ -5,7 +5,7 @@ import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useId, useState } from "react";
 import type { SavedView } from "@/lib/auth/saved-views";
 import { carriedFilters, withFilters } from "@/lib/ui/carry";
-import { fetchReport } from "./use-report";
+import { fetchJson } from "@/lib/ui/fetch-json";
 
 const VIEWS_KEY = ["saved-views"] as const;
 
@@ -27,7 +27,7 @@ export function SavedViews() {
   const pathname = usePathname();
   const search = useSearchParams();
   const client = useQueryClient();
-  const views = useQuery({ queryKey: VIEWS_KEY, queryFn: ({ signal }) => fetchReport<{ data: SavedView[] }>("/api/v1/views", signal) });
+  const views = useQuery({ queryKey: VIEWS_KEY, queryFn: ({ signal }) => fetchJson<{ data: SavedView[] }>("/api/v1/views", { signal }) });
   const [saving, setSaving] = useState(false);
   const [name, setName] = useState("");
   const [shared, setShared] = useState(false);

@@ -21,7 +21,7 @@ import * as schema from "./schema";
  * boolean, json), derived from the same definitions. The types say SQLite in both cases;
  * the builders the two dialects share (select, insert, update, delete, returning,
  * onConflictDoNothing / DoUpdate, count, min…) build the same query for either, and the
- * suites run each module on both (lib/auth/state-dialects.test.ts).
+ * suites run each module on both (`STATE_DIALECTS`, lib/auth/test-support.ts).
  */
 
 const postgresHandles = new WeakSet<object>();

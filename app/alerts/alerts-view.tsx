@@ -2,10 +2,10 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Fragment, useState } from "react";
-import { fetchJson } from "@/app/_ops/fetch-json";
+import { fetchJson } from "@/lib/ui/fetch-json";
 import { ScrollBox } from "@/components/scroll-box";
 import { formatDateTime, formatInt } from "@/app/_ops/format";
-import type { AppOption } from "@/app/_ops/scope";
+import type { AppOption } from "@/lib/ops/scope";
 import type { AlertEventView } from "@/lib/alerts/history";
 import type { RuleView } from "@/lib/alerts/rules";
 import type { UpcomingEvaluation } from "@/lib/alerts/evaluate";
@@ -82,7 +82,7 @@ export function AlertsView({ initial, apps, isAdmin, loadedAtMs }: { initial: Al
                   <th scope="col">Filters</th>
                   <th scope="col">State</th>
                   <th scope="col">Last window (UTC)</th>
-                  {isAdmin ? <th scope="col"><span className="ops-sr-only">Actions</span></th> : null}
+                  {isAdmin ? <th scope="col"><span className="sr-only">Actions</span></th> : null}
                 </tr>
               </thead>
               <tbody>

@@ -3,7 +3,7 @@ import { db } from "@/db";
 import "@/app/_ops/ops.css";
 import "./alerts.css";
 import { nowMs } from "@/app/_ops/format";
-import { appOptions } from "@/app/_ops/scope";
+import { appOptions } from "@/lib/ops/scope";
 import { firingCount, listHistory, listRules } from "@/lib/alerts";
 import { currentCaller } from "@/lib/auth/session";
 import { AlertsView } from "./alerts-view";

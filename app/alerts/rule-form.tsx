@@ -2,8 +2,8 @@
 
 import { useMutation } from "@tanstack/react-query";
 import { useState, type ReactNode } from "react";
-import { fetchJson } from "@/app/_ops/fetch-json";
-import type { AppOption } from "@/app/_ops/scope";
+import { fetchJson } from "@/lib/ui/fetch-json";
+import type { AppOption } from "@/lib/ops/scope";
 import { MODES, RECEIVER_TYPES, STATUSES, TYPES } from "@/lib/analytics/dims";
 import { label as labelOf } from "@/lib/ui/format";
 import type { RuleView } from "@/lib/alerts/rules";

@@ -3,7 +3,6 @@
 import Link from "next/link";
 import { useQueries } from "@tanstack/react-query";
 import { useState } from "react";
-import type { AppUsageRow, DailyUsageRow } from "@/lib/analytics";
 import { TrendChart } from "@/components/charts/trend-chart";
 import { ClientsPanel } from "./clients-panel";
 import { ComparePanel } from "./compare-panel";
@@ -11,26 +10,26 @@ import { FilterBar, type AppOption } from "@/components/filter-bar";
 import { CsvLink, EmptyState, ErrorState, Panel, Skeleton } from "@/components/panel";
 import { QueryState } from "@/components/query-state";
 import { ScrollBox } from "@/components/scroll-box";
-import { fetchReport, useFilters, useReport } from "@/components/use-report";
+import { reportQuery, useFilters, useReport } from "@/components/use-report";
 import { appTrend } from "@/lib/ui/charts";
 import { apiQuery } from "@/lib/ui/filter-params";
 import { formatCount, formatMinutes, formatPercent } from "@/lib/ui/format";
 import { trendApps } from "@/lib/ui/pages";
-import { csvUrl, reportKey, reportUrl } from "@/lib/ui/reports";
+import { csvUrl } from "@/lib/ui/reports";
 import { UNITS_HINT } from "@/lib/ui/units";
 
 export function AppsView({ apps }: { apps: AppOption[] }) {
   const [values] = useFilters();
   const [metric, setMetric] = useState<"calls" | "minutes">("calls");
   const query = apiQuery(values);
-  const usage = useReport<{ data: AppUsageRow[] }>("apps", query);
+  const usage = useReport("apps", query);
   const shown = trendApps(values.app, apps);
   const names = new Map(apps.map((a) => [a.appId, a.name || a.appId]));
   const nameOf = (app: string) => names.get(app) ?? app;
   const perApp = useQueries({
     queries: shown.map((app) => {
       const q = apiQuery({ ...values, app: [app] });
-      return { queryKey: reportKey("daily", q), queryFn: ({ signal }: { signal: AbortSignal }) => fetchReport<{ data: DailyUsageRow[] }>(reportUrl("daily", q), signal) };
+      return reportQuery("daily", q);
     }),
   });
   const failed = perApp.find((q) => q.isError);

@@ -1,6 +1,5 @@
 "use client";
 
-import type { ClientRow } from "@/lib/analytics";
 import type { AppOption } from "@/components/filter-bar";
 import { CsvLink, EmptyState, Panel } from "@/components/panel";
 import { QueryState } from "@/components/query-state";
@@ -15,7 +14,7 @@ import { csvUrl } from "@/lib/ui/reports";
  * video, camera at join (the join webhooks' initial_config, for the filters' period).
  */
 export function ClientsPanel({ apps, query }: { apps: AppOption[]; query: URLSearchParams }) {
-  const clients = useReport<{ data: ClientRow[] }>("clients", query);
+  const clients = useReport("clients", query);
   const name = new Map(apps.map((a) => [a.appId, a.name || a.appId]));
   return (
     <Panel id="clients" title="Clients and platforms" actions={<CsvLink href={csvUrl("clients", query)} what="clients and platforms" />}>

@@ -5,11 +5,11 @@ import type { BreakdownRow, TotalsReport } from "@/lib/analytics";
 import type { AppOption } from "@/components/filter-bar";
 import { CsvLink, EmptyState, ErrorState, Panel, Skeleton } from "@/components/panel";
 import { ScrollBox } from "@/components/scroll-box";
-import { fetchReport } from "@/components/use-report";
+import { reportQuery } from "@/components/use-report";
 import { compareApp, type AppComparison } from "@/lib/ui/apps-compare";
 import { apiQuery, type FilterValues } from "@/lib/ui/filter-params";
 import { formatCount, formatDecimal, formatMinutes, formatPercent, formatSeconds, type Change } from "@/lib/ui/format";
-import { csvUrl, reportKey, reportUrl } from "@/lib/ui/reports";
+import { csvUrl } from "@/lib/ui/reports";
 
 /** A change against the previous period, coloured by whether it is good news. */
 function Delta({ c, higherIsBetter = true }: { c: Change; higherIsBetter?: boolean }) {
@@ -28,8 +28,8 @@ export function ComparePanel({ apps, values, shown }: { apps: AppOption[]; value
     queries: shown.flatMap((app) => {
       const q = apiQuery({ ...values, app: [app] });
       return [
-        { queryKey: reportKey("totals", q), queryFn: ({ signal }: { signal: AbortSignal }) => fetchReport<TotalsReport>(reportUrl("totals", q), signal) },
-        { queryKey: reportKey("breakdowns", q), queryFn: ({ signal }: { signal: AbortSignal }) => fetchReport<{ data: BreakdownRow[] }>(reportUrl("breakdowns", q), signal) },
+        reportQuery("totals", q),
+        reportQuery("breakdowns", q),
       ];
     }),
   });

@@ -3,7 +3,7 @@
 import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { formatInt } from "@/app/_ops/format";
 import { valueAxis } from "@/components/charts/theme";
-import { CATEGORIES, type ChartPoint } from "./rows";
+import { CATEGORIES, type ChartPoint } from "@/lib/ops/events-rows";
 
 const LABEL: Record<(typeof CATEGORIES)[number], string> = { chat: "Chat", call: "Call", meeting: "Meeting", recording: "Recording", unknown: "Other" };
 

@@ -3,19 +3,20 @@ import Link from "next/link";
 import { redirect } from "next/navigation";
 import { db } from "@/db";
 import "@/app/_ops/ops.css";
-import { Kpi } from "@/app/_ops/kpi";
+import { Kpi, KpiList } from "@/components/kpi-tiles";
 import { UrlChoice } from "@/app/_ops/url-choice";
 import { formatDateTime, formatInt } from "@/app/_ops/format";
-import { PageError, pageErrorMessage } from "@/app/_ops/page-error";
+import { PageError } from "@/components/page-error";
+import { pageErrorMessage } from "@/components/server/page-error-message";
 import { HttpError } from "@/lib/http/errors";
-import { toQuery } from "@/app/_ops/params";
-import { appOptions, scopeAppPks } from "@/app/_ops/scope";
+import { toQuery } from "@/lib/ops/params";
+import { appOptions, scopeAppPks } from "@/lib/ops/scope";
 import { currentCaller } from "@/lib/auth/session";
 import { eventCounts } from "@/lib/analytics/event-counts";
 import { getRecentDeliveries } from "@/lib/ingest/queries";
 import { EventsChart } from "./events-chart";
-import { chartDays, daysWindow, eventsParamsSchema, eventsWindow, OUTCOMES } from "./params";
-import { countRow, deliveryRow, sortCountRows, toDailyChart } from "./rows";
+import { chartDays, daysWindow, eventsParamsSchema, eventsWindow, OUTCOMES } from "@/lib/ops/events-params";
+import { countRow, deliveryRow, sortCountRows, toDailyChart } from "@/lib/ops/events-rows";
 import { ScrollBox } from "@/components/scroll-box";
 import { FilterBar } from "@/components/filter-bar";
 import { formatDay } from "@/lib/ui/format";
@@ -85,12 +86,12 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
         <UrlChoice id="events-outcome" name="outcome" label="Deliveries" fallback="all" choices={OUTCOMES.map((o) => ({ value: o, label: OUTCOME_LABEL[o] }))} />
       </FilterBar>
 
-      <div className="ops-kpis section">
-        <Kpi label={window.allTime ? "Events, all time" : "Events in the period"} value={formatInt(total)} testId="events-total" />
-        <Kpi label="Chat-side events" value={formatInt(chatTotal)} testId="events-chat" />
+      <KpiList className="section">
+        <Kpi label={window.allTime ? "Events, all time" : "Events in the period"} value={formatInt(total)} valueTestId="events-total" />
+        <Kpi label="Chat-side events" value={formatInt(chatTotal)} valueTestId="events-chat" />
         <Kpi label="Distinct triggers" value={formatInt(triggers)} />
-        <Kpi label="Rejected (of those listed)" value={formatInt(rejectedShown)} testId="events-rejected" />
-      </div>
+        <Kpi label="Rejected (of those listed)" value={formatInt(rejectedShown)} valueTestId="events-rejected" />
+      </KpiList>
 
       <section className="card section" aria-labelledby="events-per-day">
         <div className="ops-toolbar">

@@ -3,15 +3,15 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { formatAgo, formatClock, formatDateTime, formatInt, formatTime } from "@/app/_ops/format";
-import { Kpi } from "@/app/_ops/kpi";
+import { Kpi, KpiList } from "@/components/kpi-tiles";
 import { UrlChoice } from "@/app/_ops/url-choice";
 import { FilterBar } from "@/components/filter-bar";
-import { toQuery } from "@/app/_ops/params";
-import { fetchJson } from "@/app/_ops/fetch-json";
-import type { AppOption } from "@/app/_ops/scope";
+import { toQuery } from "@/lib/ops/params";
+import { fetchJson } from "@/lib/ui/fetch-json";
+import type { AppOption } from "@/lib/ops/scope";
 import { useNow } from "@/app/_ops/use-now";
 import type { LiveOccupant, LiveSession } from "@/lib/ingest/queries";
-import { LIVE_REFRESH_MS, RECENT_CHOICES, type LiveParams } from "./params";
+import { LIVE_REFRESH_MS, RECENT_CHOICES, type LiveParams } from "@/lib/ops/live-params";
 import { ScrollBox } from "@/components/scroll-box";
 import { callHref } from "@/lib/ui/pages";
 
@@ -73,12 +73,12 @@ export function LiveView({ params, apps, initial, isAdmin }: { params: LiveParam
         </p>
       ) : null}
 
-      <div className="ops-kpis section">
-        <Kpi label="Calls now" value={formatInt(going.filter((s) => s.kind === "call").length)} testId="live-calls" />
-        <Kpi label="Meetings and presenter calls now" value={formatInt(going.filter((s) => s.kind === "meet").length)} testId="live-meetings" />
+      <KpiList className="section">
+        <Kpi label="Calls now" value={formatInt(going.filter((s) => s.kind === "call").length)} valueTestId="live-calls" />
+        <Kpi label="Meetings and presenter calls now" value={formatInt(going.filter((s) => s.kind === "meet").length)} valueTestId="live-meetings" />
         <Kpi label="Ringing" value={formatInt(going.filter((s) => s.status === "initiated").length)} />
-        <Kpi label="People in them" value={formatInt(going.reduce((n, s) => n + s.presentCount, 0))} testId="live-people" />
-      </div>
+        <Kpi label="People in them" value={formatInt(going.reduce((n, s) => n + s.presentCount, 0))} valueTestId="live-people" />
+      </KpiList>
 
       <section className="section" aria-labelledby="live-going">
         <h2 id="live-going">Going on now</h2>
@@ -158,7 +158,7 @@ function SessionCard({ s, now, appName, tz }: { s: LiveSession; now: number; app
       ) : (
         <ScrollBox label={`Who is in ${s.initiator ?? "this"} ${s.kind === "meet" ? "meeting" : "call"}`}>
           <table className="ops-table">
-            <caption className="ops-sr-only">Who is in this {s.kind === "meet" ? "meeting" : "call"}</caption>
+            <caption className="sr-only">Who is in this {s.kind === "meet" ? "meeting" : "call"}</caption>
             <thead>
               <tr>
                 <th scope="col">Name</th>

@@ -1,13 +1,14 @@
 import type { Metadata } from "next";
 import { db } from "@/db";
-import { PageError, pageErrorMessage } from "@/app/_ops/page-error";
-import { appOptions, scopeAppPks } from "@/app/_ops/scope";
+import { PageError } from "@/components/page-error";
+import { pageErrorMessage } from "@/components/server/page-error-message";
+import { appOptions, scopeAppPks } from "@/lib/ops/scope";
 import { nowMs } from "@/app/_ops/format";
 import { currentCaller } from "@/lib/auth/session";
 import { getLiveSessions } from "@/lib/ingest/queries";
 import "@/app/_ops/ops.css";
 import { LiveView } from "./live-view";
-import { liveParamsSchema, visibleLiveSessions } from "./params";
+import { liveParamsSchema, visibleLiveSessions } from "@/lib/ops/live-params";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Live now" };

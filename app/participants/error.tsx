@@ -1,3 +1,3 @@
 "use client";
 
-export { PageError as default } from "@/components/page-error";
+export { PageErrorBoundary as default } from "@/components/page-error";

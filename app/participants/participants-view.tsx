@@ -3,7 +3,7 @@
 import Link from "next/link";
 import { useState } from "react";
 import { useQueryStates } from "nuqs";
-import type { CombinedParticipantRow, Page, ParticipantUsageRow } from "@/lib/analytics";
+import type { CombinedParticipantRow, ParticipantUsageRow } from "@/lib/analytics";
 import { DataTable, type Column } from "@/components/data-table";
 import { FilterBar, type AppOption } from "@/components/filter-bar";
 import { CsvLink, EmptyState, Panel, Refreshing } from "@/components/panel";
@@ -110,8 +110,8 @@ export function ParticipantsView({ apps }: { apps: AppOption[] }) {
   const query = apiQuery(values, { perPage: PARTICIPANTS_PER_PAGE, extra: personExtra(person) });
   const search = <PersonSearch value={person ?? ""} onCommit={(text) => void Promise.all([setOwn({ person: text || null }), setValues({ page: null })])} />;
   const noneFound = person ? <EmptyState>No participant&apos;s uid contains &quot;{person}&quot; in these calls.</EmptyState> : <EmptyState>No participant matches these filters.</EmptyState>;
-  const people = useReport<Page<ParticipantUsageRow>>("participants", query, !across);
-  const combined = useReport<Page<CombinedParticipantRow>>("participants-combined", query, across);
+  const people = useReport("participants", query, !across);
+  const combined = useReport("participants-combined", query, across);
   const sortProps = {
     sort: values.sort === "minutes" ? ("minutes" as const) : ("start" as const),
     order: values.order,

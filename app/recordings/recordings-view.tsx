@@ -2,7 +2,7 @@
 
 import Link from "next/link";
 import { useQueryStates } from "nuqs";
-import type { AwaitingRecordingRow, Page, RecordingRow, RecordingSummary } from "@/lib/analytics";
+import type { AwaitingRecordingRow, RecordingRow } from "@/lib/analytics";
 import { DataTable, type Column } from "@/components/data-table";
 import { FilterBar, type AppOption } from "@/components/filter-bar";
 import { CsvLink, EmptyState, Panel, Refreshing } from "@/components/panel";
@@ -52,9 +52,9 @@ export function RecordingsView({ apps }: { apps: AppOption[] }) {
   const [{ view }, setView] = useQueryStates(viewParsers, { history: "push", scroll: false });
   const query = apiQuery(values, { perPage: RECORDINGS_PER_PAGE });
   const filtersOnly = apiQuery(values);
-  const summary = useReport<{ data: RecordingSummary }>("recording-summary", filtersOnly);
-  const recs = useReport<Page<RecordingRow>>("recordings", query, view === "links");
-  const awaiting = useReport<Page<AwaitingRecordingRow>>("recordings-awaiting", query, view === "awaiting");
+  const summary = useReport("recording-summary", filtersOnly);
+  const recs = useReport("recordings", query, view === "links");
+  const awaiting = useReport("recordings-awaiting", query, view === "awaiting");
   const tabHref = (v: typeof view) => `/recordings?${new URLSearchParams([...filtersOnly, ...(v === "links" ? [] : [["view", v]])]).toString()}`;
   const counts = summary.data?.data;
   const tab = (v: typeof view, text: string, n: number | undefined) => (

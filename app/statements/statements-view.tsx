@@ -6,7 +6,7 @@ import type { FormEvent } from "react";
 import { AppPicker, TimeZoneSelect, type AppOption } from "@/components/filter-bar";
 import { CsvLink, EmptyState } from "@/components/panel";
 import { QueryState } from "@/components/query-state";
-import { fetchReport } from "@/components/use-report";
+import { fetchJson } from "@/lib/ui/fetch-json";
 import type { StatementsJson } from "@/lib/billing/statements";
 import { statementParsers, statementsKey, statementsQuery } from "./params";
 import { StatementCard, monthLabel } from "./statement-card";
@@ -18,7 +18,7 @@ export function StatementsView({ apps, isAdmin, defaultMonth }: { apps: AppOptio
   const month = values.month ?? defaultMonth;
   const statements = useQuery({
     queryKey: statementsKey(query),
-    queryFn: ({ signal }) => fetchReport<StatementsJson>(`/api/v1/statements?${query.toString()}`, signal),
+    queryFn: ({ signal }) => fetchJson<StatementsJson>(`/api/v1/statements?${query.toString()}`, { signal }),
     placeholderData: keepPreviousData,
     staleTime: 30_000,
   });

@@ -1,13 +1,14 @@
 import type { Metadata } from "next";
 import { db } from "@/db";
 import "@/app/_ops/ops.css";
-import { PageError, pageErrorMessage } from "@/app/_ops/page-error";
+import { PageError } from "@/components/page-error";
+import { pageErrorMessage } from "@/components/server/page-error-message";
 import { nowMs } from "@/app/_ops/format";
-import { appOptions, scopeAppPks } from "@/app/_ops/scope";
+import { appOptions, scopeAppPks } from "@/lib/ops/scope";
 import { currentCaller } from "@/lib/auth/session";
 import { getForwardingStatus } from "@/lib/ingest/forward-backlog";
 import { getSyncRuns, getSyncStatus } from "@/lib/sync/runs";
-import { syncParamsSchema } from "./params";
+import { syncParamsSchema } from "@/lib/ops/sync-params";
 import { SyncView } from "./sync-view";
 
 export const dynamic = "force-dynamic";

@@ -6,14 +6,14 @@ import { useState } from "react";
 import { UrlChoice } from "@/app/_ops/url-choice";
 import { FilterBar } from "@/components/filter-bar";
 import { formatAgo, formatDateTime, formatDuration, formatInt } from "@/app/_ops/format";
-import { toQuery } from "@/app/_ops/params";
-import { fetchJson } from "@/app/_ops/fetch-json";
-import type { AppOption } from "@/app/_ops/scope";
+import { toQuery } from "@/lib/ops/params";
+import { fetchJson } from "@/lib/ui/fetch-json";
+import type { AppOption } from "@/lib/ops/scope";
 import { useNow } from "@/app/_ops/use-now";
 import type { ForwardingBacklog } from "@/lib/ingest/forward-backlog";
 import type { AppSyncStatus, ManualSyncResult, SyncRunView } from "@/lib/sync/runs";
 import { ForwardingCard } from "./forwarding-card";
-import { STATUSES, SYNC_REFRESH_MS, type SyncParams } from "./params";
+import { STATUSES, SYNC_REFRESH_MS, type SyncParams } from "@/lib/ops/sync-params";
 import { ScrollBox } from "@/components/scroll-box";
 
 export interface SyncAnswer {

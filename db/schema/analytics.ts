@@ -1,7 +1,7 @@
 import { integer, sqliteTable } from "drizzle-orm/sqlite-core";
 
 /**
- * The change log every process's in-memory analytics store (lib/analytics/store.ts)
+ * The change log every process's in-memory analytics store (lib/analytics/engines/memory/store/store.ts)
  * catches up from: one row per write to `calls` or `call_participants`, appended by
  * cheap SQLite triggers (migration `analytics_changes`), so whoever writes — the sync,
  * the webhook ingest, a script, another process — every reader sees it. Two writes

@@ -53,7 +53,7 @@ export const calls = sqliteTable(
     // analytics store, not with indexes on calls (docs/decisions/0007).
     index("calls_app_ongoing_idx").on(t.appPk).where(sql`status = 'ongoing'`),
     // Calls the platform flags as recorded: the recordings summary and the calls still
-    // awaiting their link (lib/analytics/recording-status.ts). Partial, and covering for the counts.
+    // awaiting their link (lib/analytics/engines/memory/reports/recording-status.ts). Partial, and covering for the counts.
     index("calls_platform_recording_idx").on(t.appPk, t.startAt, t.sessionId).where(sql`platform_has_recording = 1`),
     // The calls CSV's columns the analytics store does not hold, read by pk
     // (reports/calls-csv-reader.ts): a narrow copy, not the wide rows (docs/decisions/0028).

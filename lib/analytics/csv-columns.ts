@@ -1,4 +1,4 @@
-import { isoColumn, labelColumn, type CsvColumn, type RawCsvColumn } from "@/lib/export/csv";
+import { isoColumn, labelColumn, type CsvColumn, type RawCsvColumn } from "@/lib/export/csv-column";
 import type {
   AppUsageRow, AwaitingRecordingRow, ClientRow, CombinedParticipantRow, BreakdownRow, CallListRow, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, ParticipantUsageRow,
   RecordingRow, RecordingSummary, TotalsCsvRow,
@@ -6,7 +6,7 @@ import type {
 
 /**
  * CSV columns of each report: the JSON rows' keys, in the JSON's order (the table of
- * reports, reports.ts, names them; lib/export writes them and knows no report) — the
+ * reports, report-registry.ts, names them; lib/export writes them and knows no report) — the
  * contract: never renamed or moved — then derived columns for people, written by
  * lib/export from the row's own values (no engine computes them): codes as the
  * dashboard labels them (`typeLabel`) and epoch times as ISO 8601 in the filters' zone

@@ -33,7 +33,7 @@ export interface AnalyticsEngine {
   report<N extends ReportName>(name: N, f: Filters, scope: Scope, signal?: AbortSignal): Promise<ReportJson<N>>;
   /**
    * A report's CSV: every row (no paging) in the report's order, in batches pulled as the
-   * client reads (reports.ts says each report's kind and columns). Settles once the
+   * client reads (report-registry.ts says each report's kind and columns). Settles once the
    * request is known to be answerable (a 404 rejects here, before the first byte).
    */
   csv<N extends ReportName>(name: N, f: Filters, scope: Scope, signal?: AbortSignal): Promise<CsvSource<N>>;

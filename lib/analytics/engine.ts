@@ -1,7 +1,7 @@
 /**
  * The analytics engine of this process: the one way into the reports. Route handlers
- * (http.ts, http-call.ts), the dashboard's pages, statements, alerts and scripts ask the
- * engine of this process for a report by name (the table in reports.ts) and get its
+ * (report-handler.ts, call-handler.ts), the dashboard's pages, statements, alerts and scripts ask the
+ * engine of this process for a report by name (the table in report-registry.ts) and get its
  * JSON, its CSV batches or one call's detail — never a store, a worker or SQL.
  *
  * Every answer is asynchronous, so one caller works whichever engine answers: the

@@ -1,15 +1,16 @@
 import { HttpError } from "@/lib/http/errors";
 import { MODES, RECEIVER_TYPES, STATUSES, TYPES, type CallTypeValue, type ModeValue, type ReceiverTypeValue, type StatusValue } from "./dims";
 import { COMPARE_MODES, type CompareMode } from "./compare-range";
+import { MAX_APPS_PER_QUERY, SORT_KEYS, type SortKey } from "./report-registry";
 import { isValidTimeZone } from "./tz";
+
+export { SORT_KEYS, type SortKey };
 
 /**
  * The one filter model of every analytics report and route. Query names are part of the
  * product contract (docs/api.md). `from`/`to` are epoch seconds on the call's start
  * (`start_at`): `from` inclusive, `to` exclusive.
  */
-export const SORT_KEYS = ["start", "duration", "participants", "minutes"] as const;
-export type SortKey = (typeof SORT_KEYS)[number];
 export const MAX_PER_PAGE = 1000;
 export const DEFAULT_PER_PAGE = 50;
 
@@ -93,7 +94,7 @@ const MAX_EPOCH = 253_402_300_799;
 export function parseFilters(input: SearchParamsInput): Filters {
   const apps = getAll(input, "app").map((a) => a.trim());
   if (apps.some((a) => a === "" || a.length > 63)) throw invalid("app", "must be a platform app id");
-  if (apps.length > 100) throw invalid("app", "at most 100 apps");
+  if (apps.length > MAX_APPS_PER_QUERY) throw invalid("app", `at most ${MAX_APPS_PER_QUERY} apps`);
   const hasRecording = oneOf(input, "hasRecording", ["true", "false"] as const);
   const uid = single(input, "uid");
   if (uid !== undefined && (uid.length === 0 || uid.length > 256)) throw invalid("uid", "must be 1 to 256 characters");

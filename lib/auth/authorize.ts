@@ -7,7 +7,7 @@
  * next-auth session cookie (a JWT). Either way the user is re-read from the warehouse
  * on every call: a disabled or removed user loses access at once, role and grant
  * changes apply to the next request. A write by cookie must also come from this
- * server's own pages (lib/auth/same-origin.ts). See docs/decisions/0005-sessions-and-throttle.md.
+ * server's own pages (lib/auth/same-origin.ts). See docs/decisions/0005-sessions-tokens-throttle.md.
  */
 import { eq, inArray, SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";

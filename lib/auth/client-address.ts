@@ -10,7 +10,7 @@ import { DEFAULT_TRUSTED_PROXIES, forwardedClient, normaliseAddress as normalise
  * a reverse proxy on the same host), and then read from the right: each hop a trusted
  * proxy appended is skipped, and the first hop that is not a trusted proxy is the
  * client. Hops left of it are whatever the client wrote and would let anyone pick a
- * fresh address per attempt. See docs/decisions/0005-sessions-and-throttle.md and 0037.
+ * fresh address per attempt. See docs/decisions/0005-sessions-tokens-throttle.md and 0037.
  */
 export const PEER_HEADER = "x-callboard-peer";
 

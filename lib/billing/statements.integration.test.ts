@@ -24,7 +24,7 @@ const { syncApp } = await import("@/lib/sync");
 const { buildStatements } = await import("./statements");
 const { issueStatement } = await import("./issue");
 const { setPriceSheet } = await import("./price-sheets");
-const { handleStatementsGet, handleStatementsPost } = await import("./http");
+const { handleStatementsGet, handleStatementsPost } = await import("./statements-handler");
 const { closeIngestor, handleWebhookRequest } = await import("@/lib/ingest");
 const { recordingGenerated } = await import("@/lib/ingest/fixtures");
 

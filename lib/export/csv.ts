@@ -1,6 +1,9 @@
 import { stringify } from "csv-stringify/sync";
 import { label } from "@/lib/ui/format";
 import { isoFormatter, type IsoFormatter } from "./iso";
+import type { CsvColumn, Derivation, RawCsvColumn } from "./csv-column";
+
+export { isoColumn, labelColumn, type CsvColumn, type Derivation, type RawCsvColumn } from "./csv-column";
 
 /**
  * Streaming CSV of any analytics result: rows are pulled from an iterator (better-sqlite3
@@ -9,25 +12,6 @@ import { isoFormatter, type IsoFormatter } from "./iso";
  * RFC 4180 quoting and UTF-8 by csv-stringify; decimals fixed to 3 places; cells that
  * a spreadsheet would run as a formula (leading =, +, -, @, tab, CR) are prefixed with `'`.
  */
-
-/**
- * A column computed from another of the same row, for people reading the file: `iso`,
- * epoch seconds as ISO 8601 in the download's zone (`isoMs`: from milliseconds);
- * `label`, a code as the dashboard names it ("meet" → "Meeting"). Derived columns come
- * after the data columns, so scripts reading columns by position keep working.
- */
-export type Derivation = "iso" | "isoMs" | "label";
-
-export type CsvColumn<T> =
-  | {
-      key: keyof T & string;
-      header?: string;
-      /** `decimal`: fixed to 3 places. */
-      kind?: "decimal";
-      /** Exact decimal text kept as is ("-4.50" is an amount, not a formula); anything else in the column is still neutralised. */
-      exact?: boolean;
-    }
-  | { header: string; derived: { of: keyof T & string; as: Derivation } };
 
 /** What derived cells need: the download's zone. */
 export interface CsvContext {
@@ -45,16 +29,6 @@ function derive(value: unknown, as: Derivation, ctx: CsvContext): string {
   if (as === "label") return label(String(value));
   const n = typeof value === "number" ? value : Number(value);
   return ctx.iso(as === "isoMs" ? n / 1000 : n);
-}
-
-/** An `iso` column beside epoch-seconds column `of`: header `<of>Iso`. */
-export function isoColumn<T>(of: keyof T & string, header = `${of}Iso`): CsvColumn<T> {
-  return { header, derived: { of, as: "iso" } };
-}
-
-/** A `label` column beside code column `of`: header `<of>Label`. */
-export function labelColumn<T>(of: keyof T & string): CsvColumn<T> {
-  return { header: `${of}Label`, derived: { of, as: "label" } };
 }
 
 const FORMULA_START = /^[=+\-@\t\r]/;
@@ -85,7 +59,7 @@ function cellWriter(ctx: CsvContext) {
     "derived" in c ? neutralise(derive(row[c.derived.of], c.derived.as, ctx)) : csvCell(row[c.key], c.exact ? "exact" : c.kind);
 }
 
-/** `callboard-<report>-<YYYY-MM-DD>.csv` (today, UTC): routes without the filter model (csvDownloadName in filename.ts for those with it). */
+/** `callboard-<report>-<YYYY-MM-DD>.csv` (today, UTC): routes without the filter model (csvDownloadName in lib/analytics/csv-filename.ts for those with it). */
 export function csvFilename(report: string, now = new Date()): string {
   return `callboard-${report}-${now.toISOString().slice(0, 10)}.csv`;
 }
@@ -179,17 +153,6 @@ export function csvHeaders(filename: string): Record<string, string> {
     "Cache-Control": "no-store",
     "X-Content-Type-Options": "nosniff",
   };
-}
-
-/**
- * Columns of a raw-row CSV: rows are arrays in column order (better-sqlite3 `.raw()`),
- * so no object is built per row. `boolean` cells hold 0/1.
- */
-export interface RawCsvColumn {
-  header: string;
-  kind?: "decimal" | "boolean";
-  /** Computed from the row's field at index `of` (see Derivation); derived columns come last. */
-  derived?: { of: number; as: Derivation };
 }
 
 /**

@@ -3,9 +3,7 @@ import { analyticsEngine, type AnalyticsEngine } from "@/lib/analytics/engine";
 import { clickHouseConfig, type ClickHouseConfig } from "@/lib/clickhouse";
 import { clusterSchemaStatus, type ShardTables } from "@/lib/clickhouse/schema-status";
 import { getForwardingBacklog } from "@/lib/ingest/forward-backlog";
-import { env } from "@/lib/config/env";
-import { getHealth, type Health } from "./health";
-import { syncMaxAgeSeconds } from "./sync-age";
+import type { Health } from "./health";
 
 /**
  * ClickHouse mode's part of `/api/health` (open to anyone: figures only, never an
@@ -73,15 +71,4 @@ export async function withClickHouseHealth(health: Health, open: () => Db, engin
   if (engine.kind !== "clickhouse") return health;
   const part = await getClickHouseHealth(open, engine);
   return { ...health, ...part, status: part.clickhouse === "ok" ? health.status : "unavailable" };
-}
-
-/**
- * `GET /api/health`'s answer, the readiness probe (the Next route and the server's lean API
- * path): 200 when the warehouse reads and writes (and, in ClickHouse mode, ClickHouse can
- * be read), 503 otherwise; apps whose syncs are stale are listed either way; never cached.
- * The liveness probe is `/api/health/live` (lib/server/start.ts).
- */
-export async function healthResponse(open: () => Db): Promise<Response> {
-  const health = await withClickHouseHealth(getHealth(open, { syncMaxAgeSeconds: syncMaxAgeSeconds(env()) }), open);
-  return Response.json(health, { status: health.status === "ok" ? 200 : 503, headers: { "Cache-Control": "no-store" } });
 }

@@ -21,7 +21,8 @@ import { GroupCommitter, StoreUnavailableError, type Effect, type GroupCommitter
  * The webhook route, independent of the HTTP layer: `preflight` decides from the
  * method, app and headers alone (so an unauthenticated request never has its body
  * read), `accept` takes the body, validates it and answers once it is durable.
- * Both the lean node:http handler (scripts/server.ts) and the Next.js route call these.
+ * Both the lean node:http handler (http.ts, wired in front of Next by lib/server/start.ts)
+ * and the Next.js route (app/api/webhooks/[appId]/route.ts) call these.
  *
  * Order of checks: method (405) → app exists (404) → credentials (401) → webhook
  * enabled (403) → content type (415) → declared size (413) → body: size (413),

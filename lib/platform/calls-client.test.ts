@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { createCallsClient, filtersToQuery, rawRecordText, type CallsClientOptions } from "./calls-client";
 import { PlatformAuthError, PlatformHttpError, PlatformProtocolError, PlatformUnavailableError } from "./errors";
-import { retryAfterMs } from "./http";
+import { retryAfterMs } from "./get-json";
 import { TokenBucket } from "./rate-limit";
 
 type Handler = (req: IncomingMessage, res: ServerResponse, n: number) => void;

@@ -2,7 +2,7 @@ import { isAscii } from "node:buffer";
 import { PlatformProtocolError } from "./errors";
 import { arrayMemberRanges } from "./json-elements";
 import { readCallsPage } from "./page-reader";
-import { defaultSleep, getJson, type FetchFn, type HttpOptions, type SleepFn } from "./http";
+import { defaultSleep, getJson, type FetchFn, type HttpOptions, type SleepFn } from "./get-json";
 import { bucketFor, PLATFORM_REQUESTS_PER_MINUTE, type RequestGate, type TokenBucket } from "./rate-limit";
 
 /**

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startEmulator, type RunningEmulator } from "@/lib/emulator/server";
 import { createCallsClient, type CallsPage } from "./calls-client";
-import type { FetchFn } from "./http";
+import type { FetchFn } from "./get-json";
 import { RequestGate, TokenBucket } from "./rate-limit";
 
 /**

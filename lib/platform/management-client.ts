@@ -1,5 +1,5 @@
 import { PlatformAuthError, PlatformError, PlatformHttpError, describeDetail, platformErrorDetail } from "./errors";
-import { describeRedirect, type FetchFn } from "./http";
+import { describeRedirect, type FetchFn } from "./get-json";
 import { assertRegion, type Region } from "./urls";
 
 /**

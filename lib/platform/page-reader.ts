@@ -28,7 +28,11 @@ export { CallFields, ParticipantFields } from "./record-fields";
  * bytes decode alone as they do inside the record), one with escapes goes through
  * JSON.parse; numbers of up to 15 digits are read digit by digit (exact below 2^53),
  * others through Number(), which rounds like JSON.parse. A key written twice keeps its
- * last value, as in JSON.parse.
+ * last value, as in JSON.parse. *
+ * One file, though long (issue 28 looked at splitting it): it holds one idea, a single
+ * pass over a page's bytes. The Reader's methods call each other on one cursor and share
+ * the bail-out rules above, and its loops compare bytes with this module's own constants
+ * (imported ones measured slower); the key tables it fills are record-fields.ts's.
  */
 
 // The module's own constants (as in json-elements.ts), not imported ones: the loops below

@@ -2,7 +2,7 @@ import { rmSync } from "node:fs";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPORT_ROUTES } from "@/lib/analytics/http";
+import { REPORT_ROUTES } from "@/lib/analytics/report-registry";
 import { openFixtureDb, randomCall, rng, writeCalls } from "@/lib/analytics/test-fixtures";
 import { createApiToken } from "@/lib/auth/tokens";
 import { createUser } from "@/lib/auth/users";
@@ -30,6 +30,10 @@ const PATHS = [
   "/api/v1/insights/durations",
   "/api/v1/breakdowns",
   "/api/v1/recordings",
+  "/api/v1/recordings/summary",
+  "/api/v1/recordings/awaiting?perPage=20",
+  "/api/v1/usage/participants/combined?person=a",
+  "/api/v1/insights/clients?format=csv",
   "/api/v1/usage/daily?tz=Asia/Kathmandu&format=csv",
   "/api/v1/calls?format=csv",
 ];
@@ -167,7 +171,7 @@ describe.skipIf(SKIP_WITHOUT_BUILD)("the lean API path (production server)", () 
 
   it("covers every report route the app serves", () => {
     expect(Object.values(REPORT_ROUTES).sort()).toEqual(
-      ["apps", "breakdowns", "calls", "daily", "durations", "engagement", "heatmap", "participants", "recordings", "totals"],
+      ["apps", "breakdowns", "calls", "clients", "daily", "durations", "engagement", "heatmap", "participants", "participants-combined", "recording-summary", "recordings", "recordings-awaiting", "totals"],
     );
   });
 });

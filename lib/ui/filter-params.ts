@@ -9,10 +9,10 @@
  */
 import { createLoader, createParser, parseAsInteger, parseAsNativeArrayOf, parseAsString, parseAsStringLiteral, type inferParserType } from "nuqs/server";
 import { MODES, RECEIVER_TYPES, STATUSES, TYPES } from "@/lib/analytics/dims";
+import { SORT_KEYS, type SortKey } from "@/lib/analytics/report-registry";
 import { isValidTimeZone } from "@/lib/analytics/tz";
 
-export const SORT_KEYS = ["start", "duration", "participants", "minutes"] as const;
-export type SortKey = (typeof SORT_KEYS)[number];
+export type { SortKey };
 
 /** An IANA zone; anything else reads as absent (so UTC). */
 const parseAsTimeZone = createParser({

@@ -1,25 +1,12 @@
-/**
- * The analytics routes the dashboard reads, by the name lib/analytics/reports.ts gives
- * them, and the react-query key of one report with one query. Client-safe.
- */
-export const REPORT_PATHS = {
-  calls: "calls",
-  participants: "usage/participants",
-  "participants-combined": "usage/participants/combined",
-  apps: "usage/apps",
-  daily: "usage/daily",
-  recordings: "recordings",
-  breakdowns: "breakdowns",
-  durations: "insights/durations",
-  heatmap: "insights/heatmap",
-  engagement: "insights/engagement",
-  totals: "insights/totals",
-  "recording-summary": "recordings/summary",
-  "recordings-awaiting": "recordings/awaiting",
-  clients: "insights/clients",
-} as const;
+import { reportRoute, type ReportName } from "@/lib/analytics/report-registry";
 
-export type ReportName = keyof typeof REPORT_PATHS;
+export type { ReportJson, ReportName } from "@/lib/analytics/report-registry";
+
+/**
+ * The dashboard's URLs of a report (its route from the table of reports,
+ * lib/analytics/report-registry.ts) and the react-query key of one report with one
+ * query. Client-safe.
+ */
 
 /** Every filter is in the key: the canonical query string holds them all. */
 export function reportKey(name: ReportName, query: URLSearchParams): readonly [string, ReportName, string] {
@@ -28,7 +15,7 @@ export function reportKey(name: ReportName, query: URLSearchParams): readonly [s
 
 export function reportUrl(name: ReportName, query: URLSearchParams): string {
   const qs = query.toString();
-  return `/api/v1/${REPORT_PATHS[name]}${qs ? `?${qs}` : ""}`;
+  return `${reportRoute(name)}${qs ? `?${qs}` : ""}`;
 }
 
 /** The CSV of exactly what a table or chart shows: the same route and filters, every
@@ -38,5 +25,5 @@ export function csvUrl(name: ReportName, query: URLSearchParams): string {
   q.delete("page");
   q.delete("perPage");
   q.set("format", "csv");
-  return `/api/v1/${REPORT_PATHS[name]}?${q.toString()}`;
+  return `${reportRoute(name)}?${q.toString()}`;
 }

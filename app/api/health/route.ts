@@ -1,5 +1,5 @@
 import { db } from "@/db";
-import { healthResponse } from "@/lib/health/clickhouse-health";
+import { healthResponse } from "@/lib/health/health-response";
 
 export const dynamic = "force-dynamic";
 

@@ -1,7 +1,6 @@
 "use client";
 
 import Link from "next/link";
-import type { CallListRow, Page, RecordingFacts, RecordingSummary, TotalsReport } from "@/lib/analytics";
 import { DataTable, type Column } from "@/components/data-table";
 import { FilterBar, type AppOption } from "@/components/filter-bar";
 import { CallDuration } from "@/components/call-duration";
@@ -13,10 +12,12 @@ import { withFilters } from "@/lib/ui/carry";
 import { apiQuery, pageQuery } from "@/lib/ui/filter-params";
 import { formatCount, formatDateTime, formatMinutes, formatPercent, formatSeconds, label } from "@/lib/ui/format";
 import { CALLS_PER_PAGE, callHref } from "@/lib/ui/pages";
-import { csvUrl } from "@/lib/ui/reports";
+import { csvUrl, type ReportJson } from "@/lib/ui/reports";
+
+/** One row of the calls report's JSON (lib/analytics/report-registry.ts). */
+type CallRow = ReportJson<"calls">["data"][number];
 
 /** The list's columns; on a tablet or phone the least telling ones are left out (the call's page has them all). */
-type CallRow = CallListRow & { recording: RecordingFacts };
 
 function columns(tz: string, list: URLSearchParams): Column<CallRow>[] {
   return [
@@ -50,9 +51,9 @@ export function CallsView({ apps }: { apps: AppOption[] }) {
   const [values, setValues] = useFilters();
   const listQuery = apiQuery(values, { perPage: CALLS_PER_PAGE });
   const totalsQuery = apiQuery(values);
-  const calls = useReport<Page<CallRow>>("calls", listQuery);
-  const totals = useReport<TotalsReport>("totals", totalsQuery);
-  const recordings = useReport<{ data: RecordingSummary }>("recording-summary", totalsQuery);
+  const calls = useReport("calls", listQuery);
+  const totals = useReport("totals", totalsQuery);
+  const recordings = useReport("recording-summary", totalsQuery);
 
   return (
     <>

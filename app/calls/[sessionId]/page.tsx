@@ -4,7 +4,7 @@ import { analyticsEngine, type CallDetail } from "@/lib/analytics";
 import { isValidTimeZone } from "@/lib/analytics/tz";
 import { currentCaller } from "@/lib/auth/session";
 import { HttpError } from "@/lib/http/errors";
-import { PageError } from "@/app/_ops/page-error";
+import { PageError } from "@/components/page-error";
 import { CallDetailView } from "./call-detail-view";
 
 export const dynamic = "force-dynamic";

@@ -226,7 +226,7 @@ export function CopyField({ id, label, value }: { id: string; label: string; val
   };
   return (
     <div className="field">
-      <span className="ops-kpi-label" id={`${id}-label`}>{label}</span>
+      <span className="kpi-label" id={`${id}-label`}>{label}</span>
       <div className="ops-copy">
         <code id={id} data-testid="ingest-url">{value}</code>
         <button type="button" className="btn btn-secondary" onClick={copy} aria-describedby={`${id}-label`}>Copy</button>

@@ -1,7 +1,7 @@
 "use client";
 
-import { OpsError } from "@/app/_ops/error-view";
+import { PageErrorBoundary, WAREHOUSE_TROUBLE } from "@/components/page-error";
 
-export default function ErrorBoundary({ reset }: { error: Error; reset: () => void }) {
-  return <OpsError title="Tenant apps" reset={reset} />;
+export default function ErrorBoundary(props: { error: Error & { digest?: string }; reset: () => void }) {
+  return <PageErrorBoundary title="Tenant apps" message={WAREHOUSE_TROUBLE} {...props} />;
 }

@@ -1,9 +1,9 @@
 import { db } from "@/db";
-import { rawFromUrl } from "@/app/_ops/params";
-import { scopeAppPks } from "@/app/_ops/scope";
-import { eventsParamsSchema, eventsWindow } from "@/app/events/params";
+import { rawFromUrl } from "@/lib/ops/params";
+import { scopeAppPks } from "@/lib/ops/scope";
+import { eventsParamsSchema, eventsWindow } from "@/lib/ops/events-params";
 import { csvDownloadName } from "@/lib/analytics/csv-filename";
-import { COUNT_COLUMNS, countRow, sortCountRows } from "@/app/events/rows";
+import { COUNT_COLUMNS, countRow, sortCountRows } from "@/lib/ops/events-rows";
 import { authorize } from "@/lib/auth/authorize";
 import { respond } from "@/lib/auth/route-support";
 import { csvResponse } from "@/lib/export/csv";

@@ -1,7 +1,7 @@
 import { db } from "@/db";
-import { rawFromUrl } from "@/app/_ops/params";
-import { scopeAppPks } from "@/app/_ops/scope";
-import { liveParamsSchema, visibleLiveSessions } from "@/app/live/params";
+import { rawFromUrl } from "@/lib/ops/params";
+import { scopeAppPks } from "@/lib/ops/scope";
+import { liveParamsSchema, visibleLiveSessions } from "@/lib/ops/live-params";
 import { authorize } from "@/lib/auth/authorize";
 import { respond } from "@/lib/auth/route-support";
 import { getLiveSessions } from "@/lib/ingest/queries";

@@ -1,4 +1,4 @@
-import { handleStatementsGet, handleStatementsPost } from "@/lib/billing/http";
+import { handleStatementsGet, handleStatementsPost } from "@/lib/billing/statements-handler";
 
 export const dynamic = "force-dynamic";
 

@@ -1,7 +1,7 @@
 import { db } from "@/db";
-import { rawFromUrl } from "@/app/_ops/params";
-import { scopeAppPks } from "@/app/_ops/scope";
-import { syncNowSchema, syncParamsSchema } from "@/app/sync/params";
+import { rawFromUrl } from "@/lib/ops/params";
+import { scopeAppPks } from "@/lib/ops/scope";
+import { syncNowSchema, syncParamsSchema } from "@/lib/ops/sync-params";
 import { listApps } from "@/lib/apps/registry";
 import { audit } from "@/lib/auth/audit";
 import { authorize, requireAdmin, resolveVisibleApp } from "@/lib/auth/authorize";

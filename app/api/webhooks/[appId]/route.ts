@@ -2,8 +2,9 @@ import { handleWebhookRequest } from "@/lib/ingest/web";
 
 /**
  * Webhook ingest under plain `next dev` / `next start`. `npm start` answers this path
- * from the lean node:http handler in scripts/server.ts before Next sees it; both call
- * the same lib/ingest code (docs/decisions/0003-webhook-ingest.md).
+ * from the lean node:http handler (lib/ingest/http.ts, wired in front of Next by
+ * lib/server/start.ts) before Next sees it; both call the same lib/ingest code
+ * (docs/decisions/0003-webhook-ingest.md).
  */
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

@@ -9,7 +9,7 @@ import { createUser } from "@/lib/auth/users";
 import { migrateClickHouse, openClickHouse, type ClickHouse } from "@/lib/clickhouse";
 import { callRow } from "@/lib/clickhouse/rows";
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/lib/clickhouse/testing";
-import { REPORT_ROUTES } from "@/lib/analytics/http";
+import { REPORT_ROUTES } from "@/lib/analytics/report-registry";
 import { SKIP_WITHOUT_BUILD, startTestServer, type TestServer } from "@/lib/server/test-server";
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The memory engine's reports called directly: synchronous functions of a connection,
  * with the filter model beside them — what its tests and the worker thread's table
- * (reports.ts) build on. Code outside this folder asks the engine instead
+ * (report-answerers.ts) build on. Code outside this folder asks the engine instead
  * (lib/analytics/engine.ts).
  */
 export { parseFilters, filters, DEFAULT_FILTERS, MAX_PER_PAGE, SORT_KEYS, type Filters, type SortKey } from "../../filters";

@@ -7,7 +7,7 @@ import { REPORTS as TABLE, type ReportName, type ReportRow } from "../../reports
 import { openFixtureDb, randomCall, rng, writeCalls } from "../../test-fixtures";
 import * as A from "./direct";
 import { createMemoryEngine } from "./engine";
-import { REPORTS } from "./reports";
+import { REPORT_ANSWERERS } from "./report-answerers";
 
 /**
  * The memory engine through the interface (what routes, pages, statements and alerts
@@ -23,17 +23,17 @@ afterAll(() => db.$client.close());
 
 const ALL = { appPks: "all" as const };
 const engine = createMemoryEngine({ db: () => db });
-const NAMES = Object.keys(REPORTS) as ReportName[];
+const NAMES = Object.keys(REPORT_ANSWERERS) as ReportName[];
 const CASES: Filters[] = [
   filters(), filters({ tz: "Asia/Kolkata", from: base + 3 * 86_400, to: base + 20 * 86_400 }), filters({ type: "video", status: "ended", sort: "minutes" }),
   filters({ apps: ["app-two"], uid: "alice", order: "asc" }), filters({ participantsCount: 2, tz: "Europe/Berlin", page: 2, perPage: 7 }),
 ];
 const text = (s: ReadableStream<Uint8Array>) => new Response(s).text();
-const directRows = <N extends ReportName>(name: N, f: Filters): ReportRow<N>[] => Array.from(REPORTS[name].csv.rows(db, f, ALL));
+const directRows = <N extends ReportName>(name: N, f: Filters): ReportRow<N>[] => Array.from(REPORT_ANSWERERS[name].csv.rows(db, f, ALL));
 
 describe("memory engine", () => {
   it("answers every report's JSON as its report function does", async () => {
-    for (const f of CASES) for (const name of NAMES) expect(await engine.report(name, f, ALL), `${name} ${JSON.stringify(f)}`).toEqual(REPORTS[name].json(db, f, ALL));
+    for (const f of CASES) for (const name of NAMES) expect(await engine.report(name, f, ALL), `${name} ${JSON.stringify(f)}`).toEqual(REPORT_ANSWERERS[name].json(db, f, ALL));
   });
 
   it("streams every report's CSV rows (the calls list: its raw rows), written in the bytes of those rows", async () => {
@@ -44,7 +44,7 @@ describe("memory engine", () => {
         expect(got, `${name} ${JSON.stringify(f)}`).toEqual(directRows(name, f));
       }
       const participants = await text(TABLE.participants.csv.stream(await engine.csv("participants", f, ALL)));
-      expect(participants).toBe(await text(csvStream(Array.from(REPORTS.participants.csv.rows(db, f, ALL)), PARTICIPANT_COLUMNS)));
+      expect(participants).toBe(await text(csvStream(Array.from(REPORT_ANSWERERS.participants.csv.rows(db, f, ALL)), PARTICIPANT_COLUMNS)));
       const calls = await text(TABLE.calls.csv.stream(await engine.csv("calls", f, ALL)));
       expect(calls.split("\r\n").length - 2, JSON.stringify(f)).toBe(A.getCalls(db, { ...f, page: 1 }, ALL).meta.pagination.total);
     }

@@ -6,7 +6,7 @@ import type { CsvSource, ReportName, ReportRow } from "../../reports";
 import type { Scope } from "../../scope";
 import { getCall } from "./reports/calls";
 import { processWorker, type OffThread } from "./worker/off-thread";
-import { REPORTS } from "./reports";
+import { REPORT_ANSWERERS } from "./report-answerers";
 import { analyticsStore, loadedStore } from "./store/load";
 import { storeBytes } from "./store/store";
 import { analyticsWorker, startAnalyticsWorker, type AnalyticsWorker } from "./worker/host";
@@ -62,7 +62,7 @@ export function createMemoryEngine(opts: MemoryEngineOptions): MemoryEngine {
 
   /** A bounded report's CSV rows: from the worker where it takes the report, else computed here. */
   const rowsCsv = async <N extends ReportName>(name: N, f: Filters, scope: Scope, signal?: AbortSignal): Promise<Iterable<ReportRow<N>[]>> => {
-    const report = REPORTS[name];
+    const report = REPORT_ANSWERERS[name];
     const pending = offThread.rows(report, f, scope, signal);
     return pending ? [await pending] : batchesOf(report.csv.rows(opts.db(), f, scope));
   };
@@ -74,7 +74,7 @@ export function createMemoryEngine(opts: MemoryEngineOptions): MemoryEngine {
    * store's values of each batch from the worker too. In-process, all of it here.
    */
   const callsCsv = async (f: Filters, scope: Scope, signal?: AbortSignal): Promise<CsvSource<"calls">> => {
-    const report = REPORTS.calls;
+    const report = REPORT_ANSWERERS.calls;
     const pendingOrder = offThread.order(report, f, scope, signal);
     const order = pendingOrder ? await pendingOrder : undefined;
     const values = order ? offThread.storeValues(signal) : undefined;
@@ -107,7 +107,7 @@ export function createMemoryEngine(opts: MemoryEngineOptions): MemoryEngine {
   return {
     kind: "memory",
     async report(name, f, scope, signal) {
-      const report = REPORTS[name];
+      const report = REPORT_ANSWERERS[name];
       const pending = offThread.json(report, f, scope, signal);
       return pending ? await pending : report.json(opts.db(), f, scope);
     },

@@ -1,7 +1,7 @@
 /**
  * The analytics routes over a memory engine built from explicit parts, for this
- * folder's tests: `handleReport(request, REPORTS.x, { db, authorize, offThread?,
- * storeValues? })` runs the production route handler (lib/analytics/http.ts) with a
+ * folder's tests: `handleReport(request, REPORT_ANSWERERS.x, { db, authorize, offThread?,
+ * storeValues? })` runs the production route handler (lib/analytics/report-handler.ts) with a
  * memory engine on `db` whose reports go off the thread only where `offThread` says
  * (absent: all in-process). `offThread` is the worker's untyped shape the tests gate
  * and wrap (`runOffThread`); the engine itself only sees the typed OffThread.
@@ -10,19 +10,19 @@ import { db as warehouse } from "@/db";
 import type { Db } from "@/db/client";
 import type { Caller } from "@/lib/auth/authorize";
 import type { Filters } from "../../filters";
-import { handleReport as handleRoute } from "../../http";
+import { handleReport as handleRoute } from "../../report-handler";
 import type { ReportJson, ReportName } from "../../reports";
 import type { Scope } from "../../scope";
 import { createMemoryEngine } from "./engine";
 import { inProcess, processWorker, type OffThread } from "./worker/off-thread";
-import type { HeadFirstOrder, ReportRoute, StoreValuesOf } from "./report-route";
-import { REPORTS } from "./reports";
+import type { HeadFirstOrder, ReportAnswerer, StoreValuesOf } from "./report-answerer";
+import { REPORT_ANSWERERS } from "./report-answerers";
 import { storeValuesOffThread } from "./worker/host";
 
 type Job = "json" | "rows" | "order";
 
 /** A report's answer from the process's worker, or undefined where it runs in-process. */
-export function runOffThread<N extends ReportName>(report: ReportRoute<N>, job: Job, f: Filters, scope: Scope, signal?: AbortSignal): Promise<unknown> | undefined {
+export function runOffThread<N extends ReportName>(report: ReportAnswerer<N>, job: Job, f: Filters, scope: Scope, signal?: AbortSignal): Promise<unknown> | undefined {
   return job === "json" ? processWorker.json(report, f, scope, signal) : job === "rows" ? processWorker.rows(report, f, scope, signal) : processWorker.order(report, f, scope, signal);
 }
 
@@ -50,8 +50,8 @@ function typedOffThread(run: typeof runOffThread, storeValues: TestDeps["storeVa
   };
 }
 
-export function handleReport<N extends ReportName>(request: Request, report: ReportRoute<N>, deps: TestDeps): Promise<Response> {
+export function handleReport<N extends ReportName>(request: Request, report: ReportAnswerer<N>, deps: TestDeps): Promise<Response> {
   const offThread = deps.offThread ? typedOffThread(deps.offThread, deps.storeValues) : inProcess;
   const engine = createMemoryEngine({ db: deps.db, offThread });
-  return handleRoute(request, REPORTS[report.name].name, { authorize: deps.authorize, engine: () => engine });
+  return handleRoute(request, REPORT_ANSWERERS[report.name].name, { authorize: deps.authorize, engine: () => engine });
 }

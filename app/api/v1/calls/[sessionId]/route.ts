@@ -1,4 +1,4 @@
-import { handleCall } from "@/lib/analytics/http-call";
+import { handleCall } from "@/lib/analytics/call-handler";
 
 export const dynamic = "force-dynamic";
 

@@ -1,8 +1,8 @@
 import { db } from "@/db";
-import { rawFromUrl } from "@/app/_ops/params";
-import { scopeAppPks } from "@/app/_ops/scope";
-import { eventsParamsSchema } from "@/app/events/params";
-import { DELIVERY_COLUMNS, deliveryRow } from "@/app/events/rows";
+import { rawFromUrl } from "@/lib/ops/params";
+import { scopeAppPks } from "@/lib/ops/scope";
+import { eventsParamsSchema } from "@/lib/ops/events-params";
+import { DELIVERY_COLUMNS, deliveryRow } from "@/lib/ops/events-rows";
 import { authorize } from "@/lib/auth/authorize";
 import { respond } from "@/lib/auth/route-support";
 import { csvDownloadName } from "@/lib/analytics/csv-filename";

@@ -1,4 +1,4 @@
-import { handleReport } from "@/lib/analytics/http";
+import { handleReport } from "@/lib/analytics/report-handler";
 
 export const dynamic = "force-dynamic";
 

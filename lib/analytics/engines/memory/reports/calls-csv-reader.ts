@@ -7,7 +7,7 @@ import { isoBytes, type IsoBytes } from "@/lib/export/iso";
 import { MODES, RECEIVER_TYPES, STATUSES, TYPES } from "../../../dims";
 import { DIMS, dimCode, dimsOfCell, recordingOf } from "../scan/cell-codec";
 import { rawRowsByPk } from "./calls";
-import type { RowOrder, StoreRows } from "../report-route";
+import type { RowOrder, StoreRows } from "../report-answerer";
 
 /**
  * The calls CSV's rows of one batch of pks, read in one transaction and written as

@@ -5,7 +5,7 @@ import type { Filters } from "../../../filters";
 import { callsOrder, callsOrderHead } from "./calls";
 import { CallsCsvReader, STORE_ROW } from "./calls-csv-reader";
 import { visibleApps, resolveApps, type Scope } from "../../../scope";
-import type { CsvOrder, OrderHead, RowOrder, StoreRows, StoreValuesOf } from "../report-route";
+import type { CsvOrder, OrderHead, RowOrder, StoreRows, StoreValuesOf } from "../report-answerer";
 import { currentStore } from "../store/load";
 import { slotOfPk } from "../store/store";
 

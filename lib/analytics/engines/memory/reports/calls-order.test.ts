@@ -9,8 +9,8 @@ import { callsCsvBatches, callsCsvLines, callsCsvOrder, storeRows } from "./call
 import { handleReport } from "../test-route";
 import * as A from "../direct";
 import { sortWindow, windowCopy } from "../scan/order";
-import type { HeadFirstOrder } from "../report-route";
-import { REPORTS } from "../reports";
+import type { HeadFirstOrder } from "../report-answerer";
+import { REPORT_ANSWERERS } from "../report-answerers";
 import { openFixtureDb, randomCall, rng, writeCalls, type FixtureCall } from "../../../test-fixtures";
 
 /**
@@ -138,7 +138,7 @@ describe("calls list and CSV ordered by the store", () => {
   it("the CSV of the calls list writes the old SQL's rows in the old order", async () => {
     const caller = { userId: 1, email: "t@example.com", role: "admin" as const, appPks: "all" as const };
     for (const q of ["sort=minutes&order=asc", "sort=start", "sort=participants&order=asc&type=video", "sort=duration&uid=alice"]) {
-      const res = await handleReport(new Request(`http://x/api/v1/calls?${q}&format=csv`), REPORTS.calls, { db: () => db, authorize: async () => caller });
+      const res = await handleReport(new Request(`http://x/api/v1/calls?${q}&format=csv`), REPORT_ANSWERERS.calls, { db: () => db, authorize: async () => caller });
       const got = await res.text();
       const f = A.parseFilters(new URLSearchParams(q));
       const want = await new Response(csvRawStream([oracle(db, f).rows], CALL_RAW_COLUMNS)).text();

@@ -4,7 +4,7 @@ import type { Db } from "@/db/client";
 import { notFound } from "@/lib/http/errors";
 import type { Filters } from "../../../filters";
 import { sortWindow, windowCopy } from "../scan/order";
-import type { RowOrder } from "../report-route";
+import type { RowOrder } from "../report-answerer";
 import { resolveApps, visibleApps, type Scope } from "../../../scope";
 import { pageOf, round3, type CallDetail, type CallListRow, type CallParticipantDetail, type CallRef, type Page, type RecordingDetail } from "../../../report-types";
 import { countMatching } from "../scan/cube";

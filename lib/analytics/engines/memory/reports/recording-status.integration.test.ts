@@ -4,7 +4,7 @@ import { recordingGenerated } from "@/lib/ingest/fixtures";
 import { postJson, startHarness, type Harness } from "@/lib/ingest/test-harness";
 import { filters, type Filters } from "../../../filters";
 import { participantsCountOf, randomCall, rng, startOf, writeCalls, type FixtureCall } from "../../../test-fixtures";
-import { REPORTS } from "../reports";
+import { REPORT_ANSWERERS } from "../report-answerers";
 import { handleReport } from "../test-route";
 import { getAwaitingRecordings, getRecordingSummary, withRecordingFacts } from "./recording-status";
 
@@ -123,9 +123,9 @@ describe("recording facts", () => {
     });
     // The routes: JSON and CSV of the same filters agree with the functions.
     const deps = { db: () => h.db, authorize: async () => ({ userId: 1, email: "a@b.c", role: "admin" as const, appPks: "all" as const }) };
-    const json = await (await handleReport(new Request("http://x/api/v1/recordings/summary?app=acme"), REPORTS["recording-summary"], deps)).json();
+    const json = await (await handleReport(new Request("http://x/api/v1/recordings/summary?app=acme"), REPORT_ANSWERERS["recording-summary"], deps)).json();
     expect(json).toEqual({ data: getRecordingSummary(h.db, filters({ apps: ["acme"] }), ALL) });
-    const csv = await (await handleReport(new Request("http://x/api/v1/recordings/awaiting?app=acme&format=csv"), REPORTS["recordings-awaiting"], deps)).text();
+    const csv = await (await handleReport(new Request("http://x/api/v1/recordings/awaiting?app=acme&format=csv"), REPORT_ANSWERERS["recordings-awaiting"], deps)).text();
     const rows = parse(csv, { columns: true }) as Array<Record<string, string>>;
     expect(rows.map((r) => r.sessionId)).toEqual(getAwaitingRecordings(h.db, filters({ apps: ["acme"], perPage: 1000 }), ALL).data.map((r) => r.sessionId));
   });

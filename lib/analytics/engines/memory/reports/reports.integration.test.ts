@@ -10,7 +10,7 @@ const { spawnEmulator } = await import("@/lib/emulator/testing");
 const { syncApp } = await import("@/lib/sync");
 const A = await import("../direct");
 const { handleReport } = await import("../test-route");
-const { REPORTS } = await import("../reports");
+const { REPORT_ANSWERERS } = await import("../report-answerers");
 const { tempDbFile } = await import("../../../test-fixtures");
 const { offsetAt } = await import("../../../tz");
 const { round3 } = await import("../../../report-types");
@@ -239,7 +239,7 @@ describe("reports against an oracle over the emulator's truth", () => {
     const caller = { userId: 1, email: "t@example.com", role: "admin" as const, appPks: "all" as const };
     const deps = { db: () => db, authorize: async () => caller };
     const q = "?from=" + (NOW - 60 * DAY);
-    const csvRes = await handleReport(new Request(`http://x/api/v1/usage/participants${q}&format=csv`), REPORTS.participants, deps);
+    const csvRes = await handleReport(new Request(`http://x/api/v1/usage/participants${q}&format=csv`), REPORT_ANSWERERS.participants, deps);
     expect(csvRes.headers.get("content-disposition")).toMatch(/^attachment; filename="callboard-participants_\d{4}-\d{2}-\d{2}_to_\d{4}-\d{2}-\d{2}\.csv"$/);
     const rows = parse(await csvRes.text(), { columns: true }) as Array<Record<string, string>>;
     const json = A.getParticipantUsage(db, A.filters({ from: NOW - 60 * DAY }), ALL);
@@ -255,7 +255,7 @@ describe("reports against an oracle over the emulator's truth", () => {
       expect(Number(r.calls)).toBe(j.calls);
       expect(r.firstCallAt).toBe(String(j.firstCallAt));
     });
-    const callsCsv = await handleReport(new Request(`http://x/api/v1/calls${q}&uid=${encodeURIComponent("a,b")}&format=csv`), REPORTS.calls, deps);
+    const callsCsv = await handleReport(new Request(`http://x/api/v1/calls${q}&uid=${encodeURIComponent("a,b")}&format=csv`), REPORT_ANSWERERS.calls, deps);
     const callRows = parse(await callsCsv.text(), { columns: true }) as Array<Record<string, string>>;
     const all = A.getCalls(db, A.filters({ from: NOW - 60 * DAY, uid: "a,b", perPage: 1000 }), ALL).data;
     expect(callRows.map((r) => r.sessionId)).toEqual(all.map((c) => c.sessionId));
@@ -284,7 +284,7 @@ describe("reports against an oracle over the emulator's truth", () => {
     expect(JSON.parse(JSON.stringify(deepDetail)).raw.note).toMatch(/deeper than 64 levels/);
     db.$client.prepare("UPDATE calls SET raw = ? WHERE session_id = ?").run(before, one.sessionId);
     const deps = { db: () => db, authorize: async () => ({ userId: 2, email: "v@example.com", role: "viewer" as const, appPks: [alpha] }) };
-    const res = await handleReport(new Request("http://x/api/v1/calls?app=beta"), REPORTS.calls, deps);
+    const res = await handleReport(new Request("http://x/api/v1/calls?app=beta"), REPORT_ANSWERERS.calls, deps);
     expect(res.status).toBe(404);
   });
 });

@@ -19,7 +19,7 @@ export function getParticipantUsage(db: Db, f: Filters, scope: Scope): Participa
 /**
  * One page of the participants in the requested order (`sort=minutes`: total minutes,
  * then the report's own order — calls, app pk, uid bytes, as ClickHouse orders them,
- * decision 0014 §10; `order=asc` the reverse), and how many there are: the order of the CSV (reports.ts sortedParticipants),
+ * decision 0014 §10; `order=asc` the reverse), and how many there are: the order of the CSV (report-answerers.ts sortedParticipants),
  * but only the page's rows are built. A warehouse of many light users holds hundreds of
  * thousands of uids, and a row object and a locale comparison for each took longer than
  * the scan: the first pages come from one pass that keeps the best `page × perPage`.

@@ -8,7 +8,7 @@ import { openFixtureDb, randomCall, rng, writeCalls, type FixtureCall } from "..
 /**
  * Block sums: the participants and engagement reports add a block's per-uid sums where
  * the filter keeps every call of the block, and a superblock's per-(dims code, uid) sums
- * where it filters on categories only (scan.ts peopleOf), and the unfilled last
+ * where it filters on categories only (people.ts peopleOf), and the unfilled last
  * superblock's full blocks' sums likewise; the daily report adds a block's
  * per-(app, quarter hour) sums where it filters on apps and time only (dailyOf), the
  * heatmap its per-(app, quarter hour) counts where it filters on apps only; totals,

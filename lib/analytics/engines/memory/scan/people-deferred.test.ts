@@ -77,7 +77,7 @@ describe("participants page, deferred sums", () => {
     // Most calls first, then app pk, then uid in SQLite's BINARY order (UTF-8 bytes).
     const sorted = [...byKey.values()].sort((a, b) => b.calls - a.calls || a.appPk - b.appPk || Buffer.compare(Buffer.from(a.uid), Buffer.from(b.uid)));
     const rows: Row[] = sorted.map(({ appPk: _, ...r }) => ({ ...r, audioMinutes: round3(r.audioMinutes), videoMinutes: round3(r.videoMinutes), totalMinutes: round3(r.totalMinutes) }));
-    // The report's documented orders (reports.ts sortedParticipants): minutes, then the order above (a stable sort).
+    // The report's documented orders (report-answerers.ts sortedParticipants): minutes, then the order above (a stable sort).
     if (f.sort === "minutes") rows.sort((a, b) => b.totalMinutes - a.totalMinutes);
     if (f.order === "asc") rows.reverse();
     return rows;

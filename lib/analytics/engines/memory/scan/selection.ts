@@ -1,5 +1,6 @@
 import type { Db } from "@/db/client";
 import type { Filters } from "../../../filters";
+import type { SortKey } from "../../../report-registry";
 import type { AnalyticsStore } from "../store/store";
 import { analyticsStore } from "../store/load";
 import { compile, listsUid, type SelectOptions } from "./plan";
@@ -39,8 +40,6 @@ export function select(db: Db, f: Filters, appPks: number[] | "all", opts: Selec
   return { store: s, sel, count };
 }
 
-/** Sort keys of the calls list (filters.ts SORT_KEYS). */
-export type SortKeyName = "start" | "duration" | "participants" | "minutes";
 
 /** Matching slots (ascending) and each one's sort key, in scratch arrays valid until the next call (unless `own`). */
 export interface KeyedSelection {
@@ -72,7 +71,7 @@ export function reserveKeyedScratch(n: number): number {
  * `total_audio_minutes + total_video_minutes` (a stored thousandth m reads back as
  * m / 1000, the very double SQLite holds, so the sum rounds as SQLite's does).
  */
-export function matchKeys(db: Db, f: Filters, appPks: number[] | "all", sort: SortKeyName, own = false, opts: SelectOptions = {}): KeyedSelection {
+export function matchKeys(db: Db, f: Filters, appPks: number[] | "all", sort: SortKey, own = false, opts: SelectOptions = {}): KeyedSelection {
   const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks, opts);
   if (keyedSel.length < s.n) {
     keyedSel = new Int32Array(Math.ceil(s.n * 1.25));

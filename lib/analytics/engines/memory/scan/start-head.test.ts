@@ -9,7 +9,7 @@ import { setBlockBits } from "../store/store";
 import { openFixtureDb, randomCall, rng, writeCalls } from "../../../test-fixtures";
 
 /**
- * The worker's calls CSV head by start, and the list's first pages by start (scan.ts
+ * The worker's calls CSV head by start, and the list's first pages by start (selection.ts
  * startHead), read only the blocks whose start bounds can hold them. With blocks of 32
  * slots and calls written in time order (as a backfill writes them), they must give
  * exactly the first pks of the whole order, for both directions and any filter, also

@@ -8,7 +8,7 @@
  * Cost: one rowid append per changed call. A participant row written right after its
  * call's own entry (the sync's "upsert the call, replace its participants") appends
  * nothing: the newest entry already names the call. That is safe because readers
- * always re-read the call of the newest entry they saw (lib/analytics/store.ts).
+ * always re-read the call of the newest entry they saw (store.ts).
  *
  * A new call is not logged at all (migration 0009): pks are AUTOINCREMENT and writers
  * are serialised, so a reader finds every call inserted since it last looked as

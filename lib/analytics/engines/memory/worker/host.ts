@@ -9,8 +9,8 @@ import { logger } from "@/lib/log/logger";
 import type { Filters } from "../../../filters";
 import type { ReportJson, ReportName, ReportRow } from "../../../reports";
 import type { Scope } from "../../../scope";
-import type { HeadFirstOrder, ReportRoute, RowOrder, StoreRows, StoreValuesOf } from "../report-route";
-import { REPORTS } from "../reports";
+import type { HeadFirstOrder, ReportAnswerer, RowOrder, StoreRows, StoreValuesOf } from "../report-answerer";
+import { REPORT_ANSWERERS } from "../report-answerers";
 import type { JobAnswers, JobKind, JobMessage, OrderPart, WorkerError, WorkerReply } from "./protocol";
 import { spareBuffer } from "@/lib/export/csv-bytes";
 
@@ -249,7 +249,7 @@ export function startAnalyticsWorker(db: Db): AnalyticsWorker | undefined {
   function run<N extends ReportName>(name: N, kind: "order", f: Filters, scope: Scope, signal?: AbortSignal): Promise<HeadFirstOrder>;
   function run<N extends ReportName>(name: N, kind: ReportJobKind, f: Filters, scope: Scope, signal?: AbortSignal): Promise<ReportAnswers<N>[ReportJobKind]> {
     if (dead) return Promise.reject(dead);
-    const report: ReportRoute<N> = REPORTS[name];
+    const report: ReportAnswerer<N> = REPORT_ANSWERERS[name];
     if (kind === "json") {
       const job = reportJob("json", name, f, scope);
       return enqueue(job, keyOf(job), () => report.json(warehouse(), job.filters, job.scope), signal);

@@ -1,7 +1,7 @@
 import type { Filters } from "../../../filters";
 import type { ReportJson, ReportName, ReportRow } from "../../../reports";
 import type { Scope } from "../../../scope";
-import type { HeadFirstOrder, ReportRoute, StoreValuesOf } from "../report-route";
+import type { HeadFirstOrder, ReportAnswerer, StoreValuesOf } from "../report-answerer";
 import { analyticsWorker, storeValuesOffThread } from "./host";
 
 /**
@@ -10,10 +10,10 @@ import { analyticsWorker, storeValuesOffThread } from "./host";
  * worker, or a report the worker does not take: report.offThread says which).
  */
 export interface OffThread {
-  json<N extends ReportName>(report: ReportRoute<N>, f: Filters, scope: Scope, signal?: AbortSignal): Promise<ReportJson<N>> | undefined;
-  rows<N extends ReportName>(report: ReportRoute<N>, f: Filters, scope: Scope, signal?: AbortSignal): Promise<ReportRow<N>[]> | undefined;
+  json<N extends ReportName>(report: ReportAnswerer<N>, f: Filters, scope: Scope, signal?: AbortSignal): Promise<ReportJson<N>> | undefined;
+  rows<N extends ReportName>(report: ReportAnswerer<N>, f: Filters, scope: Scope, signal?: AbortSignal): Promise<ReportRow<N>[]> | undefined;
   /** The calls CSV's order, head first. */
-  order<N extends ReportName>(report: ReportRoute<N>, f: Filters, scope: Scope, signal?: AbortSignal): Promise<HeadFirstOrder> | undefined;
+  order<N extends ReportName>(report: ReportAnswerer<N>, f: Filters, scope: Scope, signal?: AbortSignal): Promise<HeadFirstOrder> | undefined;
   /** With an order from off the thread: where the raw rows get the store's values of a batch (undefined: rows read whole). */
   storeValues(signal?: AbortSignal): StoreValuesOf | undefined;
 }

@@ -1,7 +1,7 @@
 import type { Filters } from "../../../filters";
 import type { ReportJson, ReportName, ReportRow } from "../../../reports";
 import type { Scope } from "../../../scope";
-import type { RowOrder, StoreRows } from "../report-route";
+import type { RowOrder, StoreRows } from "../report-answerer";
 
 /**
  * The messages between the analytics worker's host (worker/host.ts) and its thread

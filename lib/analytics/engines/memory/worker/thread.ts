@@ -13,7 +13,7 @@ import type { ReportName, ReportRow } from "../../../reports";
 import type { Scope } from "../../../scope";
 import { CSV_MMAP_BYTES, callsCsvLines, storeRows } from "../reports/calls-csv";
 import { reserveSortScratch } from "../scan/order";
-import { REPORTS } from "../reports";
+import { REPORT_ANSWERERS } from "../report-answerers";
 import { prebuildBlockSums } from "../scan/prebuild";
 import { reserveKeyedScratch } from "../scan/selection";
 import { analyticsStore } from "../store/load";
@@ -52,11 +52,11 @@ function run(job: WorkerJob, t0: number): JobAnswers[JobKind] {
     case "lines":
       return callsCsvLines(db, job.pks, job.apps, job.tz, job.into);
     case "json":
-      return REPORTS[job.name].json(db, job.filters, job.scope);
+      return REPORT_ANSWERERS[job.name].json(db, job.filters, job.scope);
     case "rows":
       return rowsOf(job.name, job.filters, job.scope);
     case "order": {
-      const order = REPORTS[job.name].csv.raw?.order;
+      const order = REPORT_ANSWERERS[job.name].csv.raw?.order;
       if (!order) throw new Error(`report ${job.name} has no CSV order`);
       // Head first: the first batch's pks and store values go at once (the request's thread
       // writes those rows while this one sorts the rest), the whole order when it is sorted.
@@ -69,7 +69,7 @@ function run(job: WorkerJob, t0: number): JobAnswers[JobKind] {
 
 /** A report's CSV rows, all of them (the bounded reports the host sends here). */
 function rowsOf<N extends ReportName>(name: N, f: Filters, scope: Scope): ReportRow<N>[] {
-  return Array.from(REPORTS[name].csv.rows(db, f, scope));
+  return Array.from(REPORT_ANSWERERS[name].csv.rows(db, f, scope));
 }
 
 function post(reply: WorkerReply, transfer: ArrayBuffer[] = []): void {

@@ -10,8 +10,8 @@ import type { Caller } from "@/lib/auth/authorize";
 import { callsOrder } from "../reports/calls";
 import { storeRows } from "../reports/calls-csv";
 import { filters } from "../../../filters";
-import type { HeadFirstOrder } from "../report-route";
-import { REPORTS } from "../reports";
+import type { HeadFirstOrder } from "../report-answerer";
+import { REPORT_ANSWERERS } from "../report-answerers";
 import { handleReport, runOffThread, runReport, storeValuesOffThread } from "../test-route";
 import { analyticsWorker, startAnalyticsWorker, type AnalyticsWorker } from "./host";
 
@@ -47,7 +47,7 @@ afterAll(async () => {
 describe("analytics worker", () => {
   it("is registered for the process: routes and pages find it", () => {
     expect(analyticsWorker()).toBe(worker);
-    expect(runOffThread(REPORTS.recordings, "json", filters(), ALL)).toBeUndefined(); // SQLite report: in-process
+    expect(runOffThread(REPORT_ANSWERERS.recordings, "json", filters(), ALL)).toBeUndefined(); // SQLite report: in-process
   });
 
   it("keeps the event loop responsive while slow reports run", async () => {
@@ -86,20 +86,20 @@ describe("analytics worker", () => {
   it("answers exactly like the in-process reports", async () => {
     const f = filters({ tz: "Asia/Kolkata", from: Date.UTC(2025, 2, 1) / 1000, to: Date.UTC(2025, 9, 1) / 1000, mode: "meet" });
     for (const name of ["totals", "apps", "daily", "heatmap", "participants", "calls", "engagement"] as const) {
-      expect(await worker.run(name, "json", f, ALL), name).toEqual(REPORTS[name].json(db, f, ALL));
+      expect(await worker.run(name, "json", f, ALL), name).toEqual(REPORT_ANSWERERS[name].json(db, f, ALL));
     }
-    expect(await worker.run("apps", "rows", f, ALL)).toEqual(REPORTS.apps.csv.rows(db, f, ALL));
-    expect(await runReport("totals", f, { appPks: [1] })).toEqual(REPORTS.totals.json(db, f, { appPks: [1] }));
+    expect(await worker.run("apps", "rows", f, ALL)).toEqual(REPORT_ANSWERERS.apps.csv.rows(db, f, ALL));
+    expect(await runReport("totals", f, { appPks: [1] })).toEqual(REPORT_ANSWERERS.totals.json(db, f, { appPks: [1] }));
   });
 
   it("serves the routes: handleReport answers from the worker, CSV rows included", async () => {
     const caller = { appPks: "all" } as unknown as Caller;
     const deps = { db: () => db, authorize: async () => caller, offThread: runOffThread, storeValues: storeValuesOffThread };
     const busy0 = worker.busyMs;
-    const res = await handleReport(new Request("http://localhost/api/v1/usage/apps?tz=UTC&mode=call"), REPORTS.apps, deps);
+    const res = await handleReport(new Request("http://localhost/api/v1/usage/apps?tz=UTC&mode=call"), REPORT_ANSWERERS.apps, deps);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual(REPORTS.apps.json(db, filters({ mode: "call" }), ALL));
-    const csv = await handleReport(new Request("http://localhost/api/v1/insights/totals?format=csv"), REPORTS.totals, deps);
+    expect(await res.json()).toEqual(REPORT_ANSWERERS.apps.json(db, filters({ mode: "call" }), ALL));
+    const csv = await handleReport(new Request("http://localhost/api/v1/insights/totals?format=csv"), REPORT_ANSWERERS.totals, deps);
     expect(csv.status).toBe(200);
     expect((await csv.text()).split("\n")[0]).toContain("period");
     expect(worker.busyMs).toBeGreaterThan(busy0);
@@ -118,10 +118,10 @@ describe("analytics worker", () => {
     // A live request signal, as the server gives: one job per batch must not leave one
     // abort listener each behind (hundreds on a large export slowed every later batch).
     const ctl = new AbortController();
-    const viaWorker = await (await handleReport(new Request(`http://localhost/api/v1/calls${q}`, { signal: ctl.signal }), REPORTS.calls, deps)).text();
+    const viaWorker = await (await handleReport(new Request(`http://localhost/api/v1/calls${q}`, { signal: ctl.signal }), REPORT_ANSWERERS.calls, deps)).text();
     expect(getEventListeners(ctl.signal, "abort").length).toBeLessThanOrEqual(2);
     expect(worker.busyMs).toBeGreaterThan(busy1);
-    const inProcess = await (await handleReport(new Request(`http://localhost/api/v1/calls${q}`), REPORTS.calls, { db: () => db, authorize: async () => caller })).text();
+    const inProcess = await (await handleReport(new Request(`http://localhost/api/v1/calls${q}`), REPORT_ANSWERERS.calls, { db: () => db, authorize: async () => caller })).text();
     expect(viaWorker).toBe(inProcess);
     expect(viaWorker.split("\r\n").length).toBeGreaterThan(10);
     // In another zone the worker writes its batches' ISO times in that zone too.
@@ -134,8 +134,8 @@ describe("analytics worker", () => {
         lines: (...args: Parameters<typeof lines>) => lines(...args).then((bytes) => (bytes && workerBatches++, bytes)),
       });
     };
-    const zonedViaWorker = await (await handleReport(new Request(`http://localhost/api/v1/calls${zoned}`), REPORTS.calls, { ...deps, storeValues: counting })).text();
-    expect(zonedViaWorker).toBe(await (await handleReport(new Request(`http://localhost/api/v1/calls${zoned}`), REPORTS.calls, { db: () => db, authorize: async () => caller })).text());
+    const zonedViaWorker = await (await handleReport(new Request(`http://localhost/api/v1/calls${zoned}`), REPORT_ANSWERERS.calls, { ...deps, storeValues: counting })).text();
+    expect(zonedViaWorker).toBe(await (await handleReport(new Request(`http://localhost/api/v1/calls${zoned}`), REPORT_ANSWERERS.calls, { db: () => db, authorize: async () => caller })).text());
     expect(zonedViaWorker).toMatch(/T\d\d:\d\d:\d\d-0[23]:30/);
     expect(workerBatches).toBeGreaterThan(0);
   });
@@ -193,9 +193,9 @@ describe("analytics worker", () => {
     for (const q of queries) {
       gated.released = false;
       const ctl = new AbortController();
-      const res = await handleReport(new Request(`http://localhost/api/v1/calls?${q}&format=csv`, { signal: ctl.signal }), REPORTS.calls, deps);
+      const res = await handleReport(new Request(`http://localhost/api/v1/calls?${q}&format=csv`, { signal: ctl.signal }), REPORT_ANSWERERS.calls, deps);
       expect(res.status, q).toBe(200);
-      const inProcess = await (await handleReport(new Request(`http://localhost/api/v1/calls?${q}&format=csv`), REPORTS.calls, { db: () => db, authorize: async () => caller })).text();
+      const inProcess = await (await handleReport(new Request(`http://localhost/api/v1/calls?${q}&format=csv`), REPORT_ANSWERERS.calls, { db: () => db, authorize: async () => caller })).text();
       const lines = inProcess.split("\r\n").length - 2;
       const reader = res.body!.getReader();
       const chunks: Uint8Array[] = [];
@@ -231,7 +231,7 @@ describe("analytics worker", () => {
     const caller = { appPks: "all" } as unknown as Caller;
     const deps = { db: () => db, authorize: async () => caller, offThread: runOffThread, storeValues: storeValuesOffThread };
     const ctl2 = new AbortController();
-    const res = await handleReport(new Request("http://localhost/api/v1/calls?format=csv&sort=duration", { signal: ctl2.signal }), REPORTS.calls, deps);
+    const res = await handleReport(new Request("http://localhost/api/v1/calls?format=csv&sort=duration", { signal: ctl2.signal }), REPORT_ANSWERERS.calls, deps);
     const reader = res.body!.getReader();
     expect((await reader.read()).value!.length).toBeGreaterThan(0);
     ctl2.abort();

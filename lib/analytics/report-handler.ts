@@ -8,7 +8,7 @@ import { parseFilters } from "./filters";
 import { REPORTS, type ReportName } from "./reports";
 
 /**
- * The whole of an analytics route handler: parse the filters, authorize, ask the
+ * The whole of an analytics route handler: authorize, parse the filters, ask the
  * engine for the report, answer JSON or a streamed CSV. Route files only name the
  * report; which engine answers, and where it computes, is the engine's business.
  */
@@ -20,30 +20,13 @@ export interface RouteDeps {
 
 const productionDeps: RouteDeps = { authorize: realAuthorize, engine: analyticsEngine };
 
-/**
- * The route of each report, as app/api/v1 serves it (each route file calls handleReport
- * with its name; routes.test.ts holds the two together). The lean API path
- * (lib/server/api-fast-path.ts) answers token requests for these paths itself.
- */
-export const REPORT_ROUTES: Readonly<Record<string, ReportName>> = {
-  "/api/v1/calls": "calls",
-  "/api/v1/recordings": "recordings",
-  "/api/v1/breakdowns": "breakdowns",
-  "/api/v1/usage/participants": "participants",
-  "/api/v1/usage/apps": "apps",
-  "/api/v1/usage/daily": "daily",
-  "/api/v1/insights/totals": "totals",
-  "/api/v1/insights/durations": "durations",
-  "/api/v1/insights/heatmap": "heatmap",
-  "/api/v1/insights/engagement": "engagement",
-};
-
 export const privateJson = { "Cache-Control": "private, no-store" };
 
 export async function handleReport<N extends ReportName>(request: Request, name: N, deps: RouteDeps = productionDeps): Promise<Response> {
   try {
-    const f = parseFilters(new URL(request.url).searchParams);
+    // Who asks, then what they ask for (as every route): an unsigned request is a 401 whatever its filters.
     const caller = await deps.authorize(request);
+    const f = parseFilters(new URL(request.url).searchParams);
     const engine = deps.engine();
     if (f.format === "csv") {
       // Resolved (and a 404 answered) before the first byte; rows are then pulled as the client reads.

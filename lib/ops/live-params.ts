@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { appsParam, intParam, tzParam } from "@/app/_ops/params";
+import { appsParam, intParam, tzParam } from "./params";
 
 /** `/live` and `GET /api/v1/live`: which apps, and how long ended sessions stay listed (minutes). */
 export const liveParamsSchema = z.object({

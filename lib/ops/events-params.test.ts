@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chartDays, daysWindow, eventsWindow, MAX_CHART_DAYS } from "./params";
+import { chartDays, daysWindow, eventsWindow, MAX_CHART_DAYS } from "./events-params";
 
 const at = (iso: string) => Date.parse(iso) / 1000;
 const NOW = Date.parse("2026-03-29T10:00:00Z");

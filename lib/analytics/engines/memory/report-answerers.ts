@@ -10,10 +10,10 @@ import { getBreakdowns, getDurationDistribution, getEngagement, getTotals } from
 import { getRecordings, iterateRecordings } from "./reports/recordings";
 import { getClients } from "./reports/clients";
 import { getAwaitingRecordings, getRecordingSummary, iterateAwaitingRecordings, withRecordingFacts } from "./reports/recording-status";
-import { listOf, type ReportRoute } from "./report-route";
+import { listOf, type ReportAnswerer } from "./report-answerer";
 import { compareBinary, getAppUsage, getDailyUsage, getParticipantPage, getParticipantUsage } from "./reports/usage";
 
-/** How the memory engine answers every report of the table (lib/analytics/reports.ts). */
+/** How the memory engine answers every report of the table (lib/analytics/report-registry.ts). */
 
 /** Participants in the requested order: `sort=minutes` by total minutes, else by calls
  * (the report's own order, most first: calls, then app pk and uid bytes); `order=asc`
@@ -77,7 +77,7 @@ function totalsRows(db: Db, f: Filters, scope: Scope): TotalsCsvRow[] {
  * CSV rows are read on the request's thread (a worker would have to buffer them) — the
  * calls CSV's order is the worker's (`order`: the pks, sorted from the store, head first). */
 
-export const REPORTS: { readonly [N in ReportName]: ReportRoute<N> } = {
+export const REPORT_ANSWERERS: { readonly [N in ReportName]: ReportAnswerer<N> } = {
   calls: {
     name: "calls",
     offThread: { json: true, order: true },

@@ -50,12 +50,12 @@ export interface HeadFirstOrder {
 export type CsvOrder = RowOrder | HeadFirstOrder;
 
 /**
- * How the memory engine computes one report (the table: reports.ts): its JSON answer
+ * How the memory engine computes one report (the table: report-answerers.ts): its JSON answer
  * and its CSV rows, as synchronous functions of a connection. Kept free of server-only
  * imports (auth, the process's connection) so that the analytics worker thread
  * (worker/thread.ts) loads the same table.
  */
-export interface ReportRoute<N extends ReportName> {
+export interface ReportAnswerer<N extends ReportName> {
   name: N;
   json: (db: Db, f: Filters, scope: Scope) => ReportJson<N>;
   /** Rows of the CSV (all of them, no paging), as objects. */

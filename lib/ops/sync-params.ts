@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { appsParam, enumParam, intParam, optionalIntParam, tzParam } from "@/app/_ops/params";
+import { appsParam, enumParam, intParam, optionalIntParam, tzParam } from "./params";
 
 /** `/sync` and `GET /api/v1/sync`. */
 export const STATUSES = ["any", "running", "succeeded", "failed"] as const;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { appsParam, enumParam, formatParam, intParam, optionalIntParam, tzParam } from "@/app/_ops/params";
+import { appsParam, enumParam, formatParam, intParam, optionalIntParam, tzParam } from "./params";
 import { localDate, localMidnight } from "@/lib/ui/date-range";
 
 /** `/events`, `GET /api/v1/events` (counts) and `GET /api/v1/events/deliveries`. */

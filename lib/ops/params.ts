@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { MAX_APPS_PER_QUERY } from "@/lib/analytics/report-registry";
+import { isValidTimeZone } from "@/lib/analytics/tz";
 
 /**
  * Search parameters of the operations pages (live, events, sync), parsed the same way
@@ -23,7 +25,7 @@ const blankToUndefined = (v: unknown) => {
 
 export const appsParam = z.preprocess(
   (v) => (v === undefined ? [] : (Array.isArray(v) ? v : [v]).filter((s) => typeof s !== "string" || s.trim() !== "")),
-  z.array(z.string().trim().max(63, "app ids are at most 63 characters")).max(50, "at most 50 apps"),
+  z.array(z.string().trim().max(63, "app ids are at most 63 characters")).max(MAX_APPS_PER_QUERY, `at most ${MAX_APPS_PER_QUERY} apps`),
 );
 
 export const intParam = (min: number, max: number, fallback: number) =>
@@ -32,18 +34,9 @@ export const intParam = (min: number, max: number, fallback: number) =>
 export const optionalIntParam = (min: number, max: number) =>
   z.preprocess(blankToUndefined, z.coerce.number().int(`must be a whole number`).min(min).max(max).optional());
 
-export function isTimeZone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en", { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export const tzParam = z.preprocess(
   blankToUndefined,
-  z.string().max(64).refine(isTimeZone, "unknown time zone").default("UTC"),
+  z.string().max(64).refine(isValidTimeZone, "unknown time zone").default("UTC"),
 );
 
 export const enumParam = <const T extends readonly [string, ...string[]]>(values: T, fallback: T[number]) =>

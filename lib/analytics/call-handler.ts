@@ -2,7 +2,7 @@ import { authorize } from "@/lib/auth/authorize";
 import { HttpError, toErrorResponse } from "@/lib/http/errors";
 import { logger } from "@/lib/log/logger";
 import { analyticsEngine } from "./engine";
-import { privateJson, type RouteDeps } from "./http";
+import { privateJson, type RouteDeps } from "./report-handler";
 
 /** GET /api/v1/calls/{sessionId}?app=: one call with participants and recordings. */
 export async function handleCall(request: Request, sessionId: string, deps: RouteDeps = { authorize, engine: analyticsEngine }): Promise<Response> {
