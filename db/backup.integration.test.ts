@@ -69,7 +69,7 @@ function rows(file: string, sql: string): unknown[] {
   }
 }
 
-describe("warehouse backup and restore under write load", () => {
+describe("warehouse backup and restore under write load", { timeout: 120_000 }, () => {
   let dir = "";
   let live = "";
   let token = "";
