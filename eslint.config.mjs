@@ -18,6 +18,36 @@ const NO_SCHEMA = { group: ["@/db/schema", "@/db/schema/*"], message: "Query thr
 // What a route shares with its page (parameters, rows) lives in lib/ (e.g. lib/ops/), read by both.
 const NO_PAGES = { group: ["@/app/*", "!@/app/api", "!@/app/api/*"], message: "API routes import lib/, never a page folder." };
 
+/**
+ * Folders of lib/ that sit below others (issue 28): a shared piece lives in the lower
+ * folder, and the lower folder never imports the ones above it. Tests and test support
+ * may reach up (they assemble whole systems).
+ */
+const LAYERS = [
+  { folder: "time", above: ["analytics", "export", "ui", "platform"] },
+  { folder: "platform", above: ["analytics", "export", "ui", "ingest", "sync", "clickhouse", "apps"] },
+  { folder: "export", above: ["analytics", "ui"] },
+  { folder: "config", above: ["clickhouse", "analytics", "sync", "ingest"] },
+  { folder: "locks", above: ["sync", "apps"] },
+  { folder: "apps", above: ["sync"] },
+  { folder: "ingest", above: ["health"] },
+];
+const layerBlocks = LAYERS.map(({ folder, above }) => ({
+  files: [`lib/${folder}/**/*.{ts,tsx}`],
+  ignores: ["**/*.test.ts", "**/test-*.ts"],
+  rules: {
+    "no-restricted-imports": [
+      "error",
+      {
+        patterns: [
+          NOT_UI, MEMORY, CLICKHOUSE,
+          { group: above.flatMap((a) => [`@/lib/${a}`, `@/lib/${a}/*`, `../${a}/*`]), message: `lib/${folder} sits below lib/${above.join(", lib/")}: move what both need down into lib/${folder} (or lower), never import up.` },
+        ],
+      },
+    ],
+  },
+}));
+
 const config = [
   ...nextVitals,
   ...nextTs,
@@ -59,6 +89,7 @@ const config = [
     ignores: ["lib/analytics/engines/memory/**", "lib/analytics/engines/clickhouse/**"],
     rules: { "no-restricted-imports": ["error", { patterns: [NOT_UI, MEMORY, CLICKHOUSE] }] },
   },
+  ...layerBlocks,
   {
     // One engine never reaches into the other (relative paths from inside an engine's folder too).
     files: ["lib/analytics/engines/memory/**/*.{ts,tsx}"],

@@ -13,7 +13,7 @@ import { openDatabase, type Db } from "@/db/client";
 import * as A from "@/lib/analytics";
 import { createMemoryEngine, changelogTriggerStatements, type MemoryEngine } from "@/lib/analytics/engines/memory";
 import { openFixtureDb, randomCall, rng, writeCalls } from "@/lib/analytics/test-fixtures";
-import type { BenchRow } from "./run";
+import type { BenchRow } from "./bench-row";
 
 const YEAR0 = Date.UTC(2025, 0, 1) / 1000;
 const YEAR = 365 * 86_400;

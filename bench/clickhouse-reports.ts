@@ -21,7 +21,7 @@ import { BENCH_APPS, generateCalls } from "./clickhouse-data";
 import { serverPid } from "./clickhouse-sync";
 import { csvRate, latency, NOW, prepareAccess, reportPaths, SECRET } from "./http-reports";
 import { ensureProductionBuild, startProductionServer } from "./production-server";
-import type { BenchRow } from "./run";
+import type { BenchRow } from "./bench-row";
 import { measureSyncBackfill } from "./sync-backfill";
 import type { TestClickHouse } from "@/lib/clickhouse/testing";
 

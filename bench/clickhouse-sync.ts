@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { ClickHouse } from "@/lib/clickhouse/client";
 import type { DataMixName } from "@/lib/emulator/mixes";
-import type { BenchRow } from "./run";
+import type { BenchRow } from "./bench-row";
 import { childCpuSeconds } from "./production-server";
 import { spawnBenchEmulator } from "./sync-backfill";
 

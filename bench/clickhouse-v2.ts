@@ -14,7 +14,7 @@ import path from "node:path";
 import { BENCH_APPS, onServer } from "./clickhouse-data";
 import { generateUidsSql, generateV2Sql } from "./clickhouse-v2-data";
 import { NOW } from "./http-reports";
-import type { BenchRow } from "./run";
+import type { BenchRow } from "./bench-row";
 import { createTableStatements, type Placement } from "@/lib/clickhouse/schema";
 import { V2_TABLES, decodeClosed, viewStatements } from "@/lib/clickhouse/schema-v2";
 

@@ -12,7 +12,7 @@ import path from "node:path";
 import type { DataMixName } from "@/lib/emulator/mixes";
 import { CrlfCounter } from "./crlf-counter";
 import { childCpuSeconds, ensureProductionBuild, startProductionServer } from "./production-server";
-import type { BenchRow } from "./run";
+import type { BenchRow } from "./bench-row";
 import { measureSyncBackfill, SYNC_MIXES } from "./sync-backfill";
 
 export const SECRET = "bench-http-secret-bench-http-secret-0000";

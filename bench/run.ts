@@ -32,15 +32,8 @@
 import { Command } from "commander";
 import { isDataMixName } from "@/lib/emulator/mixes";
 import { isSessionIdOrder } from "@/lib/emulator/session-ids";
+import type { BenchRow } from "./bench-row";
 
-export interface BenchRow {
-  area: string;
-  metric: string;
-  target: string;
-  measured: string;
-  /** Whether the measurement meets the target (undefined: informational). */
-  ok?: boolean;
-}
 
 const program = new Command("bench")
   .option("--rounds <n>", "kill-and-restart rounds of the webhook kill test (default 5)")

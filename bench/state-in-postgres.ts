@@ -28,12 +28,12 @@ import { createApiToken, resolveApiToken } from "@/lib/auth/tokens";
 import { createUser } from "@/lib/auth/users";
 import { addApp } from "@/lib/apps/registry";
 import { basicAuthHeader } from "@/lib/ingest/auth";
-import { messageSent, participantJoined } from "@/lib/ingest/fixtures";
+import { messageSent, participantJoined } from "@/lib/ingest/test-deliveries";
 import { createIngestHttpHandler } from "@/lib/ingest/http";
 import { createPostgresIngestor, storeDelivery } from "@/lib/ingest/postgres-inbox";
 import { parsePostgresConfig } from "@/lib/postgres/config";
-import { POSTGRES_SKIP_REASON, startPostgres } from "@/lib/postgres/testing";
-import type { BenchRow } from "./run";
+import { POSTGRES_SKIP_REASON, startPostgres } from "@/lib/postgres/test-postgres";
+import type { BenchRow } from "./bench-row";
 
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 const micros = (ms: number) => `${Math.round(ms * 1000)} µs`;

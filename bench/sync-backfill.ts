@@ -16,7 +16,7 @@ import { serializeServed } from "@/lib/emulator/quirks";
 import type { SessionIdOrder } from "@/lib/emulator/session-ids";
 import type { syncApp as SyncAppFn } from "@/lib/sync/sync-app";
 import { childCpuSeconds } from "./production-server";
-import type { BenchRow } from "./run";
+import type { BenchRow } from "./bench-row";
 
 export interface SyncBackfillResult {
   calls: number;

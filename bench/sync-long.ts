@@ -5,7 +5,7 @@
  */
 import { statSync } from "node:fs";
 import type { DataMixName } from "@/lib/emulator/mixes";
-import type { BenchRow } from "./run";
+import type { BenchRow } from "./bench-row";
 import { withBenchBackfill } from "./sync-backfill";
 
 /** Where the long backfill reports: rate and memory at each of these (and at the end). */

@@ -9,7 +9,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
 import Database from "better-sqlite3";
-import type { BenchRow } from "./run";
+import type { BenchRow } from "./bench-row";
 import { bodyFactory, freePort, load, prepareBenchWarehouse, waitForHttp, type LoadStats } from "./webhooks";
 
 export interface WebhookKillOptions {

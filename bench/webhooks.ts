@@ -6,7 +6,8 @@
  * and repeats are stored and counted once.
  *
  *   npx tsx bench/webhooks.ts [seconds]
- *   npx tsx bench/webhooks.ts --kill [rounds]   # the kill test (bench/webhook-kill.ts)
+ *
+ * The kill test is bench/webhook-kill.ts (`npm run bench -- --only webhook-kill`).
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -16,7 +17,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
-import type { BenchRow } from "./run";
+import type { BenchRow } from "./bench-row";
 
 // autocannon ships no types: the part used here.
 interface AutocannonRequest {
@@ -367,12 +368,8 @@ function verify(file: string, stats: LoadStats): { rows: number; repeats: number
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const kill = process.argv.includes("--kill");
-  const count = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? (kill ? 5 : 30));
-  const run = kill
-    ? import("./webhook-kill").then(({ runWebhookKillBench }) => runWebhookKillBench({ rounds: count }))
-    : runWebhookBench({ durationSeconds: count });
-  run
+  const seconds = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 30);
+  runWebhookBench({ durationSeconds: seconds })
     .then((rows) => console.table(rows))
     .catch((error: unknown) => {
       console.error(error);

@@ -5,7 +5,7 @@ import { useContext, useEffect, useId, useRef, useState, useSyncExternalStore, t
 import { MODES, RECEIVER_TYPES, STATUSES, TYPES } from "@/lib/analytics/dims";
 import { MAX_YEAR, MIN_YEAR, PRESETS, dateInputProblem, endDateInput, fromDateInput, matchPreset, presetRange, toDateInput, toEndDateInput, type PresetKey } from "@/lib/ui/date-range";
 import { hasActiveFilters, type FilterValues } from "@/lib/ui/filter-params";
-import { label } from "@/lib/ui/format";
+import { label } from "@/lib/platform/labels";
 import { PreferencesContext } from "./preferences";
 import { SavedViews } from "./saved-views";
 import { useFilters } from "./use-report";

@@ -13,7 +13,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { chromium, expect, test, type Browser } from "@playwright/test";
 import type { WebhookEnvelope } from "@/lib/emulator/webhook-types";
-import { recordingGenerated } from "@/lib/ingest/fixtures";
+import { recordingGenerated } from "@/lib/ingest/test-deliveries";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../playwright.config";
 import { demoState, E2E_DIR, signIn } from "./fixture";
 import { deliver } from "./ops-helpers";

@@ -92,7 +92,7 @@ async function main(): Promise<void> {
     import("@/lib/auth/users"),
     import("@/lib/sync"),
     import("@/lib/server/start"),
-    import("@/lib/emulator/testing"),
+    import("@/lib/emulator/test-emulator"),
     import("@/lib/emulator/webhooks"),
   ]);
 

@@ -15,15 +15,6 @@ const NOT_YET_RENAMED = new Set([
   "lib/analytics/engines/clickhouse/parity-fixture.ts",
   "lib/clickhouse/testing.ts",
   "lib/clickhouse/writer-v2-child.fixture.ts",
-  "lib/emulator/testing.ts",
-  "lib/ingest/fixtures.ts",
-  "lib/ingest/forwarder-child.fixture.ts",
-  "lib/postgres/testing.ts",
-  "lib/sync/hostile-records.fixture.ts",
-  "lib/sync/lock-holder.fixture.ts",
-  "lib/sync/postgres-lease-holder.fixture.ts",
-  "lib/sync/sync-child.fixture.ts",
-  "lib/sync/testing.ts",
 ]);
 const OTHER_SCHEMES = /(^|[./-])(testing|fixtures?|parity-[\w-]+)\.tsx?$|\.fixture\.tsx?$/;
 

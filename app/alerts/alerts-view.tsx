@@ -11,7 +11,8 @@ import type { RuleView } from "@/lib/alerts/rules";
 import type { UpcomingEvaluation } from "@/lib/alerts/evaluate";
 import type { TickResult } from "@/lib/alerts/scheduler";
 import { formatMetricValue, type Metric } from "@/lib/alerts/schema";
-import { formatWindow, label } from "@/lib/ui/format";
+import { label } from "@/lib/platform/labels";
+import { formatWindow } from "@/lib/ui/format";
 import { RuleFormView } from "./rule-form";
 
 export interface AlertsAnswer {

@@ -5,7 +5,7 @@ import { useState, type ReactNode } from "react";
 import { fetchJson } from "@/lib/ui/fetch-json";
 import type { AppOption } from "@/lib/ops/scope";
 import { MODES, RECEIVER_TYPES, STATUSES, TYPES } from "@/lib/analytics/dims";
-import { label as labelOf } from "@/lib/ui/format";
+import { label as labelOf } from "@/lib/platform/labels";
 import type { RuleView } from "@/lib/alerts/rules";
 import { describeWindow, METRIC_NAMES, METRICS, WINDOW_CHOICES, type Metric } from "@/lib/alerts/schema";
 import { EMPTY_FORM, formToBody, ruleToForm, type RuleForm } from "./form-model";

@@ -11,7 +11,8 @@ import { RecordingSummaryLine, WHY_NO_LINK } from "@/components/recording-facts"
 import { RecordingLink } from "@/components/recording-link";
 import { useFilters, useReport } from "@/components/use-report";
 import { apiQuery } from "@/lib/ui/filter-params";
-import { formatCount, formatDateTime, formatSeconds, label } from "@/lib/ui/format";
+import { label } from "@/lib/platform/labels";
+import { formatCount, formatDateTime, formatSeconds } from "@/lib/ui/format";
 import { csvUrl } from "@/lib/ui/reports";
 import { RECORDINGS_PER_PAGE, callHref } from "@/lib/ui/pages";
 import { viewParsers } from "./params";

@@ -4,7 +4,7 @@
  * Client-safe.
  */
 import { createLoader, createParser, parseAsBoolean, parseAsNativeArrayOf, parseAsString, type inferParserType } from "nuqs/server";
-import { isValidTimeZone } from "@/lib/analytics/tz";
+import { isValidTimeZone } from "@/lib/time/tz";
 import { isMonth } from "@/lib/billing/month";
 
 const parseAsMonth = createParser({ parse: (v: string) => (isMonth(v) ? v : null), serialize: (v: string) => v });

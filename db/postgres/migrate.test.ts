@@ -5,7 +5,7 @@ import { getTableConfig } from "drizzle-orm/sqlite-core";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parsePostgresConfig } from "@/lib/postgres/config";
-import { POSTGRES_SKIP_REASON, startPostgres, type TestPostgres } from "@/lib/postgres/testing";
+import { POSTGRES_SKIP_REASON, startPostgres, type TestPostgres } from "@/lib/postgres/test-postgres";
 import { migratePostgres } from "./client";
 import { pgStateTable, STATE_TABLES } from "./schema";
 

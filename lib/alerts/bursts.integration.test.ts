@@ -5,7 +5,7 @@ import { callerForUser, type Caller } from "@/lib/auth/authorize";
 import { createUser } from "@/lib/auth/users";
 import { chatEvent, sendDeliveries, type Delivery } from "@/lib/emulator/webhooks";
 import { resetEnvForTests } from "@/lib/config/env";
-import { recordingGenerated } from "@/lib/ingest/fixtures";
+import { recordingGenerated } from "@/lib/ingest/test-deliveries";
 import { AUTH, postJson, startHarness, type Harness } from "@/lib/ingest/test-harness";
 import { evaluateDueRules } from "./evaluate";
 import { deliverDue } from "./outbox";

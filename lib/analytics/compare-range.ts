@@ -7,7 +7,7 @@
  *   the start of a month is not like its end, so a month is set against a month.
  * - `year`: the same calendar dates one year earlier.
  */
-import { localDate, localMidnight, offsetAt } from "./tz";
+import { localDate, localMidnight, offsetAt } from "@/lib/time/tz";
 
 export const COMPARE_MODES = ["previous", "year"] as const;
 export type CompareMode = (typeof COMPARE_MODES)[number];

@@ -2,7 +2,7 @@ import { HttpError } from "@/lib/http/errors";
 import { MODES, RECEIVER_TYPES, STATUSES, TYPES, type CallTypeValue, type ModeValue, type ReceiverTypeValue, type StatusValue } from "./dims";
 import { COMPARE_MODES, type CompareMode } from "./compare-range";
 import { MAX_APPS_PER_QUERY, SORT_KEYS, type SortKey } from "./report-registry";
-import { isValidTimeZone } from "./tz";
+import { isValidTimeZone } from "@/lib/time/tz";
 
 export { SORT_KEYS, type SortKey };
 

@@ -5,8 +5,8 @@ import type { PgDb } from "@/db/postgres/client";
 import { isPostgresState, tablesOf } from "@/db/state";
 import { freshState, STATE_DIALECTS, useTestEnv } from "@/lib/auth/test-support";
 import { basicAuthHeader, checkBasicAuth } from "@/lib/ingest/auth";
-import { acquireLock, releaseLock } from "@/lib/sync/lock";
-import { acquireLease, releaseLease } from "@/lib/sync/postgres-lease";
+import { acquireLock, releaseLock } from "@/lib/locks/sync-lock";
+import { acquireLease, releaseLease } from "@/lib/locks/postgres-lease";
 import { addApp, appConnection, getAppById, listApps, removeApp, updateApp, webhookAuthSettings } from "./registry";
 
 /**

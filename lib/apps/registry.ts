@@ -5,8 +5,8 @@ import type { PgDb } from "@/db/postgres/client";
 import { apps as sqliteApps, type AppRow } from "@/db/schema";
 import { isPostgresState, isUniqueViolation, stateTransaction, tablesOf } from "@/db/state";
 import { decryptSecret, encryptSecret, lastFour } from "@/lib/crypto/secrets";
-import { acquireLock, newOwnerId } from "@/lib/sync/lock";
-import { acquireLease, releaseLease } from "@/lib/sync/postgres-lease";
+import { acquireLock, newOwnerId } from "@/lib/locks/sync-lock";
+import { acquireLease, releaseLease } from "@/lib/locks/postgres-lease";
 
 /**
  * Tenant apps: the registry every other part reads. Secrets go in encrypted and come

@@ -8,7 +8,7 @@ import { z } from "zod";
 import type { Db } from "@/db/client";
 import { tablesOf } from "@/db/state";
 import { listApps } from "@/lib/apps/registry";
-import { isValidTimeZone } from "@/lib/analytics/tz";
+import { isValidTimeZone } from "@/lib/time/tz";
 import { HttpError } from "@/lib/http/errors";
 import { audit } from "./audit";
 import { canSeeApp } from "./authorize";

@@ -7,7 +7,7 @@ import { migratePostgres, openPostgres, type PgDb } from "@/db/postgres/client";
 import { calls } from "@/db/schema";
 import { stateDbOfPostgres } from "@/db/state";
 import { parsePostgresConfig } from "@/lib/postgres/config";
-import { POSTGRES_SKIP_REASON, startPostgres, type TestPostgres } from "@/lib/postgres/testing";
+import { POSTGRES_SKIP_REASON, startPostgres, type TestPostgres } from "@/lib/postgres/test-postgres";
 import { addApp } from "@/lib/apps/registry";
 import { resetEnvForTests } from "@/lib/config/env";
 
@@ -59,7 +59,7 @@ export type StateDialect = "sqlite" | "postgres";
 
 /**
  * The dialects a state suite runs on: both, unless Postgres is not installed here
- * (never in CI: .ci/run installs it; lib/postgres/testing.ts).
+ * (never in CI: .ci/run installs it; lib/postgres/test-postgres.ts).
  */
 export const STATE_DIALECTS: StateDialect[] = POSTGRES_SKIP_REASON ? ["sqlite"] : ["sqlite", "postgres"];
 

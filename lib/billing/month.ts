@@ -1,11 +1,11 @@
 /**
  * A calendar month in an IANA time zone as the analytics filter's `[from, to)` epoch
  * seconds: from the first instant of the 1st, local time, to the first instant of the
- * next month's 1st. Offsets come from lib/analytics/tz.ts; +05:45 (Asia/Kathmandu),
+ * next month's 1st. Offsets come from lib/time/tz.ts; +05:45 (Asia/Kathmandu),
  * DST months (one hour shorter or longer) and zones whose clocks skip local midnight
  * on the 1st (America/Asuncion, 2023-10-01) come out right.
  */
-import { isValidTimeZone, offsetAt } from "@/lib/analytics/tz";
+import { isValidTimeZone, offsetAt } from "@/lib/time/tz";
 
 export const MONTH_PATTERN = /^(\d{4})-(0[1-9]|1[0-2])$/;
 

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { db as warehouse } from "@/db";
 import type { Db } from "@/db/client";
 import { resolveApps } from "@/lib/analytics/scope";
-import { isValidTimeZone } from "@/lib/analytics/tz";
+import { isValidTimeZone } from "@/lib/time/tz";
 import { authorize as realAuthorize, requireAdmin, type Caller } from "@/lib/auth/authorize";
 import { readJsonObject } from "@/lib/auth/route-support";
 import { csvDownloadName } from "@/lib/analytics/csv-filename";

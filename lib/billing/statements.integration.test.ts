@@ -19,14 +19,14 @@ const { authorizeRequest, callerForUser } = await import("@/lib/auth/authorize")
 const { createApiToken } = await import("@/lib/auth/tokens");
 const { createUser } = await import("@/lib/auth/users");
 const { listAudit } = await import("@/lib/auth/audit");
-const { spawnEmulator } = await import("@/lib/emulator/testing");
+const { spawnEmulator } = await import("@/lib/emulator/test-emulator");
 const { syncApp } = await import("@/lib/sync");
 const { buildStatements } = await import("./statements");
 const { issueStatement } = await import("./issue");
 const { setPriceSheet } = await import("./price-sheets");
 const { handleStatementsGet, handleStatementsPost } = await import("./statements-handler");
 const { closeIngestor, handleWebhookRequest } = await import("@/lib/ingest");
-const { recordingGenerated } = await import("@/lib/ingest/fixtures");
+const { recordingGenerated } = await import("@/lib/ingest/test-deliveries");
 
 type Emu = Awaited<ReturnType<typeof spawnEmulator>>;
 type Caller = NonNullable<Awaited<ReturnType<typeof callerForUser>>>;

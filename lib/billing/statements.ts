@@ -7,7 +7,7 @@
 import type { Db } from "@/db/client";
 import { listApps } from "@/lib/apps/registry";
 import type { Scope } from "@/lib/analytics";
-import { isValidTimeZone } from "@/lib/analytics/tz";
+import { isValidTimeZone } from "@/lib/time/tz";
 import { HttpError, notFound } from "@/lib/http/errors";
 import { ROUNDING_RULE, sumMoney } from "./money";
 import { isMonth, isMonthOver, monthRange, type MonthRange } from "./month";

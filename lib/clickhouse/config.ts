@@ -4,6 +4,7 @@
  * address for logs and pages: the password never leaves this module except to the
  * HTTP client's Authorization header.
  */
+import { clickHouseUrlProblem, clusterNameProblem } from "@/lib/config/clickhouse-url";
 
 export interface ClickHouseConfig {
   /** `http(s)://host:port`, no credentials, no path. */
@@ -15,33 +16,6 @@ export interface ClickHouseConfig {
   cluster: string | undefined;
   /** The address with the password replaced: `http://user:***@host:port/database`. */
   redacted: string;
-}
-
-/** Database and cluster names go into DDL unquoted-safe: plain identifiers only. */
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
-
-/**
- * Why `value` is not a usable CLICKHOUSE_URL, or undefined when it is. Never quotes the
- * value itself (it holds the password).
- */
-export function clickHouseUrlProblem(value: string): string | undefined {
-  let u: URL;
-  try {
-    u = new URL(value);
-  } catch {
-    return "must be a URL such as http://user:password@host:8123/callboard";
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:") return "must start with http:// or https:// (ClickHouse's HTTP interface)";
-  if (u.hostname === "") return "must name a host";
-  const database = decodeURIComponent(u.pathname.replace(/^\//, ""));
-  if (database === "") return "must end with the database name, e.g. /callboard";
-  if (!IDENTIFIER.test(database)) return "database name must be letters, digits and _ (at most 63), starting with a letter or _";
-  if (u.search !== "" || u.hash !== "") return "must not carry a query string or fragment";
-  return undefined;
-}
-
-export function clusterNameProblem(value: string): string | undefined {
-  return IDENTIFIER.test(value) ? undefined : "must be a cluster name from remote_servers: letters, digits and _";
 }
 
 /** Parses a URL already validated by `clickHouseUrlProblem` (lib/config/env.ts does). */

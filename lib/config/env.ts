@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { basePathProblem } from "@/lib/http/base-path";
 import { trustedProxiesProblem } from "@/lib/http/trusted-proxies";
-import { clickHouseUrlProblem, clusterNameProblem } from "@/lib/clickhouse/config";
+import { clickHouseUrlProblem, clusterNameProblem } from "./clickhouse-url";
 import { postgresUrlProblem } from "@/lib/postgres/config";
 
 /**

@@ -1,6 +1,6 @@
 // Public surface of the emulator for scripts, benchmarks and tests.
 export { startEmulator, type EmulatorOptions, type RunningEmulator } from "./server";
-export { spawnEmulator, type SpawnOptions, type SpawnedEmulator, type SpawnedApp } from "./testing";
+export { spawnEmulator, type SpawnOptions, type SpawnedEmulator, type SpawnedApp } from "./test-emulator";
 export { createAdminClient, type EmulatorAdmin } from "./admin-client";
 export { generateAppCalls, generateCanonicalCalls, formatHms, type AppGenParams } from "./generator";
 export { canonicalFromWire, toWire, serializeWire } from "./quirks";

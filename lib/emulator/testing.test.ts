@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CliError, parseAppsList, parseCli, parseFault } from "./cli-args";
-import { spawnEmulator } from "./testing";
+import { spawnEmulator } from "./test-emulator";
 
 describe("CLI arguments", () => {
   it("parses apps, faults and quirks", () => {

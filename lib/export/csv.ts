@@ -1,5 +1,5 @@
 import { stringify } from "csv-stringify/sync";
-import { label } from "@/lib/ui/format";
+import { label } from "@/lib/platform/labels";
 import { isoFormatter, type IsoFormatter } from "./iso";
 import type { CsvColumn, Derivation, RawCsvColumn } from "./csv-column";
 

@@ -1,4 +1,4 @@
-import { offsetAt } from "@/lib/analytics/tz";
+import { offsetAt } from "@/lib/time/tz";
 
 /**
  * Epoch seconds as ISO 8601 local time with its offset, in one zone:

@@ -5,7 +5,7 @@ import type { Db } from "@/db/client";
 import { staleSyncs } from "./sync-age";
 import {
   currentWriteFailure, describeWriteFailure, writeFailureReason, type WriteFailureReason,
-} from "./write-state";
+} from "@/lib/ingest/write-state";
 
 export interface Health {
   status: "ok" | "unavailable";
@@ -37,7 +37,7 @@ export interface HealthOptions {
 /**
  * Open to anyone: says whether the warehouse can be read AND written, and nothing
  * secret. Writes are judged three ways, cheapest first: a write the ingest saw fail
- * lately (lib/health/write-state.ts), the free space of the database's file system,
+ * lately (lib/ingest/write-state.ts), the free space of the database's file system,
  * and a probe that takes the write lock (BEGIN IMMEDIATE, waiting at most
  * `probeBusyTimeoutMs`) and gives it back at once without writing anything.
  */

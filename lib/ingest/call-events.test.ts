@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
 import { createMemoryEngine } from "@/lib/analytics/engines/memory";
 import { getCallEvents } from "./call-events";
-import { callInitiated, participantJoined, participantLeft, recordingGenerated, sessionEnded, sessionStarted } from "./fixtures";
+import { callInitiated, participantJoined, participantLeft, recordingGenerated, sessionEnded, sessionStarted } from "./test-deliveries";
 import { postJson, startHarness, type Harness } from "./test-harness";
 
 /** A call's event log from deliveries sent through the real ingest, out of order, with a repeat and strangers. */

@@ -5,7 +5,7 @@
  */
 import type { Db } from "@/db/client";
 import type { ClickHouse } from "@/lib/clickhouse/client";
-import { connectionChanged, messageSent, participantJoined, reactionAdded, recordingGenerated, sessionStarted, type Delivery } from "./fixtures";
+import { connectionChanged, messageSent, participantJoined, reactionAdded, recordingGenerated, sessionStarted, type Delivery } from "./test-deliveries";
 
 /** `n` distinct deliveries for `appId` (events spread over a few days of 15-minute buckets). */
 export function deliveryMix(appId: string, n: number, tag = "d"): Delivery[] {

@@ -15,7 +15,7 @@ import { deliveryRow } from "@/lib/clickhouse/rows";
 import { getClickHouseHealth } from "@/lib/health/clickhouse-health";
 import { clickHouseFacts, deliveryMix, missingInClickHouse, sqliteFacts } from "./clickhouse-forward-support";
 import { clickHouseForwardTarget } from "./clickhouse-target";
-import { envelope, participantJoined, participantLeft } from "./fixtures";
+import { envelope, participantJoined, participantLeft } from "./test-deliveries";
 import { getForwardingBacklog } from "./forward-backlog";
 import { Forwarder } from "./forwarder";
 import { postJson, startHarness, type Harness } from "./test-harness";
@@ -202,7 +202,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("forwarding webhook facts to ClickHouse"
     const { h, env } = await fresh();
     expect((await postAll(h, deliveryMix("acme", 300, "kill"))).every((s) => s === 200)).toBe(true);
     const { out } = await killMidRun(
-      path.join(import.meta.dirname, "forwarder-child.fixture.ts"),
+      path.join(import.meta.dirname, "test-forwarder-child.ts"),
       { ...process.env, ...env, DB_FILE: h.file, BATCH_ROWS: "20", DELAY_MS: "100" },
       /batch 5\n/,
     );

@@ -11,7 +11,7 @@ import { filters, type Filters } from "@/lib/analytics/filters";
 import { createMemoryEngine } from "@/lib/analytics/engines/memory";
 import { rng } from "@/lib/analytics/test-fixtures";
 import { createIngestor } from "./ingest";
-import { envelope, participantJoined, participantLeft, sessionEnded, type Delivery } from "./fixtures";
+import { envelope, participantJoined, participantLeft, sessionEnded, type Delivery } from "./test-deliveries";
 import { startHarness, type Harness } from "./test-harness";
 
 /**

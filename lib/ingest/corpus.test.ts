@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
 import { basicAuthHeader } from "./auth";
-import { messageSent, recordingGenerated } from "./fixtures";
+import { messageSent, recordingGenerated } from "./test-deliveries";
 import { AUTH, HOOK_PASSWORD, HOOK_USER, jsonHeaders, postJson, send, startHarness, type Harness, type RawRequest } from "./test-harness";
 
 /** Bad deliveries: each gets its 4xx and a clear message, and nothing is applied. */

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { resetEnvForTests } from "@/lib/config/env";
 import { EXACT_BACKLOG_ROWS, getForwardingBacklog, getForwardingStatus } from "./forward-backlog";
 import { backoffMs } from "./forwarder";
-import { messageSent, recordingGenerated } from "./fixtures";
+import { messageSent, recordingGenerated } from "./test-deliveries";
 import { GroupCommitter } from "./store";
 import { startHarness, type Harness } from "./test-harness";
 

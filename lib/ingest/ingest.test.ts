@@ -3,7 +3,7 @@ import { sql } from "drizzle-orm";
 import {
   callInitiated, connectionChanged, envelope, messageSent, participantJoined, participantLeft, reactionAdded,
   recordingGenerated, sessionEnded, sessionStarted,
-} from "./fixtures";
+} from "./test-deliveries";
 import { getEventCounts, getLiveSessions, getRecentDeliveries, ingestUrlFor } from "./queries";
 import { handleWebhookRequest } from "./web";
 import { AUTH, postJson, startHarness, type Harness } from "./test-harness";

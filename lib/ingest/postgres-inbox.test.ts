@@ -6,7 +6,7 @@ import { migrateClickHouse } from "@/lib/clickhouse/migrate";
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/lib/clickhouse/testing";
 import { resetEnvForTests } from "@/lib/config/env";
 import { parsePostgresConfig } from "@/lib/postgres/config";
-import { POSTGRES_SKIP_REASON, startPostgres, type TestPostgres } from "@/lib/postgres/testing";
+import { POSTGRES_SKIP_REASON, startPostgres, type TestPostgres } from "@/lib/postgres/test-postgres";
 import { clickHouseForwardTarget } from "./clickhouse-target";
 import type { DeliveryFact, ForwardTarget } from "./forwarder";
 import { forwardBacklog, forwardDeliveries, storeDelivery, type IncomingDelivery } from "./postgres-inbox";

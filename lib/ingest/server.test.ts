@@ -7,7 +7,7 @@ import { openDatabase } from "@/db/client";
 import { addApp } from "@/lib/apps/registry";
 import { resetEnvForTests } from "@/lib/config/env";
 import { SKIP_WITHOUT_BUILD, startTestServer, type TestServer } from "@/lib/server/test-server";
-import { messageSent, recordingGenerated } from "./fixtures";
+import { messageSent, recordingGenerated } from "./test-deliveries";
 import { AUTH, HOOK_PASSWORD, HOOK_USER, TEST_SECRET, postJson, send } from "./test-harness";
 
 /**

@@ -2,8 +2,8 @@ import Database from "better-sqlite3";
 import { sql } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { getHealth } from "@/lib/health/health";
-import { resetWriteStateForTests } from "@/lib/health/write-state";
-import { messageSent, recordingGenerated, type Delivery } from "./fixtures";
+import { resetWriteStateForTests } from "./write-state";
+import { messageSent, recordingGenerated, type Delivery } from "./test-deliveries";
 import { getEventCounts } from "./queries";
 import { postJson, startHarness, type Harness, type RawResponse } from "./test-harness";
 

@@ -2,7 +2,7 @@ import type Database from "better-sqlite3";
 import { logger } from "@/lib/log/logger";
 import { applyClientSessionChange, type ClientSessionChange } from "./client-sessions";
 import { applyEffect, prepareStatements, type PreparedDelivery, type Statements } from "./statements";
-import { noteWriteFailure, noteWriteSuccess, writeFailureReason } from "@/lib/health/write-state";
+import { noteWriteFailure, noteWriteSuccess, writeFailureReason } from "./write-state";
 import type { WalSyncer } from "./wal-sync";
 import { WriteBackoff, type WriteBackoffOptions } from "./write-backoff";
 
@@ -19,7 +19,7 @@ import { WriteBackoff, type WriteBackoffOptions } from "./write-backoff";
  * (outcome `failed`) and never takes the rest of the batch down.
  * A batch that cannot be written at all (disk full, lock held past the busy timeout)
  * stores nothing and is answered 503 + Retry-After; the ingest then pauses its tries
- * (write-backoff.ts) and reports the failure to /api/health (lib/health/write-state.ts).
+ * (write-backoff.ts) and reports the failure to /api/health (lib/ingest/write-state.ts).
  */
 
 // A delivery ready to store, and what it changes: defined beside the statements that apply it.

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { MAX_APPS_PER_QUERY } from "@/lib/analytics/report-registry";
-import { isValidTimeZone } from "@/lib/analytics/tz";
+import { isValidTimeZone } from "@/lib/time/tz";
 
 /**
  * Search parameters of the operations pages (live, events, sync), parsed the same way

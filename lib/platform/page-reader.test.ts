@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { mulberry32 } from "@/lib/emulator/prng";
-import { HOSTILE_RECORDS } from "@/lib/sync/hostile-records.fixture";
+import { HOSTILE_RECORDS } from "@/lib/sync/test-hostile-records";
 import { extraParticipantJson } from "@/lib/sync/writer";
 import { CallFields, ParticipantFields, readCallsPage } from "./page-reader";
 

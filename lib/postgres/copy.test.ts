@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { POSTGRES_SKIP_REASON, startPostgres, type TestPostgres } from "./testing";
+import { POSTGRES_SKIP_REASON, startPostgres, type TestPostgres } from "./test-postgres";
 
 /**
  * `npm run warehouse -- copy --to postgres` against a real Postgres on loopback: a SQLite

@@ -10,7 +10,7 @@ import { createApiToken } from "@/lib/auth/tokens";
 import { createUser } from "@/lib/auth/users";
 import { resetEnvForTests } from "@/lib/config/env";
 import { basicAuthHeader } from "@/lib/ingest/auth";
-import { messageSent } from "@/lib/ingest/fixtures";
+import { messageSent } from "@/lib/ingest/test-deliveries";
 import { parseMetrics, sampleValue, type Sample } from "@/lib/testing/prometheus-text";
 import { freePort, SKIP_WITHOUT_BUILD, startTestServer, type TestServer } from "./test-server";
 

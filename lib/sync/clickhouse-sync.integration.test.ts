@@ -15,7 +15,7 @@ const { clickhouse, closeClickHouse } = await import("@/lib/clickhouse/client");
 const { migrateClickHouse } = await import("@/lib/clickhouse/migrate");
 const { startClickHouse } = await import("@/lib/clickhouse/testing");
 const { restartable } = await import("@/lib/clickhouse/testing-restart");
-const { spawnEmulator } = await import("@/lib/emulator/testing");
+const { spawnEmulator } = await import("@/lib/emulator/test-emulator");
 const { syncApp } = await import("./sync-app");
 const { ClickHouseCalls } = await import("./clickhouse-sink");
 const { parseCallRecord } = await import("@/lib/platform/call-record");
@@ -254,7 +254,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
     const { db, file, env } = await freshWarehouse();
     const app = await register(db, "beta");
     const { out } = await killMidRun(
-      path.join(import.meta.dirname, "sync-child.fixture.ts"),
+      path.join(import.meta.dirname, "test-sync-child.ts"),
       { ...process.env, ...env, DB_FILE: file, APP_ID: "beta", PAGE_DELAY_MS: "80" },
       /page 4\n/,
     );
@@ -380,7 +380,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
       const { db, file, env } = await freshWarehouse();
       const app = await register(db, "beta");
       const { out } = await killMidRun(
-        path.join(import.meta.dirname, "sync-child.fixture.ts"),
+        path.join(import.meta.dirname, "test-sync-child.ts"),
         { ...process.env, ...env, DB_FILE: file, APP_ID: "beta", PAGE_DELAY_MS: "80", WRITE_V1_FACTS: "0" },
         /page 4\n/,
       );

@@ -1,10 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Db, SyncHarness as Harness } from "./testing";
+import type { Db, SyncHarness as Harness } from "./test-sync";
 
 process.env.AUTH_SECRET ??= "integration-test-secret-at-least-32-characters";
 process.env.LOG_LEVEL ??= "silent";
 
-const { expectIntact, fastClient, getAppById, startSyncHarness, syncApp } = await import("./testing");
+const { expectIntact, fastClient, getAppById, startSyncHarness, syncApp } = await import("./test-sync");
 
 /**
  * Issue 12, items 1 and 10: upstreams that do not converge (a list that grows as it is

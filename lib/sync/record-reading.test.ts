@@ -20,7 +20,7 @@ import { DATA_MIXES, DATA_MIX_NAMES } from "@/lib/emulator/mixes";
 import { INVALID_KINDS, serializeServed, serializeWire, toWire } from "@/lib/emulator/quirks";
 import { arrayMemberRanges } from "@/lib/platform/json-elements";
 import { readCallsPage } from "@/lib/platform/page-reader";
-import { HOSTILE_RECORDS } from "./hostile-records.fixture";
+import { HOSTILE_RECORDS } from "./test-hostile-records";
 import type { PageCursor } from "./resume";
 import { RunState } from "./run-state";
 import type { StoredCalls } from "./stored-calls";

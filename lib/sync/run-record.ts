@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { syncRuns, type AppRow } from "@/db/schema";
 import { logger, type Logger } from "@/lib/log/logger";
-import { acquireLock, releaseLock } from "./lock";
+import { acquireLock, releaseLock } from "../locks/sync-lock";
 import { findResumePoint, type PageCursor, type ResumePoint } from "./resume";
 import type { SyncSummary, SyncTrigger } from "./summary";
 import type { SyncCounts } from "./writer";

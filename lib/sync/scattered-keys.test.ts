@@ -7,13 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateCallAt, makeContext } from "@/lib/emulator/generator";
 import type { SessionIdOrder } from "@/lib/emulator/session-ids";
 import { keysScattered, scatteredCacheKiB, BACKFILL_CACHE_KIB, SCATTERED_CACHE_MAX_KIB } from "./scattered-keys";
-import type { SyncHarness } from "./testing";
+import type { SyncHarness } from "./test-sync";
 import { W, type WriteRow } from "./writer";
 
 process.env.AUTH_SECRET ??= "integration-test-secret-at-least-32-characters";
 process.env.LOG_LEVEL ??= "silent";
 
-const { fastClient, getAppById, startSyncHarness, syncApp } = await import("./testing");
+const { fastClient, getAppById, startSyncHarness, syncApp } = await import("./test-sync");
 
 /** Rows carrying only their session ids, in the order an upstream serves them (newest first). */
 function servedIds(sessionIds: SessionIdOrder, n: number): WriteRow[] {

@@ -9,7 +9,7 @@ import { logger, type Logger } from "@/lib/log/logger";
 import { createCallsClient, type CallsClientOptions } from "@/lib/platform/calls-client";
 import { requestGate } from "@/lib/platform/rate-limit";
 import { describeSyncFailure, describeWarehouseError, isWarehouseFailure } from "./failure";
-import { DEFAULT_LEASE_MS, newOwnerId, renewLock } from "./lock";
+import { DEFAULT_LEASE_MS, newOwnerId, renewLock } from "../locks/sync-lock";
 import { walkPages } from "./page-loop";
 import { refreshOngoing } from "./refresh-ongoing";
 import { PageCursor, type ResumePoint } from "./resume";

@@ -1,12 +1,12 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SyncHarness as Harness } from "./testing";
+import type { SyncHarness as Harness } from "./test-sync";
 
 process.env.AUTH_SECRET ??= "integration-test-secret-at-least-32-characters";
 process.env.LOG_LEVEL ??= "silent";
 
-const { fastClient, getAppById, startSyncHarness, syncApp, syncAll } = await import("./testing");
+const { fastClient, getAppById, startSyncHarness, syncApp, syncAll } = await import("./test-sync");
 
 /**
  * Integration over real HTTP: the real client and sync against the emulator, a separate
@@ -162,7 +162,7 @@ describe("sync against the emulator", () => {
     const t = await truth("beta");
     const { db, file } = freshDb();
     await register(db, "beta");
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "sync-child.fixture.ts")], {
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "test-sync-child.ts")], {
       cwd: process.cwd(),
       env: { ...process.env, DB_FILE: file, APP_ID: "beta", PAGE_DELAY_MS: "60" },
       stdio: ["ignore", "pipe", "pipe"],

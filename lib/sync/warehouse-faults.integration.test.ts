@@ -3,12 +3,12 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Db, SyncHarness as Harness } from "./testing";
+import type { Db, SyncHarness as Harness } from "./test-sync";
 
 process.env.AUTH_SECRET ??= "integration-test-secret-at-least-32-characters";
 process.env.LOG_LEVEL ??= "silent";
 
-const { expectIntact, fastClient, getAppById, openDatabase, startSyncHarness, syncApp } = await import("./testing");
+const { expectIntact, fastClient, getAppById, openDatabase, startSyncHarness, syncApp } = await import("./test-sync");
 
 /**
  * Issue 12, items 8 and 9 (the sync's side): a warehouse that fills up, or that another
@@ -96,7 +96,7 @@ describe("a full disk (issue 12 item 8)", () => {
 
 /** Another process with the write lock (a long sqlite3 session, a backup tool). */
 function lockHolder(file: string) {
-  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "lock-holder.fixture.ts")], {
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "../locks/test-lock-holder.ts")], {
     cwd: process.cwd(),
     env: { ...process.env, DB_FILE: file },
   });

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SyncHarness as Harness } from "./testing";
+import type { SyncHarness as Harness } from "./test-sync";
 import type { PendingCall } from "./writer";
 
 process.env.AUTH_SECRET ??= "integration-test-secret-at-least-32-characters";
 process.env.LOG_LEVEL ??= "silent";
 
-const { fastClient, getAppById, openDatabase, startSyncHarness, syncApp } = await import("./testing");
+const { fastClient, getAppById, openDatabase, startSyncHarness, syncApp } = await import("./test-sync");
 const { workerSink } = await import("./write-sink");
 
 /**

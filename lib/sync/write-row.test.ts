@@ -12,7 +12,7 @@ import { mulberry32 } from "@/lib/emulator/prng";
 import { INVALID_KINDS, serializeServed, serializeWire, toWire } from "@/lib/emulator/quirks";
 import { parseCallRecord } from "@/lib/platform/call-record";
 import { CallFields, ParticipantFields, readCallsPage } from "@/lib/platform/page-reader";
-import { HOSTILE_RECORDS } from "./hostile-records.fixture";
+import { HOSTILE_RECORDS } from "./test-hostile-records";
 import { fieldsRow } from "./write-row";
 import { toWriteRow, W, type WriteRow } from "./writer";
 

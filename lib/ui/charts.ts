@@ -4,7 +4,8 @@
  */
 import type { BreakdownRow, CallDetail, DailyUsageRow, DurationBucketRow, EngagementBucketRow, HeatmapCell, Totals, TotalsReport } from "@/lib/analytics";
 import { groupByPerson } from "./people";
-import { change, changePoints, formatCount, formatDecimal, formatMinutes, formatPercent, formatSeconds, label, type Change } from "./format";
+import { label } from "@/lib/platform/labels";
+import { change, changePoints, formatCount, formatDecimal, formatMinutes, formatPercent, formatSeconds, type Change } from "./format";
 
 export interface KpiTile {
   key: keyof Totals;

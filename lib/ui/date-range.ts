@@ -2,7 +2,7 @@
  * Date-range presets and custom dates in the dashboard's time zone, as the API's
  * `from` (inclusive) / `to` (exclusive) epoch seconds. Pure: `now` is a parameter.
  */
-import { localDate, localMidnight } from "@/lib/analytics/tz";
+import { localDate, localMidnight } from "@/lib/time/tz";
 
 export { localDate, localMidnight };
 

@@ -10,7 +10,7 @@
 import { createLoader, createParser, parseAsInteger, parseAsNativeArrayOf, parseAsString, parseAsStringLiteral, type inferParserType } from "nuqs/server";
 import { MODES, RECEIVER_TYPES, STATUSES, TYPES } from "@/lib/analytics/dims";
 import { SORT_KEYS, type SortKey } from "@/lib/analytics/report-registry";
-import { isValidTimeZone } from "@/lib/analytics/tz";
+import { isValidTimeZone } from "@/lib/time/tz";
 
 export type { SortKey };
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { change, changePoints, formatCount, formatDateTime, formatDay, formatMinutes, formatPercent, formatSeconds, formatWindow, label } from "./format";
+import { label } from "@/lib/platform/labels";
+import { change, changePoints, formatCount, formatDateTime, formatDay, formatMinutes, formatPercent, formatSeconds, formatWindow } from "./format";
 
 describe("formatters", () => {
   it("formats counts and percentages for people", () => {

@@ -2,13 +2,15 @@
  * Numbers, minutes, dates and changes as people read them. Pure; locale fixed to
  * English so the server's first paint and the client's hydration agree.
  */
+import { EMPTY } from "@/lib/platform/labels";
+
 const LOCALE = "en";
 const integer = new Intl.NumberFormat(LOCALE, { maximumFractionDigits: 0 });
 const decimal1 = new Intl.NumberFormat(LOCALE, { maximumFractionDigits: 1 });
 const compact = new Intl.NumberFormat(LOCALE, { notation: "compact", maximumFractionDigits: 1 });
 const percent1 = new Intl.NumberFormat(LOCALE, { style: "percent", maximumFractionDigits: 1 });
 
-export const EMPTY = "—";
+export { EMPTY };
 
 export function formatCount(n: number | null | undefined): string {
   return n === null || n === undefined || !Number.isFinite(n) ? EMPTY : integer.format(n);
@@ -134,15 +136,3 @@ export function changePoints(current: number, previous: number | null | undefine
   return { ratio: diff / 100, label: `${diff > 0 ? "▲" : "▼"} ${decimal1.format(Math.abs(diff))} pt`, direction: diff > 0 ? "up" : "down" };
 }
 
-/** Labels of the API's enumerations. */
-const LABELS: Record<string, string> = {
-  audio: "Audio", video: "Video", call: "Call", meet: "Meeting", presenter: "Presenter",
-  ended: "Ended", ongoing: "Ongoing", rejected: "Rejected", unanswered: "Unanswered",
-  user: "User", group: "Group", true: "Recorded", false: "Not recorded", other: "Other",
-  type: "Type", mode: "Mode", status: "Status", receiverType: "Receiver type", hasRecording: "Recording",
-};
-
-export function label(value: string | null | undefined): string {
-  if (value === null || value === undefined || value === "") return EMPTY;
-  return LABELS[value] ?? value;
-}

@@ -10,7 +10,8 @@ import { RecordingBadge, RecordingSummaryLine } from "@/components/recording-fac
 import { useFilters, useReport } from "@/components/use-report";
 import { withFilters } from "@/lib/ui/carry";
 import { apiQuery, pageQuery } from "@/lib/ui/filter-params";
-import { formatCount, formatDateTime, formatMinutes, formatPercent, formatSeconds, label } from "@/lib/ui/format";
+import { label } from "@/lib/platform/labels";
+import { formatCount, formatDateTime, formatMinutes, formatPercent, formatSeconds } from "@/lib/ui/format";
 import { CALLS_PER_PAGE, callHref } from "@/lib/ui/pages";
 import { csvUrl, type ReportJson } from "@/lib/ui/reports";
 

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { analyticsEngine, type CallDetail } from "@/lib/analytics";
-import { isValidTimeZone } from "@/lib/analytics/tz";
+import { isValidTimeZone } from "@/lib/time/tz";
 import { currentCaller } from "@/lib/auth/session";
 import { HttpError } from "@/lib/http/errors";
 import { PageError } from "@/components/page-error";

@@ -2,7 +2,8 @@ import Link from "next/link";
 import type { CallDetail } from "@/lib/analytics";
 import { EmptyState, Panel } from "@/components/panel";
 import { ScrollBox } from "@/components/scroll-box";
-import { formatCount, formatMinutes, formatTime, label } from "@/lib/ui/format";
+import { label } from "@/lib/platform/labels";
+import { formatCount, formatMinutes, formatTime } from "@/lib/ui/format";
 import { groupByPerson, peopleCount } from "@/lib/ui/people";
 
 /**

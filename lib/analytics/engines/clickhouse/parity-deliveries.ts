@@ -7,7 +7,7 @@
  * missing, and bodies pretty-printed (whitespace a naive JSON reader trips on).
  */
 import type { Db } from "@/db/client";
-import { envelope, participantLeft, sessionEnded, sessionStarted } from "@/lib/ingest/fixtures";
+import { envelope, participantLeft, sessionEnded, sessionStarted } from "@/lib/ingest/test-deliveries";
 import { createIngestor } from "@/lib/ingest/ingest";
 import { openIngestConnection } from "@/lib/ingest/runtime";
 import { rng } from "@/lib/analytics/test-fixtures";

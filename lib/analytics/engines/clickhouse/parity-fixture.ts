@@ -10,7 +10,7 @@ import { addApp, getAppById, removeApp } from "@/lib/apps/registry";
 import { callTombstone, type ClickHouse } from "@/lib/clickhouse";
 import { copyToClickHouse } from "@/lib/clickhouse/copy";
 import type { CallWriterV2 } from "@/lib/clickhouse/writer-v2";
-import { spawnEmulator } from "@/lib/emulator/testing";
+import { spawnEmulator } from "@/lib/emulator/test-emulator";
 import { syncApp } from "@/lib/sync";
 import { tempDbFile, writeCalls, type FixtureCall } from "@/lib/analytics/test-fixtures";
 import { sendCallDeliveries } from "./parity-deliveries";

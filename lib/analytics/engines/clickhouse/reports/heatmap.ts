@@ -2,7 +2,7 @@ import { and, raw, sql, type Sql } from "@/lib/clickhouse";
 import type { Filters } from "@/lib/analytics/filters";
 import { round3, type HeatmapCell } from "@/lib/analytics/report-types";
 import type { Scope } from "@/lib/analytics/scope";
-import { WEEKDAYS, nextLocalHourStart, offsetSegments, type OffsetSegment } from "@/lib/analytics/tz";
+import { WEEKDAYS, nextLocalHourStart, offsetSegments, type OffsetSegment } from "@/lib/time/tz";
 import { appScope, tablesOf, type ChContext } from "../context";
 import { callConditions } from "../conditions";
 

@@ -2,7 +2,7 @@ import { and, raw, sql, type Sql } from "@/lib/clickhouse";
 import type { Filters } from "@/lib/analytics/filters";
 import { pageOf, round3, type AppUsageRow, type DailyUsageRow, type Page, type ParticipantUsageRow } from "@/lib/analytics/report-types";
 import type { Scope } from "@/lib/analytics/scope";
-import { dayNumberToDate, localDayNumber, offsetSegments, offsetSql } from "@/lib/analytics/tz";
+import { dayNumberToDate, localDayNumber, offsetSegments, offsetSql } from "@/lib/time/tz";
 import { appScope, tablesOf, type ChContext } from "../context";
 import { callConditions, fromCalls, hasRecordingSql } from "../conditions";
 import { minutes } from "./shared";
@@ -159,7 +159,7 @@ const MAX_DAYS = 366 * 20;
  * Per local day in `tz`, every day from `from` to `to` (or the matching calls' first to
  * last day), days without calls as zeros. A call's day is that of its start with the
  * zone's offset at that instant, from the same offset segments the in-memory engine
- * uses (lib/analytics/tz.ts: Node's time zone data, so +05:30, +05:45 and DST days agree
+ * uses (lib/time/tz.ts: Node's time zone data, so +05:30, +05:45 and DST days agree
  * whatever the server's zone database).
  */
 export async function getDailyUsage(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<DailyUsageRow[]> {

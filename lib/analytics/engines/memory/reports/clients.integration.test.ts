@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
-import { envelope } from "@/lib/ingest/fixtures";
+import { envelope } from "@/lib/ingest/test-deliveries";
 import { postJson, startHarness, type Harness } from "@/lib/ingest/test-harness";
 import { filters, type Filters } from "../../../filters";
 import type { ClientRow } from "../../../report-types";

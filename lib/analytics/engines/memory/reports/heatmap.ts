@@ -2,7 +2,7 @@ import type { Db } from "@/db/client";
 import type { Filters } from "../../../filters";
 import { MAX_CROSSINGS, round3, type HeatmapCell } from "../../../report-types";
 import { resolveApps, type Scope } from "../../../scope";
-import { WEEKDAYS, nextLocalHourStart, offsetFromSegments, offsetSegments, type OffsetSegment } from "../../../tz";
+import { WEEKDAYS, nextLocalHourStart, offsetFromSegments, offsetSegments, type OffsetSegment } from "@/lib/time/tz";
 import { heatExtentOf, heatFromQuarters, heatmapOf, heatQuartersOf } from "../scan/heat";
 import { select, type Selection } from "../scan/selection";
 import type { AnalyticsStore } from "../store/store";

@@ -1,6 +1,6 @@
 import { parse } from "csv-parse/sync";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { recordingGenerated } from "@/lib/ingest/fixtures";
+import { recordingGenerated } from "@/lib/ingest/test-deliveries";
 import { postJson, startHarness, type Harness } from "@/lib/ingest/test-harness";
 import { filters, type Filters } from "../../../filters";
 import { participantsCountOf, randomCall, rng, startOf, writeCalls, type FixtureCall } from "../../../test-fixtures";

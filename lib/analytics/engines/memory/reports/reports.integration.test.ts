@@ -6,13 +6,13 @@ process.env.LOG_LEVEL ??= "silent";
 
 const { openDatabase } = await import("@/db/client");
 const { addApp } = await import("@/lib/apps/registry");
-const { spawnEmulator } = await import("@/lib/emulator/testing");
+const { spawnEmulator } = await import("@/lib/emulator/test-emulator");
 const { syncApp } = await import("@/lib/sync");
 const A = await import("../direct");
 const { handleReport } = await import("../test-route");
 const { REPORT_ANSWERERS } = await import("../report-answerers");
 const { tempDbFile } = await import("../../../test-fixtures");
-const { offsetAt } = await import("../../../tz");
+const { offsetAt } = await import("@/lib/time/tz");
 const { round3 } = await import("../../../report-types");
 
 type Db = ReturnType<typeof openDatabase>;

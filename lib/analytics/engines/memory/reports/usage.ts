@@ -7,7 +7,7 @@ import { peopleOf, type PeopleNeed } from "../scan/people";
 import { perAppOf } from "../scan/per-app";
 import { startExtentOf, storeStartBounds } from "../scan/selection";
 import { personMatcher } from "../../../person";
-import { dayNumberToDate, localDayNumber, offsetSegments } from "../../../tz";
+import { dayNumberToDate, localDayNumber, offsetSegments } from "@/lib/time/tz";
 
 
 /** Every participant matching the filters, most calls first (then app, uid). */

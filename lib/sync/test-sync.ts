@@ -6,7 +6,7 @@ import path from "node:path";
 import { expect } from "vitest";
 import { openDatabase, type Db } from "@/db/client";
 import { addApp, getAppByIdSync } from "@/lib/apps/registry";
-import { spawnEmulator, type SpawnOptions } from "@/lib/emulator/testing";
+import { spawnEmulator, type SpawnOptions } from "@/lib/emulator/test-emulator";
 
 // What every sync integration test uses, from one module (imported once the test has set
 // its environment).

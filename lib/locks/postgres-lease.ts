@@ -1,8 +1,8 @@
 import type pg from "pg";
-import type { LockResult } from "./lock";
+import type { LockResult } from "./sync-lock";
 
 /**
- * The sync lease of lib/sync/lock.ts, in Postgres, for several Callboard servers
+ * The sync lease of lib/locks/sync-lock.ts, in Postgres, for several Callboard servers
  * (DATABASE_URL; docs/decisions/0035-state-in-postgres.md): one `sync_locks` row per app
  * is the lease; the holder renews it; a lease that ran out — its server was killed, lost
  * its network or froze — is taken over by the next server that asks.

@@ -4,7 +4,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migratePostgres } from "@/db/postgres/client";
 import { parsePostgresConfig } from "@/lib/postgres/config";
-import { POSTGRES_SKIP_REASON, startPostgres, type TestPostgres } from "@/lib/postgres/testing";
+import { POSTGRES_SKIP_REASON, startPostgres, type TestPostgres } from "@/lib/postgres/test-postgres";
 import { acquireLease, releaseLease, renewLease } from "./postgres-lease";
 
 /** Sync leases in a real Postgres, asked for by "servers" that are separate pools and processes. */
@@ -70,7 +70,7 @@ describe.skipIf(POSTGRES_SKIP_REASON)("sync leases in Postgres", () => {
   it("a server SIGKILLed while holding the lease: the other is refused until the lease lapses, then takes over", async () => {
     const app = await newApp();
     const leaseMs = 1_500;
-    const holder = spawn(process.execPath, ["--import", "tsx", "lib/sync/postgres-lease-holder.fixture.ts"], {
+    const holder = spawn(process.execPath, ["--import", "tsx", "lib/locks/test-postgres-lease-holder.ts"], {
       env: { ...process.env, DATABASE_URL: url, APP_PK: String(app), OWNER: "server-killed", LEASE_MS: String(leaseMs) },
       stdio: ["ignore", "pipe", "inherit"],
     });
