@@ -68,7 +68,7 @@ export function beginRun(
  * The run's final row, then the lock. Either may fail on a warehouse that is full or
  * locked: the summary still carries the outcome, a row left `running` is closed as
  * interrupted by the next run, and a lock left behind by a process that exits is taken
- * over at once (lock.ts).
+ * over at once (lib/locks/sync-lock.ts).
  */
 export function finishRun(
   db: Db,
