@@ -38,9 +38,11 @@ export interface ClickHouseSyncOptions {
   mix?: DataMixName;
   /** The emulator renders every page before the sync starts (its CPU then hidden from the figure). */
   prerender?: boolean;
+  /** Schema v1's `calls` too (default: the app's WRITE_V1_FACTS); false: schema v2 alone. */
+  writeV1Facts?: boolean;
 }
 
-export async function measureClickHouseSync({ calls = 1_000_000, shards = 2, batchSize, mix = "platform", prerender = false }: ClickHouseSyncOptions = {}): Promise<ClickHouseSyncResult> {
+export async function measureClickHouseSync({ calls = 1_000_000, shards = 2, batchSize, mix = "platform", prerender = false, writeV1Facts }: ClickHouseSyncOptions = {}): Promise<ClickHouseSyncResult> {
   process.env.AUTH_SECRET ??= "bench-only-secret-bench-only-secret-000";
   process.env.LOG_LEVEL ??= "silent";
   const { startClickHouse } = await import("@/lib/clickhouse/testing");
@@ -76,7 +78,7 @@ export async function measureClickHouseSync({ calls = 1_000_000, shards = 2, bat
     const chCpu0 = chCpu();
     let summary;
     try {
-      summary = await syncApp(db, app, { trigger: "manual", perPage: 1000, onPage: sample, batchSize });
+      summary = await syncApp(db, app, { trigger: "manual", perPage: 1000, onPage: sample, batchSize, clickHouse: writeV1Facts === undefined ? undefined : { writeV1Facts } });
     } finally {
       clearInterval(sampler);
       sample();
@@ -88,7 +90,8 @@ export async function measureClickHouseSync({ calls = 1_000_000, shards = 2, bat
     // The inserts' parts are merged after them: that CPU is the sync's too, whatever the batch size.
     await mergesSettled(ch.servers.map((s) => openClickHouse({ ...ch.config("bench_sync"), origin: `http://${s.host}:${s.httpPort}` })));
     const chCpu2 = chCpu();
-    const [row] = await clickhouse().rows<{ parts: number }>(`SELECT sum(length(p_uid)) AS parts FROM calls`);
+    // From v2 (written in both positions of the switch): its participant rows, signed.
+    const [row] = await clickhouse().rows<{ parts: number }>(`SELECT sum(sign) AS parts FROM participants_v2`);
     db.$client.close();
     await closeClickHouse();
     const wallMs = summary.timings.wallMs;
@@ -110,6 +113,10 @@ export async function measureClickHouseSync({ calls = 1_000_000, shards = 2, bat
     emu.child.kill("SIGTERM");
     await ch.stop();
     rmSync(dir, { recursive: true, force: true });
+    // Back to the embedded mode for whatever the run measures next (the SQLite sync of the next mix).
+    delete process.env.CLICKHOUSE_URL;
+    delete process.env.CLICKHOUSE_CLUSTER;
+    (await import("@/lib/config/env")).resetEnvForTests();
   }
 }
 
@@ -147,17 +154,36 @@ export function serverPid(dir: string): number | undefined {
 
 const per = (s: number | undefined, calls: number) => (s === undefined ? "?" : `${((s * 1e6) / calls).toFixed(0)}`);
 
+/**
+ * Per mix, in one run on the same machine: the backfill into SQLite (the embedded
+ * default), into ClickHouse writing schema v1 and v2 side by side (WRITE_V1_FACTS on),
+ * and into ClickHouse writing v2 alone (the end state). Issue 25's target: ClickHouse at
+ * least as many calls/s as SQLite.
+ */
 export async function runClickHouseSyncBench({ mixes = ["platform"], ...opts }: { calls?: number; mixes?: DataMixName[]; prerender?: boolean } = {}): Promise<BenchRow[]> {
+  const { measureSyncBackfill } = await import("./sync-backfill");
   const rows: BenchRow[] = [];
-  for (const mix of mixes) rows.push(...clickHouseSyncRows(mix, opts.prerender === true, await measureClickHouseSync({ ...opts, mix })));
+  for (const mix of mixes) {
+    const sqlite = await measureSyncBackfill({ calls: opts.calls, mix, prerender: opts.prerender });
+    const area = `clickhouse sync (${mix}, upstream ${opts.prerender ? "prerendered" : "rendering its pages"})`;
+    rows.push({ area, metric: `sync into SQLite, same run: backfill ${sqlite.calls.toLocaleString("en")} calls over HTTP`, target: "", measured: `${sqlite.callsPerSecond.toLocaleString("en")} calls/s` });
+    for (const writeV1Facts of [false, true]) {
+      const r = await measureClickHouseSync({ ...opts, mix, writeV1Facts });
+      rows.push(...clickHouseSyncRows(mix, opts.prerender === true, r, writeV1Facts ? "v1 and v2" : "v2 alone", sqlite.callsPerSecond));
+    }
+  }
   return rows;
 }
 
-function clickHouseSyncRows(mix: DataMixName, prerender: boolean, r: ClickHouseSyncResult): BenchRow[] {
+function clickHouseSyncRows(mix: DataMixName, prerender: boolean, r: ClickHouseSyncResult, schemas: string, sqliteCallsPerSecond: number): BenchRow[] {
   const n = r.calls.toLocaleString("en");
-  const area = `clickhouse sync (${mix}, upstream ${prerender ? "prerendered" : "rendering its pages"})`;
+  const area = `clickhouse sync (${mix}, upstream ${prerender ? "prerendered" : "rendering its pages"}), writing ${schemas}`;
   return [
-    { area, metric: `sync into ClickHouse (2 local shards): backfill ${n} calls over HTTP (${r.participantsPerCall.toFixed(2)} participant rows per call)`, target: ">= 30,000 calls/s", measured: `${r.callsPerSecond.toLocaleString("en")} calls/s (${(r.wallMs / 1000).toFixed(1)} s)`, ok: r.callsPerSecond >= 30_000 },
+    {
+      area, metric: `sync into ClickHouse (2 local shards): backfill ${n} calls over HTTP (${r.participantsPerCall.toFixed(2)} participant rows per call)`,
+      target: `>= SQLite's ${sqliteCallsPerSecond.toLocaleString("en")} calls/s`, measured: `${r.callsPerSecond.toLocaleString("en")} calls/s (${(r.wallMs / 1000).toFixed(1)} s)`,
+      ok: r.callsPerSecond >= sqliteCallsPerSecond,
+    },
     { area, metric: "peak RSS of the syncing Callboard process", target: "< 600 MB", measured: `${r.peakRssMb} MB`, ok: r.peakRssMb < 600 },
     { area, metric: "CPU per call: Callboard / emulator / ClickHouse (both shards) during the sync", target: "", measured: `${per(r.syncCpuSeconds, r.calls)} / ${per(r.emulatorCpuSeconds, r.calls)} / ${per(r.clickhouseCpuSeconds, r.calls)} µs` },
     { area, metric: "ClickHouse CPU per call after the sync, until the merges it started are done", target: "", measured: `${per(r.clickhouseSettleCpuSeconds, r.calls)} µs` },

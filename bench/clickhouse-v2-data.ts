@@ -40,8 +40,6 @@ const CALL_V2_VALUES: Record<string, string> = {
   ended_at: "toNullable(ended_at_)",
   initiator: "toNullable(initiator_)",
   receiver: "toNullable(receiver_)",
-  mid: "toNullable(mid_)",
-  first_seen_ms: "(initiated_at + 3600) * 1000",
   arrival: "toUInt64(n + 1)",
 };
 
@@ -50,7 +48,7 @@ const PARTICIPANT_V2_VALUES: Record<string, string> = {
   version: "version_",
   app_pk: "app_pk",
   start_at: "toDateTime(if(never, initiated_at, started))",
-  session_id: "session_id",
+  session_code: "cityHash64(session_id)",
   seq: "toUInt32(i)",
   uid_code: "cityHash64(uids[i + 1])",
   first_of_uid: "toUInt8(indexOf(uids, uids[i + 1]) = i + 1)",
@@ -58,11 +56,6 @@ const PARTICIPANT_V2_VALUES: Record<string, string> = {
   total_audio_minutes_x1000: "if(type_ = 'audio', p_minutes[i + 1], 0)",
   total_video_minutes_x1000: "if(type_ = 'video', p_minutes[i + 1], 0)",
   total_duration_minutes_x1000: "p_minutes[i + 1]",
-  state: "toNullable(if(joined[i + 1] OR (never AND i = 0), 'ended', 'unanswered'))",
-  device_id: "if(joined[i + 1], toNullable(concat('dev-', lower(hex(cityHash64(n, 60 + i))))), NULL)",
-  joined_at: "if(joined[i + 1], toNullable(started), NULL)",
-  left_at: "if(joined[i + 1], toNullable(started + secs[i + 1]), NULL)",
-  mid: "if(joined[i + 1], toNullable(lower(hex(cityHash64(n, 80 + i)))), NULL)",
 };
 
 function insertSql(table: string, columns: ReadonlyArray<readonly [string, string]>, values: Record<string, string>, from: number, count: number, shard: number, shards: number, arrayJoin = ""): string {

@@ -26,6 +26,7 @@ import { copyStateToPostgres, StateCopyMismatchError } from "@/lib/postgres/copy
 import { runCli, printTable } from "@/lib/cli/run";
 import { clickHouseConfig, closeClickHouse, migrateClickHouse, openClickHouse } from "@/lib/clickhouse";
 import { CopyMismatchError, copyToClickHouse, type CopyProgress } from "@/lib/clickhouse/copy";
+import { CallWriterV2, openShardsV2 } from "@/lib/clickhouse/writer-v2";
 
 loadDotEnv();
 
@@ -83,12 +84,14 @@ program
     const migrated = await migrateClickHouse(config);
     console.log(`Copying ${process.env.DATABASE_PATH ?? "the warehouse"} into ${migrated.hosts.join(", ")}${config.cluster ? ` (cluster ${config.cluster})` : ""}`);
     const ch = openClickHouse(config);
+    const shards = await openShardsV2(ch, config);
     const bars = progressBars(o.progress);
     const abort = new AbortController();
     const stop = () => abort.abort();
     process.once("SIGINT", stop);
     try {
-      const counts = await copyToClickHouse(getDb(env().DATABASE_PATH), ch, { batchSize, restart: o.restart, onProgress: (p: CopyProgress) => bars.update(p), signal: abort.signal });
+      const writerV2 = new CallWriterV2(ch, shards);
+      const counts = await copyToClickHouse(getDb(env().DATABASE_PATH), ch, { batchSize, restart: o.restart, onProgress: (p: CopyProgress) => bars.update(p), signal: abort.signal, writerV2 });
       bars.stop();
       printTable(counts.map((c) => ({ table: c.table, copied: c.copied, sqlite: c.sqlite, clickhouse: c.clickhouse, check: "ok" })));
       console.log("Count check passed: ClickHouse holds every row of the SQLite warehouse.");
@@ -100,6 +103,7 @@ program
       throw err;
     } finally {
       process.off("SIGINT", stop);
+      await Promise.all(shards.filter((s) => s.client !== ch).map((s) => s.client.close()));
       await ch.close();
       await closeClickHouse();
     }

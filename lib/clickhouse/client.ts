@@ -250,9 +250,19 @@ export function clickhouse(): ClickHouse {
   return ch;
 }
 
-/** Closes the process's client (tests; a server shutting down). */
+const globalForHooks = globalThis as unknown as { callboardClickHouseCloseHooks?: Set<() => Promise<void>> };
+
+/** Runs `hook` when the process's client is closed: what holds connections of its own (writer-v2.ts's shard clients) lets them go too. */
+export function whenClickHouseCloses(hook: () => Promise<void>): void {
+  (globalForHooks.callboardClickHouseCloseHooks ??= new Set()).add(hook);
+}
+
+/** Closes the process's client (tests; a server shutting down), and what was opened beside it. */
 export async function closeClickHouse(): Promise<void> {
   const cached = globalForClickHouse.callboardClickHouse;
   globalForClickHouse.callboardClickHouse = undefined;
+  const hooks = [...(globalForHooks.callboardClickHouseCloseHooks ?? [])];
+  globalForHooks.callboardClickHouseCloseHooks?.clear();
+  await Promise.all(hooks.map((h) => h().catch(() => undefined)));
   await cached?.ch.close();
 }

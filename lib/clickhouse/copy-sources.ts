@@ -1,6 +1,7 @@
 import type { Db } from "@/db/client";
 import { eventTime, triggerCategory } from "@/lib/ingest/envelope";
-import { callRow, clientSessionRowOfSqlite, deliveryRow, eventCountRow, recordingRow, type ClientSessionSqliteRow, type ParticipantFact } from "./rows";
+import { callRow, clientSessionRowOfSqlite, deliveryRow, eventCountRow, recordingRow, thousandths, type ClientSessionSqliteRow, type ParticipantFact } from "./rows";
+import type { CallChangeV2 } from "./writer-v2";
 
 /**
  * What `npm run warehouse -- copy --to clickhouse` reads from each SQLite table: batches in
@@ -14,6 +15,8 @@ export interface Batch {
   /** The largest pk of the batch (the checkpoint after it is written). */
   lastPk: number;
   rows: Array<Record<string, unknown>>;
+  /** Calls only: the same calls as schema v2 changes (lib/clickhouse/writer-v2.ts), per app. */
+  v2?: Map<number, CallChangeV2[]>;
 }
 
 /** Rows copied again because they changed since an earlier run: pk ≤ upTo, changed at or after `sinceMs`. */
@@ -75,8 +78,29 @@ const calls: CopySource = {
       });
       parts.set(p.call_pk, list);
     }
+    // The same calls for schema v2: version = updated_ms, so a call copied again unchanged is a replay the writer skips.
+    const v2 = new Map<number, CallChangeV2[]>();
+    for (const c of rows) {
+      const list = v2.get(c.app_pk) ?? [];
+      list.push({
+        sessionId: c.session_id, version: c.updated_ms, raw: c.raw,
+        next: {
+          appPk: c.app_pk, sessionId: c.session_id, version: c.updated_ms, startAt: c.start_at, type: c.type, mode: c.mode, status: c.status,
+          receiverType: c.receiver_type, platformHasRecording: c.platform_has_recording !== 0, audioX1000: thousandths(c.total_audio_minutes),
+          videoX1000: thousandths(c.total_video_minutes), durationX1000: thousandths(c.total_duration_minutes), durationSeconds: c.duration_seconds,
+          totalParticipants: c.total_participants, initiatedAt: c.initiated_at, startedAt: c.started_at, endedAt: c.ended_at, initiator: c.initiator,
+          receiver: c.receiver, mid: c.mid, firstSeenMs: c.first_seen_ms, arrival: c.pk, source: c.source, contentHash: c.content_hash,
+          participants: (parts.get(c.pk) ?? []).map((p) => ({
+            seq: p.seq, uid: p.uid, isJoined: p.isJoined, audioX1000: thousandths(p.totalAudioMinutes), videoX1000: thousandths(p.totalVideoMinutes),
+            durationX1000: thousandths(p.totalDurationMinutes), state: p.state, deviceId: p.deviceId, joinedAt: p.joinedAt, leftAt: p.leftAt, mid: p.mid, raw: p.raw,
+          })),
+        },
+      });
+      v2.set(c.app_pk, list);
+    }
     return {
       lastPk: rows[rows.length - 1].pk,
+      v2,
       rows: rows.map((c) =>
         callRow({
           appPk: c.app_pk, sessionId: c.session_id, version: c.updated_ms, mid: c.mid, type: c.type, mode: c.mode, status: c.status,

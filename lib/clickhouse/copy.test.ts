@@ -9,6 +9,7 @@ import { openClickHouse, type ClickHouse } from "./client";
 import { CopyMismatchError, copyToClickHouse, type CopyProgress } from "./copy";
 import { migrateClickHouse } from "./migrate";
 import { callRow } from "./rows";
+import { CallWriterV2, openShardsV2 } from "./writer-v2";
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./testing";
 
 process.env.AUTH_SECRET ??= "copy-test-secret-at-least-32-characters!!";
@@ -44,9 +45,19 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("copy --to clickhouse", () => {
   const client = async (database: string) => {
     await migrateClickHouse(server.config(database));
     const ch = openClickHouse(server.config(database));
-    open.push(ch);
+    const shards = await openShardsV2(ch, server.config(database));
+    open.push(ch, ...shards.map((s) => s.client));
+    writers.set(ch, new CallWriterV2(ch, shards));
     return ch;
   };
+  /** Each database's v2 writer (its shards' clients). */
+  const writers = new Map<ClickHouse, CallWriterV2>();
+  const copy = (db: Db, ch: ClickHouse, options: Parameters<typeof copyToClickHouse>[2] = {}) => copyToClickHouse(db, ch, { writerV2: writers.get(ch), ...options });
+  /** v2's live calls and totals (signed sums, no FINAL): the same as v1's. */
+  const sumsV2 = async (ch: ClickHouse) =>
+    (await ch.rows<Record<string, number>>(
+      `SELECT sum(sign) AS calls, sum(sign * total_audio_minutes_x1000) AS audio, (SELECT sum(sign) FROM ${ch.placement.database}.participants_v2) AS participants FROM ${ch.placement.database}.calls_v2`,
+    ))[0];
   const sums = async (ch: ClickHouse) =>
     (await ch.rows<Record<string, number>>(`SELECT count() AS calls, sum(total_audio_minutes_x1000) AS audio, sum(length(p_uid)) AS participants FROM ${ch.placement.database}.calls FINAL WHERE deleted = 0`))[0];
 
@@ -54,9 +65,9 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("copy --to clickhouse", () => {
     server = await startClickHouse({ shards: 2 });
   });
   afterAll(async () => {
-    for (const ch of open) await ch.close();
+    await Promise.all(open.map((ch) => ch.close()));
     await server?.stop();
-  });
+  }, 120_000);
 
   it("copies every table, resumes after an interruption, and never double counts", async () => {
     const db = openFixtureDb("copy-resume");
@@ -65,7 +76,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("copy --to clickhouse", () => {
     const abort = new AbortController();
     const seen: CopyProgress[] = [];
     await expect(
-      copyToClickHouse(db, ch, {
+      copy(db, ch, {
         batchSize: 250,
         signal: abort.signal,
         onProgress: (p) => {
@@ -75,8 +86,9 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("copy --to clickhouse", () => {
       }),
     ).rejects.toThrow(/interrupted/);
     expect((await sums(ch)).calls).toBe(1000);
+    expect((await sumsV2(ch)).calls).toBe(1000);
     const progress: CopyProgress[] = [];
-    const counts = await copyToClickHouse(db, ch, { batchSize: 250, onProgress: (p) => progress.push(p) });
+    const counts = await copy(db, ch, { batchSize: 250, onProgress: (p) => progress.push(p) });
     // Resumed from the checkpoint: the calls left, not all of them again.
     expect(counts.find((c) => c.table === "calls")).toMatchObject({ copied: 2000, sqlite: 3000, clickhouse: 3000 });
     expect(progress.filter((p) => p.table === "calls").at(-1)).toMatchObject({ done: 2000, total: 2000 });
@@ -85,16 +97,38 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("copy --to clickhouse", () => {
     const expected = db.$client.prepare("SELECT count(*) AS calls, CAST(round(sum(total_audio_minutes) * 1000) AS INTEGER) AS audio, (SELECT count(*) FROM call_participants) AS participants FROM calls").get();
     expect(await sums(ch)).toEqual(expected);
     // Run again, and again from scratch: the same facts, counted once.
-    await copyToClickHouse(db, ch, { batchSize: 700 });
-    await copyToClickHouse(db, ch, { restart: true });
+    expect(await sumsV2(ch)).toEqual(expected);
+    expect(counts.find((c) => c.table === "calls_v2")).toMatchObject({ sqlite: 3000, clickhouse: 3000 });
+    await copy(db, ch, { batchSize: 700 });
+    await copy(db, ch, { restart: true });
     expect(await sums(ch)).toEqual(expected);
+    expect(await sumsV2(ch)).toEqual(expected);
+  });
+
+  it("copies into schema v2 alone when v1 is switched off, and a changed call cancels what it replaces", async () => {
+    const db = openFixtureDb("copy-v2-only");
+    fillWarehouse(db, 800, 5);
+    const ch = await client("copy_v2_only");
+    const counts = await copy(db, ch, { batchSize: 300, writeV1Facts: false });
+    expect(counts.map((c) => c.table)).not.toContain("calls");
+    expect(counts.find((c) => c.table === "calls_v2")).toMatchObject({ copied: 800, sqlite: 800, clickhouse: 800 });
+    expect((await sums(ch)).calls).toBe(0);
+    const s = db.$client;
+    const pk = s.prepare("SELECT pk FROM calls WHERE total_participants >= 1 ORDER BY pk LIMIT 1").pluck().get() as number;
+    s.prepare("UPDATE calls SET total_audio_minutes = 123.456, updated_ms = ? WHERE pk = ?").run(Date.now(), pk);
+    s.prepare("DELETE FROM call_participants WHERE call_pk = ?").run(pk);
+    await copy(db, ch, { writeV1Facts: false });
+    const expected = s.prepare("SELECT count(*) AS calls, CAST(round(sum(total_audio_minutes) * 1000) AS INTEGER) AS audio, (SELECT count(*) FROM call_participants) AS participants FROM calls").get();
+    expect(await sumsV2(ch)).toEqual(expected);
+    const [cancels] = await ch.rows<{ n: number }>("SELECT count() AS n FROM copy_v2_only.calls_v2 WHERE sign = -1");
+    expect(Number(cancels.n)).toBe(1);
   });
 
   it("copies again the rows changed since the last run (a copy made while the server runs converges)", async () => {
     const db = openFixtureDb("copy-changed");
     fillWarehouse(db, 500, 2);
     const ch = await client("copy_changed");
-    await copyToClickHouse(db, ch);
+    await copy(db, ch);
     const s = db.$client;
     const pk = s.prepare("SELECT pk FROM calls WHERE total_participants >= 1 ORDER BY pk LIMIT 1").pluck().get() as number;
     s.prepare("UPDATE calls SET total_audio_minutes = 123.456, updated_ms = ? WHERE pk = ?").run(Date.now(), pk);
@@ -102,7 +136,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("copy --to clickhouse", () => {
     s.prepare("UPDATE webhook_deliveries SET repeat_count = 7, last_received_ms = ? WHERE pk = 1").run(Date.now());
     // A leave after the copy: the session takes the next change stamp.
     s.prepare("UPDATE client_sessions SET left_at = ?, seq = (SELECT max(seq) + 1 FROM client_sessions) WHERE occupant = 'p7'").run(BASE + 600);
-    const counts = await copyToClickHouse(db, ch);
+    const counts = await copy(db, ch);
     expect(counts.find((c) => c.table === "calls")?.copied).toBe(1);
     expect(counts.find((c) => c.table === "client_sessions")).toMatchObject({ copied: 1, sqlite: 250, clickhouse: 250 });
     const left = await ch.rows<{ left_at: number }>("SELECT left_at FROM copy_changed.client_sessions FINAL WHERE occupant = 'p7'");
@@ -112,6 +146,10 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("copy --to clickhouse", () => {
     expect(row).toEqual({ audio: 123_456, n: 0 });
     const [d] = await ch.rows<{ r: number }>("SELECT repeat_count AS r FROM copy_changed.webhook_deliveries FINAL WHERE idem_key = 'key-0'");
     expect(d.r).toBe(7);
+    const [v2] = await ch.rows<{ audio: number; n: number }>(
+      `SELECT sum(sign * total_audio_minutes_x1000) AS audio, (SELECT sum(sign) FROM copy_changed.participants_v2 WHERE session_code = cityHash64('${session}')) AS n FROM copy_changed.calls_v2 WHERE session_id = '${session}'`,
+    );
+    expect(v2).toEqual({ audio: 123_456, n: 0 });
   });
 
   it("keeps the source's order: calls with equal keys list as the in-memory engine lists them (arrival = the SQLite pk)", async () => {
@@ -120,9 +158,9 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("copy --to clickhouse", () => {
     const ch = await client("copy_order");
     // Interrupted once, resumed, and a call changed in between (copied again).
     const abort = new AbortController();
-    await expect(copyToClickHouse(db, ch, { batchSize: 100, signal: abort.signal, onProgress: (p) => p.table === "calls" && p.done >= 500 && abort.abort() })).rejects.toThrow(/interrupted/);
+    await expect(copy(db, ch, { batchSize: 100, signal: abort.signal, onProgress: (p) => p.table === "calls" && p.done >= 500 && abort.abort() })).rejects.toThrow(/interrupted/);
     db.$client.prepare("UPDATE calls SET total_audio_minutes = 0, total_video_minutes = 0, updated_ms = ? WHERE pk = 7").run(Date.now());
-    await copyToClickHouse(db, ch, { batchSize: 300 });
+    await copy(db, ch, { batchSize: 300 });
     const arrivals = await ch.rows<{ app: number; session: string; arrival: number }>("SELECT app_pk AS app, session_id AS session, argMax(arrival, version) AS arrival FROM copy_order.calls GROUP BY app_pk, session_id ORDER BY arrival");
     expect(arrivals).toEqual(db.$client.prepare("SELECT app_pk AS app, session_id AS session, pk AS arrival FROM calls ORDER BY pk").all());
     const mem = createMemoryEngine({ db: () => db });
@@ -143,7 +181,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("copy --to clickhouse", () => {
     const db = openFixtureDb("copy-mismatch");
     fillWarehouse(db, 200, 3);
     const ch = await client("copy_mismatch");
-    await copyToClickHouse(db, ch);
+    await copy(db, ch);
     // A call ClickHouse has and SQLite does not (written there by someone else).
     const stray = callRow({
       appPk: 1, sessionId: "stray", version: 1, mid: null, type: "audio", mode: "call", status: "ended", initiator: null, receiver: null,
@@ -152,7 +190,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("copy --to clickhouse", () => {
       contentHash: null, raw: null, firstSeenMs: 1, updatedMs: 1, participants: [], arrival: 0,
     });
     await ch.insert("calls", [stray]);
-    const error = await copyToClickHouse(db, ch).catch((e: unknown) => e);
+    const error = await copy(db, ch).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CopyMismatchError);
     expect((error as Error).message).toMatch(/calls: SQLite 200, ClickHouse 201/);
   });
@@ -188,12 +226,14 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("copy --to clickhouse", () => {
     const killed = await run(["copy", "--to", "clickhouse", "--batch-size", "100"], 1000);
     expect(killed.code).toBeNull(); // SIGKILL, half way
     expect((await sums(ch)).calls).toBeLessThan(6000);
+    expect((await sumsV2(ch)).calls).toBeLessThan(6000);
     const done = await run(["copy", "--to", "clickhouse", "--batch-size", "500", "--no-progress"]);
     expect(done.out).toContain("Count check passed");
     expect(done.code).toBe(0);
     expect(done.out).not.toContain(server.password);
     expect(done.out).not.toContain(encodeURIComponent(server.password));
     expect((await sums(ch)).calls).toBe(6000);
+    expect((await sumsV2(ch)).calls).toBe(6000);
     const missing = await run(["copy"]);
     expect(missing.code).toBe(1);
     expect(missing.out).toMatch(/--to/);

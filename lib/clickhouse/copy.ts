@@ -1,6 +1,8 @@
 import type { Db } from "@/db/client";
 import type { ClickHouse } from "./client";
 import { COPY_SOURCES, type Changed, type CopySource, type CopyTable } from "./copy-sources";
+import { WRITE_V1_FACTS } from "./fact-schema-switch";
+import { CallWriterV2 } from "./writer-v2";
 import { qualified } from "./schema";
 import { raw, sql } from "./sql";
 
@@ -17,6 +19,9 @@ import { raw, sql } from "./sql";
  *   copy made while the server keeps running converges too.
  * - Checked: at the end, every table's rows are counted on both sides; a difference fails
  *   the command (CopyMismatchError) naming the table and both counts.
+ * - Calls go to schema v2 too (lib/clickhouse/writer-v2.ts: a call copied again unchanged
+ *   is a replay and skipped, a changed one cancels what it replaces), and to v1's `calls`
+ *   while WRITE_V1_FACTS is on; v2's live calls (sum of signs) are counted as `calls_v2`.
  */
 
 export interface CopyProgress {
@@ -35,10 +40,14 @@ export interface CopyOptions {
   signal?: AbortSignal;
   /** The clock (tests). */
   now?: () => number;
+  /** Schema v2's writer (openShardsV2 with a cluster); default: one over `ch` alone, which only a single server allows. */
+  writerV2?: CallWriterV2;
+  /** Write v1's `calls` too (default: WRITE_V1_FACTS). */
+  writeV1Facts?: boolean;
 }
 
 export interface TableCount {
-  table: CopyTable;
+  table: CopyTable | "calls_v2";
   copied: number;
   sqlite: number;
   clickhouse: number;
@@ -74,7 +83,9 @@ async function writeCheckpoint(ch: ClickHouse, table: CopyTable, c: Checkpoint, 
 }
 
 /** Copies one table: the rows changed since the last run (if any), then every row after the checkpoint. */
-async function copyTable(db: Db, ch: ClickHouse, src: CopySource, start: Checkpoint | undefined, runStart: number, o: Required<Pick<CopyOptions, "batchSize" | "now">> & CopyOptions): Promise<number> {
+type ResolvedOptions = Required<Pick<CopyOptions, "batchSize" | "now" | "writerV2" | "writeV1Facts">> & CopyOptions;
+
+async function copyTable(db: Db, ch: ClickHouse, src: CopySource, start: Checkpoint | undefined, runStart: number, o: ResolvedOptions): Promise<number> {
   const changed: Changed | undefined = start && src.checkpointed ? { upTo: start.lastPk, sinceMs: start.sinceMs } : undefined;
   const from = src.checkpointed ? (start?.lastPk ?? 0) : 0;
   const total = (changed ? src.total(db, 0, changed) : 0) + src.total(db, from);
@@ -85,7 +96,8 @@ async function copyTable(db: Db, ch: ClickHouse, src: CopySource, start: Checkpo
       if (o.signal?.aborted) throw new Error("copy interrupted");
       const b = src.batch(db, after, o.batchSize, ch2);
       if (b.rows.length === 0) return after;
-      await ch.insert(src.table, b.rows);
+      if (!b.v2 || o.writeV1Facts) await ch.insert(src.table, b.rows);
+      for (const [appPk, changes] of b.v2 ?? []) await o.writerV2.write(appPk, changes);
       after = b.lastPk;
       done += b.rows.length;
       await checkpoint?.(after);
@@ -103,7 +115,7 @@ async function copyTable(db: Db, ch: ClickHouse, src: CopySource, start: Checkpo
 }
 
 /** SQLite's and ClickHouse's row counts of each table, over the apps SQLite holds. */
-export async function countBoth(db: Db, ch: ClickHouse): Promise<Array<Omit<TableCount, "copied">>> {
+export async function countBoth(db: Db, ch: ClickHouse, writeV1Facts = WRITE_V1_FACTS): Promise<Array<Omit<TableCount, "copied">>> {
   const apps = db.$client.prepare("SELECT pk FROM apps ORDER BY pk").pluck().all() as number[];
   const q = (sqlite: string) => db.$client.prepare(sqlite).pluck().get() as number;
   const t = (name: string) => raw(qualified(ch.placement.database, name));
@@ -111,8 +123,10 @@ export async function countBoth(db: Db, ch: ClickHouse): Promise<Array<Omit<Tabl
   const count = async (query: string) => Number((await ch.rows<{ n: number }>(query))[0]?.n ?? 0);
   // Deliveries are pruned from SQLite after a while: ClickHouse is counted from SQLite's oldest one on.
   const oldest = q("SELECT coalesce(min(received_ms), 0) FROM webhook_deliveries");
+  const calls = q("SELECT count(*) FROM calls");
   return [
-    { table: "calls", sqlite: q("SELECT count(*) FROM calls"), clickhouse: await count(sql`SELECT count() AS n FROM ${t("calls")} FINAL WHERE deleted = 0 AND ${inApps}`.text) },
+    ...(writeV1Facts ? [{ table: "calls" as const, sqlite: calls, clickhouse: await count(sql`SELECT count() AS n FROM ${t("calls")} FINAL WHERE deleted = 0 AND ${inApps}`.text) }] : []),
+    { table: "calls_v2", sqlite: calls, clickhouse: await count(sql`SELECT sum(sign) AS n FROM ${t("calls_v2")} WHERE ${inApps}`.text) },
     { table: "recordings", sqlite: q("SELECT count(*) FROM recordings"), clickhouse: await count(sql`SELECT count() AS n FROM ${t("recordings")} FINAL WHERE deleted = 0 AND ${inApps}`.text) },
     {
       table: "webhook_deliveries",
@@ -130,12 +144,13 @@ export async function countBoth(db: Db, ch: ClickHouse): Promise<Array<Omit<Tabl
  * difference). The schema must exist: migrate first (migrateClickHouse: every host).
  */
 export async function copyToClickHouse(db: Db, ch: ClickHouse, options: CopyOptions = {}): Promise<TableCount[]> {
-  const o = { batchSize: 2000, now: Date.now, ...options };
+  if (!options.writerV2 && ch.placement.cluster) throw new Error("copying to a cluster needs each shard's client for schema v2: pass writerV2 (openShardsV2)");
+  const o: ResolvedOptions = { batchSize: 2000, now: Date.now, writeV1Facts: WRITE_V1_FACTS, writerV2: new CallWriterV2(ch, [{ client: ch, weight: 1 }]), ...options };
   const runStart = o.now();
   const checkpoints = o.restart ? new Map<string, Checkpoint>() : await readCheckpoints(ch);
   const copied = new Map<CopyTable, number>();
   for (const src of COPY_SOURCES) copied.set(src.table, await copyTable(db, ch, src, checkpoints.get(src.table), runStart, o));
-  const counts = (await countBoth(db, ch)).map((c) => ({ ...c, copied: copied.get(c.table) ?? 0 }));
+  const counts = (await countBoth(db, ch, o.writeV1Facts)).map((c) => ({ ...c, copied: copied.get(c.table === "calls_v2" ? "calls" : c.table) ?? 0 }));
   if (counts.some((c) => c.sqlite !== c.clickhouse)) throw new CopyMismatchError(counts);
   return counts;
 }

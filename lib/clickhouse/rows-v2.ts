@@ -3,9 +3,8 @@ import { encodeClosed, type ClosedSet } from "./schema-v2";
 /**
  * The rows of schema v2 (schema-v2.ts) for one change of a call: the cancel rows of the
  * state it replaces (the previous state written again with sign −1, same version, same
- * key), then the new state (+1). A delete is the cancel rows alone. This is what every
- * writer (sync, forwarder, copy) will emit once they move to v2; how a writer finds the
- * previous state and lands each change exactly once is the next step (issue 25, item 2).
+ * key), then the new state (+1). A delete is the cancel rows alone. How a writer finds the
+ * previous state and lands each change exactly once: writer-v2.ts.
  */
 
 export interface ParticipantStateV2 {
@@ -20,6 +19,8 @@ export interface ParticipantStateV2 {
   joinedAt?: number | null;
   leftAt?: number | null;
   mid?: string | null;
+  /** The participant's fields without a column, as JSON (null: none). */
+  raw?: string | null;
 }
 
 export interface CallStateV2 {
@@ -37,6 +38,8 @@ export interface CallStateV2 {
   videoX1000: number;
   durationX1000: number;
   durationSeconds: number;
+  /** The platform's count (the calls_v2 column); the number of participant rows when absent. */
+  totalParticipants?: number;
   initiatedAt?: number | null;
   startedAt?: number | null;
   endedAt?: number | null;
@@ -46,6 +49,18 @@ export interface CallStateV2 {
   firstSeenMs: number;
   arrival: number;
   participants: readonly ParticipantStateV2[];
+  /** Who wrote this state ('sync', 'copy', …): a sync re-writes a call whose stored state it did not write. */
+  source?: string;
+  /** The sync's hash of the platform's record (unchanged records are not written again). */
+  contentHash?: string | null;
+}
+
+/** A state's codes, asked of the server once per batch (writer-v2.ts): every writer codes alike. */
+export interface CodesV2 {
+  /** UID_CODE_SQL(uid), as decimal text. */
+  uid(uid: string): string;
+  /** SESSION_CODE_SQL(sessionId), as decimal text. */
+  session(sessionId: string): string;
 }
 
 export interface ChangeRowsV2 {
@@ -67,44 +82,99 @@ function callRow(s: CallStateV2, sign: 1 | -1): Record<string, unknown> {
     ...closed("type", s.type), ...closed("mode", s.mode), ...closed("status", s.status), ...closed("receiver_type", s.receiverType),
     platform_has_recording: s.platformHasRecording ? 1 : 0,
     total_audio_minutes_x1000: s.audioX1000, total_video_minutes_x1000: s.videoX1000, total_duration_minutes_x1000: s.durationX1000,
-    duration_seconds: s.durationSeconds, total_participants: s.participants.length,
+    duration_seconds: s.durationSeconds, total_participants: s.totalParticipants ?? s.participants.length,
     initiated_at: s.initiatedAt ?? null, started_at: s.startedAt ?? null, ended_at: s.endedAt ?? null,
-    initiator: s.initiator ?? null, receiver: s.receiver ?? null, mid: s.mid ?? null,
-    first_seen_ms: s.firstSeenMs, arrival: s.arrival,
+    initiator: s.initiator ?? null, receiver: s.receiver ?? null, arrival: s.arrival,
   };
 }
 
-function participantRows(s: CallStateV2, sign: 1 | -1, uidCode: (uid: string) => string): Array<Record<string, unknown>> {
+function participantRows(s: CallStateV2, sign: 1 | -1, codes: CodesV2): Array<Record<string, unknown>> {
   const seen = new Set<string>();
+  const sessionCode = codes.session(s.sessionId);
   return s.participants.map((p) => {
     const first = !seen.has(p.uid);
     seen.add(p.uid);
     return {
-      sign, version: s.version, app_pk: s.appPk, start_at: s.startAt, session_id: s.sessionId, seq: p.seq,
-      uid_code: uidCode(p.uid), first_of_uid: first ? 1 : 0, is_joined: p.isJoined ? 1 : 0,
+      sign, version: s.version, app_pk: s.appPk, start_at: s.startAt, session_code: sessionCode, seq: p.seq,
+      uid_code: codes.uid(p.uid), first_of_uid: first ? 1 : 0, is_joined: p.isJoined ? 1 : 0,
       total_audio_minutes_x1000: p.audioX1000, total_video_minutes_x1000: p.videoX1000, total_duration_minutes_x1000: p.durationX1000,
-      state: p.state ?? null, device_id: p.deviceId ?? null, joined_at: p.joinedAt ?? null, left_at: p.leftAt ?? null, mid: p.mid ?? null,
     };
   });
 }
 
 /**
  * The rows replacing `previous` by `next` (either may be absent: a new call, a delete).
- * `uidCode` gives a uid's code as decimal text (the server's `cityHash64(uid)`, UID_CODE_SQL:
- * asked of the server once per batch, so every writer codes a uid alike).
+ * `codes` gives uid and session codes as decimal text (the server's `cityHash64`, UID_CODE_SQL
+ * and SESSION_CODE_SQL: asked of the server once per batch, so every writer codes alike).
  */
-export function changeRowsV2(previous: CallStateV2 | undefined, next: CallStateV2 | undefined, uidCode: (uid: string) => string): ChangeRowsV2 {
+export function changeRowsV2(previous: CallStateV2 | undefined, next: CallStateV2 | undefined, codes: CodesV2): ChangeRowsV2 {
   if (previous && next && (previous.appPk !== next.appPk || previous.sessionId !== next.sessionId)) throw new Error("a change replaces a state of the same call");
   if (previous && next && next.version <= previous.version) throw new Error("a new state needs a higher version than the one it replaces");
   const out: ChangeRowsV2 = { calls: [], participants: [], uids: [] };
   if (previous) {
     out.calls.push(callRow(previous, -1));
-    out.participants.push(...participantRows(previous, -1, uidCode));
+    out.participants.push(...participantRows(previous, -1, codes));
   }
   if (next) {
     out.calls.push(callRow(next, 1));
-    out.participants.push(...participantRows(next, 1, uidCode));
-    for (const uid of new Set(next.participants.map((p) => p.uid))) out.uids.push({ app_pk: next.appPk, uid_code: uidCode(uid), uid });
+    out.participants.push(...participantRows(next, 1, codes));
+    for (const uid of new Set(next.participants.map((p) => p.uid))) out.uids.push({ app_pk: next.appPk, uid_code: codes.uid(uid), uid });
   }
   return out;
+}
+
+/** A state without what only one call's page needs (participants' details): what a cancel row is built from. */
+export function summedState(s: CallStateV2): CallStateV2 {
+  return { ...s, participants: s.participants.map((p) => ({ seq: p.seq, uid: p.uid, isJoined: p.isJoined, audioX1000: p.audioX1000, videoX1000: p.videoX1000, durationX1000: p.durationX1000 })) };
+}
+
+/**
+ * The `call_raw` row of a change (schema-v2.ts CALL_RAW: v1's `calls` columns and
+ * `previous`): the new state with its participants' details (or a delete), the state it
+ * replaced (to complete the change if its signed rows did not all land), the raw record.
+ */
+export function callRawRow(appPk: number, sessionId: string, version: number, previous: CallStateV2 | undefined, next: CallStateV2 | undefined, raw: string | null): Record<string, unknown> {
+  const base = { app_pk: appPk, session_id: sessionId, version, updated_ms: version, previous: previous ? JSON.stringify(summedState(previous)) : "", raw };
+  if (!next) return { ...base, deleted: 1, source: "deleted", start_at: 0, first_seen_ms: 0, arrival: 0 };
+  const p = next.participants;
+  return {
+    ...base, deleted: 0,
+    mid: next.mid ?? null, type: next.type, mode: next.mode, status: next.status, initiator: next.initiator ?? null, receiver: next.receiver ?? null,
+    receiver_type: next.receiverType, initiated_at: next.initiatedAt ?? null, started_at: next.startedAt ?? null, ended_at: next.endedAt ?? null,
+    start_at: next.startAt, platform_has_recording: next.platformHasRecording ? 1 : 0,
+    total_audio_minutes_x1000: next.audioX1000, total_video_minutes_x1000: next.videoX1000, total_duration_minutes_x1000: next.durationX1000,
+    duration_seconds: next.durationSeconds, total_participants: next.totalParticipants ?? p.length, source: next.source ?? "sync", content_hash: next.contentHash ?? null,
+    first_seen_ms: next.firstSeenMs, arrival: next.arrival,
+    p_seq: p.map((x) => x.seq), p_uid: p.map((x) => x.uid), p_state: p.map((x) => x.state ?? null), p_is_joined: p.map((x) => (x.isJoined ? 1 : 0)),
+    p_total_audio_minutes_x1000: p.map((x) => x.audioX1000), p_total_video_minutes_x1000: p.map((x) => x.videoX1000),
+    p_total_duration_minutes_x1000: p.map((x) => x.durationX1000), p_device_id: p.map((x) => x.deviceId ?? null),
+    p_joined_at: p.map((x) => x.joinedAt ?? null), p_left_at: p.map((x) => x.leftAt ?? null), p_mid: p.map((x) => x.mid ?? null), p_raw: p.map((x) => x.raw ?? null),
+  };
+}
+
+/** A call_raw row as read (its columns but `raw` and `previous`, 64-bit integers as numbers). */
+export type CallRawRead = Record<string, unknown>;
+
+/** The state a call_raw row holds (undefined for a delete): what the next change cancels. */
+export function stateOfCallRaw(r: CallRawRead): CallStateV2 | undefined {
+  if (Number(r.deleted) === 1) return undefined;
+  const n = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+  const seq = r.p_seq as number[];
+  const at = <T>(col: string, i: number) => (r[col] as T[])[i];
+  return {
+    appPk: Number(r.app_pk), sessionId: String(r.session_id), version: Number(r.version), startAt: Number(r.start_at),
+    type: r.type as string | null, mode: r.mode as string | null, status: r.status as string | null, receiverType: r.receiver_type as string | null,
+    platformHasRecording: Number(r.platform_has_recording) === 1,
+    audioX1000: Number(r.total_audio_minutes_x1000), videoX1000: Number(r.total_video_minutes_x1000), durationX1000: Number(r.total_duration_minutes_x1000),
+    durationSeconds: Number(r.duration_seconds), totalParticipants: Number(r.total_participants),
+    initiatedAt: n(r.initiated_at), startedAt: n(r.started_at), endedAt: n(r.ended_at),
+    initiator: r.initiator as string | null, receiver: r.receiver as string | null, mid: r.mid as string | null,
+    firstSeenMs: Number(r.first_seen_ms), arrival: Number(r.arrival), source: String(r.source), contentHash: r.content_hash as string | null,
+    participants: seq.map((s, i) => ({
+      seq: Number(s), uid: at<string>("p_uid", i), isJoined: Number(at("p_is_joined", i)) === 1,
+      audioX1000: Number(at("p_total_audio_minutes_x1000", i)), videoX1000: Number(at("p_total_video_minutes_x1000", i)),
+      durationX1000: Number(at("p_total_duration_minutes_x1000", i)), state: at<string | null>("p_state", i), deviceId: at<string | null>("p_device_id", i),
+      joinedAt: n(at("p_joined_at", i)), leftAt: n(at("p_left_at", i)), mid: at<string | null>("p_mid", i), raw: at<string | null>("p_raw", i),
+    })),
+  };
 }

@@ -3,7 +3,7 @@ import { openClickHouse, type ClickHouse } from "./client";
 import { clusterHosts, reachAllClusterHosts } from "./cluster-hosts";
 import { changeRowsV2, type CallStateV2 } from "./rows-v2";
 import { createTableStatements, localName, qualified, type Placement } from "./schema";
-import { CALLS_BY_BUCKET, CALLS_BY_MONTH, CALLS_V2, PARTICIPANTS_BY_MONTH, PARTICIPANTS_V2, UID_CODE_SQL, UIDS, V2_TABLES, decodeClosed, viewStatements } from "./schema-v2";
+import { CALLS_BY_BUCKET, CALLS_BY_MONTH, CALLS_V2, PARTICIPANTS_BY_MONTH, PARTICIPANTS_V2, SESSION_CODE_SQL, UID_CODE_SQL, UIDS, V2_TABLES, decodeClosed, viewStatements } from "./schema-v2";
 import { stringLiteral } from "./sql";
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./testing";
 import { openChdb } from "./testing-chdb";
@@ -78,11 +78,14 @@ function expected() {
 }
 
 async function writeHistory(ch: ClickHouse): Promise<void> {
-  const uids = ["alice", "bob"];
-  const codes = await ch.rows<{ uid: string; code: string }>(`SELECT uid, toString(${UID_CODE_SQL("uid")}) AS code FROM (SELECT arrayJoin([${uids.map(stringLiteral).join(", ")}]) AS uid)`);
-  const code = new Map(codes.map((r) => [r.uid, r.code]));
+  const texts = ["alice", "bob", "c1", "c2", "c3", "c4"];
+  const found = await ch.rows<{ text: string; uid: string; session: string }>(
+    `SELECT text, toString(${UID_CODE_SQL("text")}) AS uid, toString(${SESSION_CODE_SQL("text")}) AS session FROM (SELECT arrayJoin([${texts.map(stringLiteral).join(", ")}]) AS text)`,
+  );
+  const code = new Map(found.map((r) => [r.text, r]));
+  const codes = { uid: (uid: string) => code.get(uid)?.uid ?? "0", session: (sessionId: string) => code.get(sessionId)?.session ?? "0" };
   for (const [previous, next] of STEPS) {
-    const rows = changeRowsV2(previous, next, (uid) => code.get(uid) ?? "0");
+    const rows = changeRowsV2(previous, next, codes);
     await ch.insert(CALLS_V2.name, rows.calls);
     await ch.insert(PARTICIPANTS_V2.name, rows.participants);
     await ch.insert(UIDS.name, rows.uids);

@@ -1,11 +1,11 @@
-import { localName, qualified, quoteIdentifier, type Placement, type TableSpec } from "./schema";
+import { CALLS, localName, qualified, quoteIdentifier, type Placement, type TableSpec } from "./schema";
 
 /**
  * Schema v2 of the call facts (issue 25; docs/decisions/0034-clickhouse-schema-v2.md),
- * built the way ClickHouse answers at 100M calls. NOT YET MIGRATED OR WRITTEN: the
- * writers (sync, forwarder, copy), the move from v1 and the reports still use schema.ts's
- * `calls`. This module fixes the table shapes and is proven on 18.16 shards and on chdb by
- * schema-v2.integration.test.ts, so that the next steps build on tested ground.
+ * built the way ClickHouse answers at 100M calls. The sync and the copy write it
+ * (writer-v2.ts; beside schema.ts's `calls` while WRITE_V1_FACTS is on); the reports do
+ * not read it yet. The shapes are proven on 18.16 shards and on chdb by
+ * schema-v2.integration.test.ts, the writers by writer-v2.integration.test.ts.
  *
  * - Facts are signed state rows (`VersionedCollapsingMergeTree(sign, version)`): a writer
  *   that replaces a call's state writes the old state again with sign −1 (its cancel row)
@@ -18,8 +18,8 @@ import { localName, qualified, quoteIdentifier, type Placement, type TableSpec }
  * - The closed sets (type, mode, status, receiver type) are Enum8 codes; a value the
  *   platform may add later is kept exactly in a `<dim>_other` String, '' otherwise (an
  *   almost empty column costs next to nothing compressed), so answers stay exact.
- * - The raw JSON is in `call_raw`, read by key for one call's page.
- * - Participants have their own signed rows, on their call's shard, uids coded.
+ * - The raw JSON and everything only one call's page shows are in `call_raw`, read by key.
+ * - Participants have their own signed rows, on their call's shard, uids and the call coded.
  * - Pre-aggregates (`SummingMergeTree`) are fed by materialized views over the signed
  *   rows: per app × 15-minute bucket × filter dimensions (15 minutes: every IANA zone's
  *   offset, +05:30, +05:45 and DST shifts included, is a multiple of 15 minutes, so a local
@@ -57,6 +57,21 @@ export function decodeClosed(set: ClosedSet, prefix = ""): string {
 /** A uid's code: the same in every writer without asking anyone (2^64 values: a collision is not expected below ~10^9 uids). */
 export const UID_CODE_SQL = (uid: string) => `cityHash64(${uid})`;
 
+/**
+ * A call's session code: how its participant rows name their call (8 bytes instead of the
+ * session id's ~36 repeated on every row). Joined to `calls_v2.session_code`. Within one
+ * app and start second, a collision of two calls' codes is not expected.
+ */
+export const SESSION_CODE_SQL = (sessionId: string) => `cityHash64(${sessionId})`;
+
+/**
+ * Every row of a call (its signed rows, its participants, its call_raw rows) on one shard:
+ * a hash of the app and the session code (tables holding the session id compute the code).
+ * The writers insert into each shard's local table themselves (writer-v2.ts) and pick the
+ * shard as the Distributed table would.
+ */
+export const SHARD_BY_CALL = "cityHash64(app_pk, session_code)";
+
 const CLOSED_COLUMNS = (Object.keys(CLOSED_SETS) as ClosedSet[]).flatMap((set) => [[set, enumType(set)], [`${set}_other`, "String"]] as const);
 
 /** The signed state rows of calls: what every report reads when no pre-aggregate answers it. */
@@ -70,6 +85,8 @@ export const CALLS_V2: TableSpec = {
     ["app_pk", "UInt32"],
     /** startedAt, or initiatedAt for calls never started: what time filters use. */
     ["start_at", "DateTime"],
+    // Its session code (what participants_v2 rows name it by) is SESSION_CODE_SQL(session_id),
+    // computed where a uid filter joins them: a column of 8 random bytes a call costs 8 bytes.
     ["session_id", "String"],
     ...CLOSED_COLUMNS,
     ["platform_has_recording", "UInt8"],
@@ -83,31 +100,39 @@ export const CALLS_V2: TableSpec = {
     ["ended_at", "Nullable(Int64)"],
     ["initiator", "Nullable(String)"],
     ["receiver", "Nullable(String)"],
-    ["mid", "Nullable(String)"],
-    ["first_seen_ms", "Int64"],
+    // The call's mid and first sighting are on its page only: in call_raw.
     ["arrival", "UInt64"],
   ],
   engine: "VersionedCollapsingMergeTree(sign, version)",
   partitionBy: "toYYYYMM(start_at)",
   orderBy: "(app_pk, start_at, session_id)",
-  shardBy: "cityHash64(app_pk, session_id)",
+  shardBy: `cityHash64(app_pk, ${SESSION_CODE_SQL("session_id")})`,
 };
 
-/** The platform's record of a call as received, newest version kept: read by key for one call's page only. */
+/**
+ * The by-key side of a call: one row per state written (`ReplacingMergeTree(version)`
+ * keeps the newest), ordered by `(app_pk, session_id)`, so one call's page and a writer's
+ * lookup of a batch's keys read a few granules. Reports never touch it.
+ *
+ * Its columns are v1's `calls` (schema.ts CALLS: the call, its participants as parallel
+ * arrays with their details, the raw record, the sync's content hash and source), so that
+ * one call's page reads it as it read `calls`, and a v1 warehouse moves into it with one
+ * `INSERT … SELECT *, '' FROM calls FINAL`. Plus:
+ * - `previous`: the state this one replaced (rows-v2.ts CallStateV2 as JSON, without
+ *   details; '' for a new call or a moved one), kept so that a change whose signed rows
+ *   did not all land (a writer killed between its inserts) can be completed by the next
+ *   writer of the call (writer-v2.ts; docs/decisions/0034-clickhouse-schema-v2.md, "Writers").
+ * `deleted` = 1: the call was deleted (its signed rows are cancelled).
+ */
 export const CALL_RAW: TableSpec = {
   name: "call_raw",
-  columns: [
-    ["app_pk", "UInt32"],
-    ["session_id", "String"],
-    ["version", "UInt64"],
-    ["raw", "String"],
-  ],
+  columns: [...CALLS.columns, ["previous", "String"]],
   engine: "ReplacingMergeTree(version)",
   orderBy: "(app_pk, session_id)",
-  shardBy: "cityHash64(app_pk, session_id)",
+  shardBy: `cityHash64(app_pk, ${SESSION_CODE_SQL("session_id")})`,
 };
 
-/** Signed participant rows (one per participant session of a call), on their call's shard. */
+/** Signed participant rows (one per participant session of a call), on their call's shard: only what reports sum or filter. */
 export const PARTICIPANTS_V2: TableSpec = {
   name: "participants_v2",
   columns: [
@@ -116,7 +141,8 @@ export const PARTICIPANTS_V2: TableSpec = {
     ["app_pk", "UInt32"],
     /** The call's start: the participants of an app's time range are one range of the key. */
     ["start_at", "DateTime"],
-    ["session_id", "String"],
+    /** The call's SESSION_CODE_SQL (calls_v2.session_code); the session id itself is in calls_v2 and call_raw. */
+    ["session_code", "UInt64"],
     ["seq", "UInt32"],
     ["uid_code", "UInt64"],
     /** 1 on the first row of each uid in its call: a call counts once per participant however often they rejoined. */
@@ -125,16 +151,14 @@ export const PARTICIPANTS_V2: TableSpec = {
     ["total_audio_minutes_x1000", "Int64"],
     ["total_video_minutes_x1000", "Int64"],
     ["total_duration_minutes_x1000", "Int64"],
-    ["state", "Nullable(String)"],
-    ["device_id", "Nullable(String)"],
-    ["joined_at", "Nullable(Int64)"],
-    ["left_at", "Nullable(Int64)"],
-    ["mid", "Nullable(String)"],
+    // The per-participant details (state, device id, join and leave times, mid) are not
+    // here: no report sums or filters them, and as strings on every row they were most of
+    // the table's bytes. One call's page reads them from call_raw's `state`.
   ],
   engine: "VersionedCollapsingMergeTree(sign, version)",
   partitionBy: "toYYYYMM(start_at)",
-  orderBy: "(app_pk, start_at, session_id, seq)",
-  shardBy: "cityHash64(app_pk, session_id)",
+  orderBy: "(app_pk, start_at, session_code, seq)",
+  shardBy: SHARD_BY_CALL,
 };
 
 /** uid codes back to uids (every writer inserts the uids it codes; repeats collapse). */
@@ -206,6 +230,9 @@ export const PARTICIPANTS_BY_MONTH: TableSpec = {
   orderBy: "(app_pk, uid_code, month)",
   shardBy: "cityHash64(app_pk, uid_code)",
 };
+
+/** The tables the writers write (writer-v2.ts); the pre-aggregates below are fed from them by views. */
+export const V2_BASE_TABLES = [CALLS_V2, CALL_RAW, PARTICIPANTS_V2, UIDS] as const;
 
 export const V2_TABLES = [CALLS_V2, CALL_RAW, PARTICIPANTS_V2, UIDS, CALLS_BY_BUCKET, CALLS_BY_MONTH, PARTICIPANTS_BY_MONTH] as const;
 

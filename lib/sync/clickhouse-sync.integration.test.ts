@@ -84,13 +84,42 @@ async function inClickHouse(appPk: number): Promise<Totals & { versions: number 
   };
 }
 
-async function expectSame(appPk: number, t: Totals): Promise<void> {
-  const w = await inClickHouse(appPk);
-  expect(w.calls).toBe(t.calls);
-  expect(w.participants).toBe(t.participants);
-  expect(w.audio).toBeCloseTo(t.audio, 3);
-  expect(w.video).toBeCloseTo(t.video, 3);
-  expect(w.ongoing).toBe(t.ongoing);
+/**
+ * What schema v2 holds for one app, read as its reports read it: signed sums, no FINAL
+ * (lib/clickhouse/schema-v2.ts); `miscounted`: calls whose signs do not sum to 0 or 1.
+ */
+async function inClickHouseV2(appPk: number): Promise<Totals & { miscounted: number }> {
+  const [r] = await clickhouse().rows<Record<string, number>>(
+    `SELECT sum(sign) AS calls, sum(sign * total_audio_minutes_x1000) AS audio, sum(sign * total_video_minutes_x1000) AS video,
+       sum(sign * (status = 'ongoing')) AS ongoing, (SELECT sum(sign) FROM participants_v2 WHERE app_pk = ${appPk}) AS participants,
+       (SELECT countIf(n NOT IN (0, 1)) FROM (SELECT sum(sign) AS n FROM calls_v2 WHERE app_pk = ${appPk} GROUP BY session_id)) AS miscounted
+     FROM calls_v2 WHERE app_pk = ${appPk}`,
+  );
+  return {
+    calls: Number(r.calls), participants: Number(r.participants), audio: Number(r.audio) / 1000, video: Number(r.video) / 1000,
+    ongoing: Number(r.ongoing), miscounted: Number(r.miscounted),
+  };
+}
+
+/** Both schemas hold exactly the emulator's calls (`v1`: false when the sync wrote v2 alone, and v1 must be empty). */
+async function expectSame(appPk: number, t: Totals, v1 = true): Promise<void> {
+  if (v1) {
+    const w = await inClickHouse(appPk);
+    expect(w.calls).toBe(t.calls);
+    expect(w.participants).toBe(t.participants);
+    expect(w.audio).toBeCloseTo(t.audio, 3);
+    expect(w.video).toBeCloseTo(t.video, 3);
+    expect(w.ongoing).toBe(t.ongoing);
+  } else {
+    expect((await inClickHouse(appPk)).versions).toBe(0);
+  }
+  const v2 = await inClickHouseV2(appPk);
+  expect(v2.miscounted).toBe(0);
+  expect(v2.calls).toBe(t.calls);
+  expect(v2.participants).toBe(t.participants);
+  expect(v2.audio).toBeCloseTo(t.audio, 3);
+  expect(v2.video).toBeCloseTo(t.video, 3);
+  expect(v2.ongoing).toBe(t.ongoing);
 }
 
 let databases = 0;
@@ -138,7 +167,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () 
     delete process.env.CLICKHOUSE_URL;
     delete process.env.CLICKHOUSE_CLUSTER;
     resetEnvForTests();
-  });
+  }, 120_000);
 
   it("stores exactly the emulator's calls despite upstream faults, none in SQLite; a second run writes nothing", async () => {
     const t = await truth("alpha");
@@ -214,6 +243,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () 
     const [stored] = await sink.findMany([String(record.sessionId)]);
     expect(stored).toMatchObject({ status: "ended" });
     expect(await inClickHouse(app.pk)).toMatchObject({ calls: 1, audio: 9.5, versions: 2 });
+    expect(await inClickHouseV2(app.pk)).toMatchObject({ calls: 1, audio: 9.5, miscounted: 0 });
     const arrivals = await clickhouse().rows<{ arrival: number }>(`SELECT DISTINCT arrival FROM calls WHERE app_pk = ${app.pk}`);
     expect(arrivals).toHaveLength(1);
   });
@@ -318,5 +348,51 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () 
     const r = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", client: fastClient });
     expect(r.status).toBe("succeeded");
     await expectSame(app.pk, t);
+  });
+
+  describe("writing schema v2 alone (WRITE_V1_FACTS off)", () => {
+    const v2Only = { clickHouse: { writeV1Facts: false } };
+
+    it("stores exactly the emulator's calls, recognises unchanged ones and replaces changed ones, with nothing in v1", async () => {
+      const { db } = await freshWarehouse();
+      const app = register(db, "alpha");
+      const t = await truth("alpha"); // earlier tests moved the emulator on: more than ALPHA calls
+      const first = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", perPage: 300, batchSize: 700, client: fastClient, ...v2Only });
+      expect(first).toMatchObject({ status: "succeeded", inserted: t.calls, updated: 0 });
+      await expectSame(app.pk, t, false);
+      const again = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", full: true, perPage: 500, client: fastClient, ...v2Only });
+      expect(again).toMatchObject({ status: "succeeded", inserted: 0, updated: 0, unchanged: t.calls });
+      const ongoing = (await inClickHouseV2(app.pk)).ongoing;
+      expect(ongoing).toBeGreaterThan(0);
+      await emu.admin.advance({ appId: "alpha", seconds: 7200, newCalls: 40, endOngoing: true });
+      const changed = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", client: fastClient, ...v2Only });
+      expect(changed.status).toBe("succeeded");
+      expect(changed.updated + changed.refreshed).toBeGreaterThanOrEqual(ongoing);
+      await expectSame(app.pk, await truth("alpha"), false);
+      // Every replaced state left its cancel row: more rows than calls until a merge.
+      const [rows] = await clickhouse().rows<{ n: number; cancels: number }>(`SELECT count() AS n, countIf(sign = -1) AS cancels FROM calls_v2 WHERE app_pk = ${app.pk}`);
+      expect(Number(rows.cancels)).toBeGreaterThanOrEqual(ongoing);
+    });
+
+    it("converges with no double counting after a sync process is SIGKILLed mid-way", async () => {
+      const t = await truth("beta");
+      const { db, file, env } = await freshWarehouse();
+      const app = register(db, "beta");
+      const { out } = await killMidRun(
+        path.join(import.meta.dirname, "sync-child.fixture.ts"),
+        { ...process.env, ...env, DB_FILE: file, APP_ID: "beta", PAGE_DELAY_MS: "80", WRITE_V1_FACTS: "0" },
+        /page 4\n/,
+      );
+      expect(out).not.toMatch(/done/);
+      const partial = await inClickHouseV2(app.pk);
+      expect(partial.calls).toBeGreaterThanOrEqual(200);
+      expect(partial.calls).toBeLessThan(BETA);
+      const r = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", client: fastClient, ...v2Only });
+      expect(r.status).toBe("succeeded");
+      await expectSame(app.pk, t, false);
+      const again = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", full: true, client: fastClient, ...v2Only });
+      expect(again).toMatchObject({ inserted: 0, updated: 0, unchanged: BETA });
+      await expectSame(app.pk, t, false);
+    });
   });
 });

@@ -16,7 +16,7 @@ import { PageCursor, type ResumePoint } from "./resume";
 import { beginRun, cursorOf, finishRun, progressOf } from "./run-record";
 import { RunState } from "./run-state";
 import { threadCpuMs } from "./thread-cpu";
-import { ClickHouseCalls } from "./clickhouse-sink";
+import { ClickHouseCalls, type ClickHouseCallsOptions } from "./clickhouse-sink";
 import type { StoredCalls } from "./stored-calls";
 import { inlineSink, workerSink, type WriteSink } from "./write-sink";
 import type { SyncSummary, SyncTrigger } from "./summary";
@@ -48,6 +48,8 @@ export interface SyncOptions {
    * backfill (the app has no calls yet) and this thread otherwise.
    */
   writer?: "auto" | "inline" | "worker";
+  /** ClickHouse mode: the sink's options (tests write schema v2 alone with `writeV1Facts: false`; default: WRITE_V1_FACTS). */
+  clickHouse?: ClickHouseCallsOptions;
   /** Calls written per transaction (default 8,000 inline, 4,000 with the worker; per insert into ClickHouse, 50,000). */
   batchSize?: number;
   /** Pages in flight while the current one is parsed and written (default SYNC_CONCURRENCY). */
@@ -165,7 +167,7 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
       ...options.client,
     });
     // ClickHouse mode: calls go there, and nothing of them to SQLite (clickhouse-sink.ts).
-    const { writer, active } = clickHouseConfigured() ? clickHouseStore(db, app.pk) : sqliteStore(db, app.pk, options, resume !== null);
+    const { writer, active } = clickHouseConfigured() ? clickHouseStore(db, app.pk, options.clickHouse) : sqliteStore(db, app.pk, options, resume !== null);
     sink = active;
     const batchSize = options.batchSize ?? BATCH_SIZE[active.kind];
     const saveProgress = () => active.saveProgress(runPk, { ...progressOf(summary), ...cursorOf(cursor) });
@@ -246,8 +248,8 @@ function sqliteStore(db: Db, appPk: number, options: SyncOptions, resuming: bool
   return { writer, active: (useWorker ? workerSink(db, appPk) : undefined) ?? inlineSink(writer) };
 }
 
-function clickHouseStore(db: Db, appPk: number): { writer: StoredCalls; active: WriteSink } {
-  const calls = new ClickHouseCalls(clickhouse(), db, appPk);
+function clickHouseStore(db: Db, appPk: number, options?: ClickHouseCallsOptions): { writer: StoredCalls; active: WriteSink } {
+  const calls = new ClickHouseCalls(clickhouse(), db, appPk, options);
   return { writer: calls, active: calls };
 }
 
