@@ -7,7 +7,7 @@ import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./
 import { openChdb } from "./testing-chdb";
 import { forHost } from "./config";
 import { MIGRATIONS } from "./migrations";
-import { MOVE_CHECKPOINTS_TABLE } from "./move-v2";
+import { MOVE_CHECKPOINTS_TABLE, moveToV2 } from "./move-v2";
 import { V2_TABLES } from "./schema-v2";
 import { openFixtureDb } from "@/lib/analytics/test-fixtures";
 import { filters } from "@/lib/analytics/filters";
@@ -101,6 +101,8 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse schema on a two-shard cluste
     expect(await client.rows(`SELECT arrival, count() AS n FROM ${old}.calls GROUP BY arrival ORDER BY arrival`)).toEqual([
       { arrival: 0, n: 10 }, { arrival: 11, n: 1 }, { arrival: 12, n: 1 },
     ]);
+    // Reports read schema v2: the move carries the calls over, arrival with them.
+    expect((await moveToV2(config)).moved.length).toBeGreaterThan(0);
     const db = openFixtureDb("migrate-0004"); // apps 1–3
     const engine = createClickHouseEngine({ ch: client, db: () => db });
     const list = async (order: "asc" | "desc") =>
