@@ -2,10 +2,10 @@ import { localName, qualified, quoteIdentifier, type Placement, type TableSpec }
 
 /**
  * Schema v2 of the call facts (issue 25; docs/decisions/0034-clickhouse-schema-v2.md),
- * built the way ClickHouse answers at 100M calls. NOT YET MIGRATED OR WRITTEN: the
- * writers (sync, forwarder, copy), the move from v1 and the reports still use schema.ts's
- * `calls`. This module fixes the table shapes and is proven on 18.16 shards and on chdb by
- * schema-v2.integration.test.ts, so that the next steps build on tested ground.
+ * built the way ClickHouse answers at 100M calls. Created on every shard by ClickHouse
+ * migration 0005, filled from a v1 warehouse by the move (move-v2.ts, `npm run db:migrate`),
+ * and read by every ClickHouse-mode report (lib/analytics/engines/clickhouse/conditions.ts).
+ * Proven on 18.16 shards and on chdb by schema-v2.integration.test.ts.
  *
  * - Facts are signed state rows (`VersionedCollapsingMergeTree(sign, version)`): a writer
  *   that replaces a call's state writes the old state again with sign −1 (its cancel row)

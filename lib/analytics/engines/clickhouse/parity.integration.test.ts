@@ -186,7 +186,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
     expect(combined.some((r) => r.apps.length > 1), "a uid used in several apps").toBe(true);
   });
 
-  it("reads schema v2 with cancel rows not yet merged: states moved a month and back, cancel rows landed before their state, deleted calls", async () => {
+  it("reads schema v2 with cancel rows not yet merged: states moved a month and back, cancel rows landed before their state, deleted calls", { timeout: 180_000 }, async () => {
     const pks = wh.db.$client.prepare("SELECT pk FROM apps").pluck().all() as number[];
     const calls = (await mem.report("totals", filters({}), ADMIN)).current.calls;
     for (const [i, ch] of [clusterClient, chdb].entries()) {
@@ -230,7 +230,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
     }
   });
 
-  it("answers one call the same: changed calls, calls that lost participants, calls changed several times or moved across a month, deleted calls (404) and a sample", { timeout: 120_000 }, async () => {
+  it("answers one call the same: changed calls, calls that lost participants, calls changed several times or moved across a month, deleted calls (404) and a sample", { timeout: 300_000 }, async () => {
     const sample = wh.db.$client.prepare("SELECT a.app_id AS app, c.session_id AS sessionId FROM calls c JOIN apps a ON a.pk = c.app_pk WHERE c.pk % 50 = 0").all() as Array<{ app: string; sessionId: string }>;
     let withEvents = 0;
     for (const { name: target, engine } of targets) {
