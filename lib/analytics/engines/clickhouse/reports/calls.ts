@@ -15,7 +15,7 @@ import { ARRIVAL_ORDER, minutes } from "./shared";
  * The calls list (one page, its total), its CSV (every matching call, streamed in the
  * list's order) and one call with its participants and recordings.
  *
- * Order: the sort key, then arrival (`calls.arrival`: the SQLite pk when copied, the
+ * Order: the sort key, then arrival (`calls_v2.arrival`: the SQLite pk when copied, the
  * sync's arrival clock otherwise), then (app, session id) for rows stored before arrival
  * was kept — in `desc` the exact reverse. The in-memory engine's order is the sort key,
  * then SQLite's pk: a copied warehouse lists calls with equal keys exactly as its source,
