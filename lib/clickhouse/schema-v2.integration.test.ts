@@ -156,9 +156,10 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("schema v2 on two 18.16 shards", () => {
 
   it("spreads the calls over both shards, every row of a call on one", async () => {
     const p: Placement = { database: DB, cluster: cluster.cluster };
-    const perShard = await Promise.all(shards.map((s) => s.rows<{ session_id: string }>(`SELECT DISTINCT session_id FROM ${qualified(DB, localName(p, "calls_v2"))} ORDER BY session_id`)));
+    // The live calls (c2 was deleted: its cancel row and state may already have merged away).
+    const perShard = await Promise.all(shards.map((s) => s.rows<{ session_id: string }>(`SELECT session_id FROM ${qualified(DB, localName(p, "calls_v2"))} GROUP BY session_id HAVING sum(sign) != 0 ORDER BY session_id`)));
     expect(perShard.every((s) => s.length > 0)).toBe(true);
-    expect(perShard.flat().map((r) => r.session_id).sort()).toEqual(["c1", "c2", "c3", "c4"]);
+    expect(perShard.flat().map((r) => r.session_id).sort()).toEqual(["c1", "c3", "c4"]);
   });
 
   it("answers every total from the signed rows and from the pre-aggregates alike, with no FINAL, before any merge", async () => {

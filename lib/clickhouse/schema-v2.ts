@@ -2,10 +2,12 @@ import { CALLS, localName, qualified, quoteIdentifier, type Placement, type Tabl
 
 /**
  * Schema v2 of the call facts (issue 25; docs/decisions/0034-clickhouse-schema-v2.md),
- * built the way ClickHouse answers at 100M calls. The sync and the copy write it
- * (writer-v2.ts; beside schema.ts's `calls` while WRITE_V1_FACTS is on); the reports do
- * not read it yet. The shapes are proven on 18.16 shards and on chdb by
- * schema-v2.integration.test.ts, the writers by writer-v2.integration.test.ts.
+ * built the way ClickHouse answers at 100M calls. Created on every shard by ClickHouse
+ * migration 0005; written by the sync and the copy (writer-v2.ts), filled from a v1
+ * warehouse by the move (move-v2.ts, `npm run db:migrate`), and read by every
+ * ClickHouse-mode report (lib/analytics/engines/clickhouse/conditions.ts). The shapes are
+ * proven on 18.16 shards and on chdb by schema-v2.integration.test.ts, the writers by
+ * writer-v2.integration.test.ts.
  *
  * - Facts are signed state rows (`VersionedCollapsingMergeTree(sign, version)`): a writer
  *   that replaces a call's state writes the old state again with sign −1 (its cancel row)
@@ -207,7 +209,9 @@ export const CALLS_BY_MONTH: TableSpec = {
   ...CALLS_BY_BUCKET,
   name: "calls_by_month",
   columns: CALLS_BY_BUCKET.columns.map(([n, t]) => (n === "bucket" ? (["month", "Date"] as const) : ([n, t] as const))),
-  partitionBy: undefined,
+  // Monthly partitions of a few hundred rows each: the move from v1 (move-v2.ts) rewrites a
+  // month whole by dropping that month from every table its rows feed.
+  partitionBy: "toYYYYMM(month)",
   orderBy: CALLS_BY_BUCKET.orderBy.replace("bucket", "month"),
   shardBy: "cityHash64(app_pk, month)",
 };
@@ -231,9 +235,6 @@ export const PARTICIPANTS_BY_MONTH: TableSpec = {
   shardBy: "cityHash64(app_pk, uid_code)",
 };
 
-/** The tables the writers write (writer-v2.ts); the pre-aggregates below are fed from them by views. */
-export const V2_BASE_TABLES = [CALLS_V2, CALL_RAW, PARTICIPANTS_V2, UIDS] as const;
-
 export const V2_TABLES = [CALLS_V2, CALL_RAW, PARTICIPANTS_V2, UIDS, CALLS_BY_BUCKET, CALLS_BY_MONTH, PARTICIPANTS_BY_MONTH] as const;
 
 /**
@@ -241,13 +242,14 @@ export const V2_TABLES = [CALLS_V2, CALL_RAW, PARTICIPANTS_V2, UIDS, CALLS_BY_BU
  * inserted into a shard's signed rows is summed into that shard's pre-aggregate (the
  * Distributed table in front of it gathers the shards).
  */
-export function viewStatements(p: Placement): string[] {
+export function viewStatements(p: Placement, onCluster = false): string[] {
   const db = p.database;
+  const on = onCluster && p.cluster ? ` ON CLUSTER ${quoteIdentifier(p.cluster)}` : "";
   const local = (t: TableSpec) => qualified(db, localName(p, t.name));
   const view = (name: string) => qualified(db, localName(p, name));
   const closed = CLOSED_COLUMNS.map(([n]) => quoteIdentifier(n)).join(", ");
   const callsInto = (target: TableSpec, viewName: string, time: string) =>
-    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${view(viewName)} TO ${local(target)} AS
+    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${view(viewName)}${on} TO ${local(target)} AS
 SELECT app_pk, ${time}, ${closed}, platform_has_recording, total_participants,
   sum(sign) AS calls, sum(sign * total_audio_minutes_x1000) AS total_audio_minutes_x1000,
   sum(sign * total_video_minutes_x1000) AS total_video_minutes_x1000,
@@ -257,7 +259,7 @@ GROUP BY app_pk, ${time.replace(/^.* AS /, "")}, ${closed}, platform_has_recordi
   return [
     callsInto(CALLS_BY_BUCKET, "calls_by_bucket_mv", "toStartOfFifteenMinutes(start_at) AS bucket"),
     callsInto(CALLS_BY_MONTH, "calls_by_month_mv", "toStartOfMonth(start_at) AS month"),
-    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${view("participants_by_month_mv")} TO ${local(PARTICIPANTS_BY_MONTH)} AS
+    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${view("participants_by_month_mv")}${on} TO ${local(PARTICIPANTS_BY_MONTH)} AS
 SELECT app_pk, uid_code, toStartOfMonth(start_at) AS month,
   sum(sign * first_of_uid) AS calls, sum(sign * is_joined) AS joined,
   sum(sign * total_audio_minutes_x1000) AS total_audio_minutes_x1000, sum(sign * total_video_minutes_x1000) AS total_video_minutes_x1000,

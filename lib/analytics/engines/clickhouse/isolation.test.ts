@@ -5,6 +5,7 @@ import { REPORTS, type ReportName } from "@/lib/analytics/reports";
 import { openFixtureDb, randomCall, rng, writeCalls } from "@/lib/analytics/test-fixtures";
 import { applyMigrations, type ClickHouse } from "@/lib/clickhouse";
 import { copyToClickHouse } from "@/lib/clickhouse/copy";
+import { moveHostToV2 } from "@/lib/clickhouse/move-v2";
 import { openChdb } from "@/lib/clickhouse/testing-chdb";
 import { createClickHouseEngine } from "./engine";
 
@@ -18,7 +19,7 @@ process.env.AUTH_SECRET ??= "isolation-test-secret-at-least-32-chars!!";
 
 /** Every report of the table (a report added later is checked without a change here). */
 const REPORT_NAMES = Object.keys(REPORTS) as ReportName[];
-const FACT_READ = /FROM `isolation`\.`(calls|recordings|event_counts|webhook_deliveries|client_sessions)(_local)?`/g;
+const FACT_READ = /FROM `isolation`\.`(calls|calls_v2|participants_v2|uids|call_raw|recordings|event_counts|webhook_deliveries|client_sessions)(_local)?`/g;
 
 describe("ClickHouse engine: viewer isolation inside every query (chdb)", () => {
   let db: Db;
@@ -35,6 +36,7 @@ describe("ClickHouse engine: viewer isolation inside every query (chdb)", () => 
     chdb = openChdb("isolation");
     await applyMigrations(chdb, chdb.placement);
     await copyToClickHouse(db, chdb);
+    await moveHostToV2(chdb, chdb.placement, "chdb"); // the copy writes v1; the reports read v2
     recording = {
       ...chdb,
       rows: (q, signal) => (sent.push(q), chdb.rows(q, signal)),
