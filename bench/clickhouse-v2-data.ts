@@ -53,6 +53,7 @@ const PARTICIPANT_V2_VALUES: Record<string, string> = {
   uid_code: "cityHash64(uids[i + 1])",
   first_of_uid: "toUInt8(indexOf(uids, uids[i + 1]) = i + 1)",
   is_joined: "toUInt8(joined[i + 1])",
+  is_unanswered: "toUInt8(joined[i + 1] = 0)",
   total_audio_minutes_x1000: "if(type_ = 'audio', p_minutes[i + 1], 0)",
   total_video_minutes_x1000: "if(type_ = 'video', p_minutes[i + 1], 0)",
   total_duration_minutes_x1000: "p_minutes[i + 1]",

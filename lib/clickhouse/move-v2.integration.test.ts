@@ -5,7 +5,7 @@ import { tempDbFile } from "@/lib/analytics/test-fixtures";
 import { openClickHouse, type ClickHouse } from "./client";
 import { forHost } from "./config";
 import { applyMigrations, migrateClickHouse } from "./migrate";
-import { MOVE_CHECKPOINTS_TABLE, moveHostToV2, moveToV2, type MoveProgress } from "./move-v2";
+import { MOVE_CHECKPOINTS_TABLE, moveServersToV2, moveToV2, type MoveProgress } from "./move-v2";
 import { callRow, callTombstone, type CallFact } from "./rows";
 import { decodeClosed, V2_TABLES } from "./schema-v2";
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./testing";
@@ -189,10 +189,10 @@ describe("the move to v2 on chdb (a current ClickHouse)", () => {
     try {
       await applyMigrations(ch, ch.placement);
       await ch.insert("calls", history());
-      const report = await moveHostToV2(ch, ch.placement, "chdb");
+      const report = await moveServersToV2([ch], ch.placement, "chdb");
       expect(report.moved.length).toBeGreaterThan(15);
       await expectMovedExactly(ch);
-      expect((await moveHostToV2(ch, ch.placement, "chdb")).moved).toEqual([]);
+      expect((await moveServersToV2([ch], ch.placement, "chdb")).moved).toEqual([]);
     } finally {
       await ch.close();
     }

@@ -150,6 +150,8 @@ export const PARTICIPANTS_V2: TableSpec = {
     /** 1 on the first row of each uid in its call: a call counts once per participant however often they rejoined. */
     ["first_of_uid", "UInt8"],
     ["is_joined", "UInt8"],
+    /** 1 when the participant's state is `unanswered`: the participants report counts the calls a uid left unanswered. */
+    ["is_unanswered", "UInt8"],
     ["total_audio_minutes_x1000", "Int64"],
     ["total_video_minutes_x1000", "Int64"],
     ["total_duration_minutes_x1000", "Int64"],

@@ -1,5 +1,5 @@
 import { and, raw, sql, type Sql } from "@/lib/clickhouse";
-import { decodeClosed, encodeClosed, UID_CODE_SQL, type ClosedSet } from "@/lib/clickhouse/schema-v2";
+import { decodeClosed, encodeClosed, SESSION_CODE_SQL, UID_CODE_SQL, type ClosedSet } from "@/lib/clickhouse/schema-v2";
 import type { Filters } from "@/lib/analytics/filters";
 import type { Tables } from "./context";
 
@@ -76,12 +76,13 @@ export function liveSql(t: Tables, f: Pick<Filters, "from" | "to">, pks: readonl
 
 /**
  * The call states (call, version) that list `uid`: its participant rows summed by sign per
- * state (a cancelled state sums to 0). Co-sharded: looked up on each shard's own rows.
+ * state (a cancelled state sums to 0), which name their call by its session code.
+ * Co-sharded: looked up on each shard's own rows.
  */
 function listsUidSql(t: Tables, f: Filters, uid: string, pks: readonly number[]): Sql {
-  return sql`(app_pk, session_id, version) IN (SELECT app_pk, session_id, version FROM ${t.participantsLocal}
+  return sql`(app_pk, ${raw(SESSION_CODE_SQL("session_id"))}, version) IN (SELECT app_pk, session_code, version FROM ${t.participantsLocal}
     WHERE ${and([sql`app_pk IN ${pks}`, sql`uid_code = ${raw(UID_CODE_SQL(sql`${uid}`.text))}`, ...timeConditions(f)])}
-    GROUP BY app_pk, session_id, version HAVING sum(sign) > 0)`;
+    GROUP BY app_pk, session_code, version HAVING sum(sign) > 0)`;
 }
 
 /** Every condition of `f` on call rows of the apps `pks` (the viewer's isolation: always the first condition). */

@@ -5,7 +5,6 @@ import { REPORTS, type ReportName } from "@/lib/analytics/reports";
 import { openFixtureDb, randomCall, rng, writeCalls } from "@/lib/analytics/test-fixtures";
 import { applyMigrations, type ClickHouse } from "@/lib/clickhouse";
 import { copyToClickHouse } from "@/lib/clickhouse/copy";
-import { moveHostToV2 } from "@/lib/clickhouse/move-v2";
 import { openChdb } from "@/lib/clickhouse/testing-chdb";
 import { createClickHouseEngine } from "./engine";
 
@@ -36,7 +35,6 @@ describe("ClickHouse engine: viewer isolation inside every query (chdb)", () => 
     chdb = openChdb("isolation");
     await applyMigrations(chdb, chdb.placement);
     await copyToClickHouse(db, chdb);
-    await moveHostToV2(chdb, chdb.placement, "chdb"); // the copy writes v1; the reports read v2
     recording = {
       ...chdb,
       rows: (q, signal) => (sent.push(q), chdb.rows(q, signal)),

@@ -9,6 +9,7 @@ import { openDatabase, type Db } from "@/db/client";
 import { addApp, getAppById, removeApp } from "@/lib/apps/registry";
 import { callTombstone, type ClickHouse } from "@/lib/clickhouse";
 import { copyToClickHouse } from "@/lib/clickhouse/copy";
+import type { CallWriterV2 } from "@/lib/clickhouse/writer-v2";
 import { spawnEmulator } from "@/lib/emulator/testing";
 import { syncApp } from "@/lib/sync";
 import { tempDbFile, writeCalls, type FixtureCall } from "@/lib/analytics/test-fixtures";
@@ -56,15 +57,15 @@ async function syncAll(db: Db, appIds: string[]): Promise<void> {
   }
 }
 
-/** Copies into every target; returns the rows the last one copied, per table. */
-const copyAll = async (db: Db, targets: ClickHouse[]) => {
+/** Copies into every target (schema v2 through its writer: a cluster's needs every shard's client); returns the rows the last one copied, per table. */
+const copyAll = async (db: Db, targets: ClickHouse[], writers: ReadonlyMap<ClickHouse, CallWriterV2>) => {
   const copied: Record<string, number> = {};
-  for (const ch of targets) for (const c of await copyToClickHouse(db, ch, { batchSize: 500 })) copied[c.table] = c.copied;
+  for (const ch of targets) for (const c of await copyToClickHouse(db, ch, { batchSize: 500, writerV2: writers.get(ch) })) copied[c.table] = c.copied;
   return copied;
 };
 
-/** Builds the warehouse and copies it into every target (already migrated). */
-export async function buildWarehouse(targets: ClickHouse[]): Promise<Warehouse> {
+/** Builds the warehouse and copies it into every target (already migrated), each through its v2 writer when `writers` has one. */
+export async function buildWarehouse(targets: ClickHouse[], writers: ReadonlyMap<ClickHouse, CallWriterV2> = new Map()): Promise<Warehouse> {
   const apps = [
     { appId: "alpha", count: 1400, region: "in" as const },
     { appId: "beta", count: 500, region: "eu" as const },
@@ -79,7 +80,7 @@ export async function buildWarehouse(targets: ClickHouse[]): Promise<Warehouse> 
   writeTies(db, "tie", 70);
   // Webhooks of a quarter of the calls (joins, leaves, starts and ends), stored by the real ingest.
   const deliveries = await sendCallDeliveries(file, db, "c.pk % 4 = 0", 21);
-  await copyAll(db, targets);
+  await copyAll(db, targets, writers);
 
   // The platform moves on: ongoing calls end, new calls, recordings; a re-sync changes rows.
   await emu.admin.advance({ seconds: 7200, newCalls: 40, endOngoing: true, addRecordings: 25 });
@@ -120,7 +121,7 @@ export async function buildWarehouse(targets: ClickHouse[]): Promise<Warehouse> 
   })();
   // More deliveries after the first copy (the second carries them), some for calls that already had some.
   const laterDeliveries = await sendCallDeliveries(file, db, "c.pk % 8 IN (1, 4)", 22);
-  const secondCopy = await copyAll(db, targets); // the second copy: only new and changed rows
+  const secondCopy = await copyAll(db, targets, writers); // the second copy: only new and changed rows
 
   // Calls that change again and again (a copy after each change: every version reaches
   // ClickHouse), some of them moving their start across a month boundary, as an initiated
@@ -137,7 +138,7 @@ export async function buildWarehouse(targets: ClickHouse[]): Promise<Warehouse> 
       const startOf = [0, MONTH_EDGE - 600, MONTH_EDGE + 600, MONTH_EDGE - 300][round];
       for (const c of moved) s.prepare("UPDATE calls SET started_at = ?, start_at = ?, initiated_at = ? - 20, ended_at = ? + duration_seconds, updated_ms = ? WHERE pk = ?").run(startOf, startOf, startOf, startOf, now + round * 1000 + 1, c.pk);
     })();
-    await copyAll(db, targets);
+    await copyAll(db, targets, writers);
   }
 
   // Deletes: an app removed (cascade in SQLite; ClickHouse keeps its rows, never read), calls deleted (tombstones).

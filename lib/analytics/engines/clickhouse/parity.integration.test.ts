@@ -10,7 +10,7 @@ import { createClickHouseEngine } from "./engine";
 import { allCalls, callArrays, collect, csvText } from "./parity-answers";
 import { churnV2, holdMerges, type Churned } from "./parity-churn";
 import { forHost } from "@/lib/clickhouse/config";
-import { moveHostToV2, moveToV2 } from "@/lib/clickhouse/move-v2";
+import { CallWriterV2, openShardsV2, type ShardV2 } from "@/lib/clickhouse/writer-v2";
 import { buildWarehouse, MONTH_EDGE, NOW, ODD_UIDS, TIE_START, type Warehouse } from "./parity-fixture";
 
 process.env.AUTH_SECRET ??= "parity-test-secret-at-least-32-characters!";
@@ -91,6 +91,7 @@ type PagedName = "participants" | "participants-combined" | "recordings-awaiting
 describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine's answers", () => {
   let cluster: TestClickHouse;
   let clusterClient: ClickHouse;
+  let clusterShards: ShardV2[] = [];
   let chdb: ClickHouse;
   let wh: Warehouse;
   let viewer: Scope;
@@ -104,11 +105,11 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
     clusterClient = openClickHouse(cluster.config(DB));
     chdb = openChdb(DB);
     await applyMigrations(chdb, chdb.placement);
-    wh = await buildWarehouse([clusterClient, chdb]);
-    // The copy writes schema v1; the reports read v2: the move carries the warehouse over,
-    // then the churn leaves cancel rows no merge has collapsed (parity-churn.ts).
-    await moveToV2(cluster.config(DB));
-    await moveHostToV2(chdb, chdb.placement, "chdb");
+    // The copy writes schema v2 through its writer (every shard's client); its second and
+    // later copies replace states (cancel rows); then the churn leaves more cancel rows no
+    // merge has collapsed (parity-churn.ts).
+    clusterShards = await openShardsV2(clusterClient, cluster.config(DB));
+    wh = await buildWarehouse([clusterClient, chdb], new Map([[clusterClient, new CallWriterV2(clusterClient, clusterShards)]]));
     const v2Local = ["calls_v2", "participants_v2", "calls_by_bucket", "calls_by_month", "participants_by_month"];
     const shards = cluster.servers.map((s) => openClickHouse(forHost(cluster.config(DB), s.host)));
     await holdMerges(shards, v2Local.map((t) => `${t}_local`));
@@ -125,6 +126,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
 
   afterAll(async () => {
     await wh?.stop();
+    await Promise.all(clusterShards.filter((s) => s.client !== clusterClient).map((s) => s.client.close()));
     await clusterClient?.close();
     await chdb?.close();
     await cluster?.stop();

@@ -129,21 +129,24 @@ export function callsCsvBatches(ctx: ChContext, f: Filters, scope: Scope, signal
 }
 
 /** A signed row of one call: the live state is the version whose signs do not sum to 0. */
-type DetailRaw = ListRowRaw & { sign: number; version: number; mid: string | null };
+type DetailRaw = ListRowRaw & { sign: number; version: number };
 
-interface ParticipantRaw {
-  sign: number;
-  seq: number;
-  code: string;
-  state: string | null;
-  isJoined: number;
-  audio: number;
-  video: number;
-  total: number;
-  deviceId: string | null;
-  joinedAt: number | null;
-  leftAt: number | null;
+/** One call's by-key row (call_raw: v1's call columns): what only its page shows. */
+interface CallRawDetail {
   mid: string | null;
+  source: string;
+  raw: string | null;
+  p_seq: number[];
+  p_uid: string[];
+  p_state: Array<string | null>;
+  p_is_joined: number[];
+  p_audio: number[];
+  p_video: number[];
+  p_total: number[];
+  p_device_id: Array<string | null>;
+  p_joined_at: Array<number | null>;
+  p_left_at: Array<number | null>;
+  p_mid: Array<string | null>;
 }
 
 /** The rows (state and cancel rows alike: identical values) whose signs add up to more than 0, one each. */
@@ -161,10 +164,11 @@ function liveOf<T extends { sign: number }>(rows: T[], key: (r: T) => string): T
 /**
  * One call with its participants (platform order), recordings and event log; 404 when it
  * does not exist or its app is not visible. Every read is bounded to the call's key: its
- * signed rows (the live version chosen here), that version's participant rows, their uids
- * by code, the raw record (`call_raw` FINAL over one key). The event log is the ingest's:
- * read from the local SQLite's stored deliveries, as the in-memory engine reads it
- * (decision 0014 §12).
+ * signed rows (the live version chosen here: whether the call exists, and the columns the
+ * list shows), and its by-key row (`call_raw` FINAL over one key: mid, source, the raw
+ * record and the participants with their details, which the signed rows do not keep).
+ * The event log is the ingest's: read from the local SQLite's stored deliveries, as the
+ * in-memory engine reads it (decision 0014 §12).
  */
 export async function getCall(ctx: ChContext, ref: { app: string; sessionId: string }, scope: Scope, signal?: AbortSignal): Promise<CallDetail> {
   const apps = appScope(ctx, { apps: [] }, scope);
@@ -173,53 +177,38 @@ export async function getCall(ctx: ChContext, ref: { app: string; sessionId: str
   const t = tablesOf(ctx.ch);
   const key = sql`app_pk = ${app.pk} AND session_id = ${ref.sessionId}`;
   const [versions, recordings, raws] = await Promise.all([
-    ctx.ch.rows<DetailRaw>(sql`SELECT sign, version, ${listColumns(t, [app.pk])}, mid FROM ${t.calls} WHERE ${key}`.text, signal),
+    ctx.ch.rows<DetailRaw>(sql`SELECT sign, version, ${listColumns(t, [app.pk])} FROM ${t.calls} WHERE ${key}`.text, signal),
     ctx.ch.rows<CallDetail["recordings"][number]>(
       sql`SELECT recording_url AS recordingUrl, recording_date AS recordingDate, duration, start_time AS startTime, received_ms AS receivedMs
       FROM ${t.recordings} FINAL WHERE ${key} AND deleted = 0 ORDER BY start_time ASC NULLS FIRST, received_ms ASC, recording_url ASC`.text,
       signal,
     ),
-    ctx.ch.rows<{ raw: string }>(sql`SELECT raw FROM ${t.callRaw} FINAL WHERE ${key}`.text, signal),
+    ctx.ch.rows<CallRawDetail>(
+      sql`SELECT mid, source, raw, p_seq, p_uid, p_state, p_is_joined, p_total_audio_minutes_x1000 AS p_audio, p_total_video_minutes_x1000 AS p_video,
+        p_total_duration_minutes_x1000 AS p_total, p_device_id, p_joined_at, p_left_at, p_mid
+      FROM ${t.callRaw} FINAL WHERE ${key} AND deleted = 0`.text,
+      signal,
+    ),
   ]);
   const c = liveOf(versions, (r) => String(r.version)).sort((a, b) => b.version - a.version)[0];
   if (!c) throw notFound(`call "${ref.sessionId}" not found in app "${ref.app}"`);
-  const signed = await ctx.ch.rows<ParticipantRaw>(
-    sql`SELECT sign, seq, toString(uid_code) AS code, state, is_joined AS isJoined, total_audio_minutes_x1000 AS audio, total_video_minutes_x1000 AS video,
-      total_duration_minutes_x1000 AS total, device_id AS deviceId, joined_at AS joinedAt, left_at AS leftAt, mid
-    FROM ${t.participants} WHERE ${key} AND version = ${c.version}`.text,
-    signal,
-  );
-  const rows = liveOf(signed, (r) => String(r.seq));
-  const uids = await uidsOf(ctx, t, app.pk, rows.map((r) => r.code), signal);
-  const participants = rows
-    .map((p) => ({
-      seq: p.seq,
-      uid: uids.get(p.code) ?? "",
-      state: p.state,
-      isJoined: p.isJoined !== 0,
-      joinedAt: p.joinedAt,
-      leftAt: p.leftAt,
-      totalAudioMinutes: minutes(p.audio),
-      totalVideoMinutes: minutes(p.video),
-      totalDurationMinutes: minutes(p.total),
-      deviceId: p.deviceId,
-      mid: p.mid,
+  const d = raws[0];
+  const participants = (d?.p_seq ?? [])
+    .map((seq, i) => ({
+      seq,
+      uid: d.p_uid[i],
+      state: d.p_state[i],
+      isJoined: d.p_is_joined[i] !== 0,
+      joinedAt: d.p_joined_at[i],
+      leftAt: d.p_left_at[i],
+      totalAudioMinutes: minutes(d.p_audio[i]),
+      totalVideoMinutes: minutes(d.p_video[i]),
+      totalDurationMinutes: minutes(d.p_total[i]),
+      deviceId: d.p_device_id[i],
+      mid: d.p_mid[i],
     }))
     .sort((a, b) => a.seq - b.seq);
   const events = getCallEvents(ctx.db(), app.pk, ref.sessionId);
   const clients = getCallClients(ctx.db(), app.pk, ref.sessionId);
-  const record = raws[0]?.raw ? raws[0].raw : null;
-  // Every call fact comes from the platform's Calls API (the sync writes them; no writer makes a call from webhooks), and v2 keeps no source column.
-  return { ...toRow(c, apps), mid: c.mid, source: "sync", raw: parseRawRecord(record), participants, recordings, events, clients };
-}
-
-/** uids by code (decimal text: a UInt64 does not fit a JavaScript number), of one app. */
-async function uidsOf(ctx: ChContext, t: Tables, appPk: number, codes: string[], signal?: AbortSignal): Promise<Map<string, string>> {
-  const wanted = [...new Set(codes)].filter((c) => /^\d+$/.test(c));
-  if (wanted.length === 0) return new Map();
-  const found = await ctx.ch.rows<{ code: string; uid: string }>(
-    sql`SELECT DISTINCT toString(uid_code) AS code, uid FROM ${t.uids} WHERE app_pk = ${appPk} AND uid_code IN (${raw(wanted.join(", "))})`.text,
-    signal,
-  );
-  return new Map(found.map((r) => [r.code, r.uid]));
+  return { ...toRow(c, apps), mid: d?.mid ?? null, source: d?.source ?? "sync", raw: parseRawRecord(d?.raw ? d.raw : null), participants, recordings, events, clients };
 }

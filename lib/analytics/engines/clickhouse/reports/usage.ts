@@ -5,6 +5,7 @@ import type { Scope } from "@/lib/analytics/scope";
 import { dayNumberToDate, localDayNumber, offsetSegments, offsetSql } from "@/lib/analytics/tz";
 import { appScope, tablesOf, type ChContext } from "../context";
 import { callConditions, fromSignedCalls, hasCallDimensions, hasRecordingSql, START, timeConditions } from "../conditions";
+import { SESSION_CODE_SQL } from "@/lib/clickhouse/schema-v2";
 import { minutes } from "./shared";
 
 /** The participants, apps and daily reports. */
@@ -14,48 +15,65 @@ import { minutes } from "./shared";
  * calls, a cancel row per replaced row): +1 rows not cancelled (the cancel rows, few, looked
  * up on the shard's own rows), of the apps and start range asked, and — when the filters
  * name call dimensions (type, uid, …) — of the call states that match them (looked up on
- * the shard's own calls: co-sharded). Each shard aggregates its own rows.
+ * the shard's own calls: co-sharded; participant rows name their call by its session
+ * code). Each shard aggregates its own rows. `person`: only the uids containing the search
+ * (personCondition).
  */
-export function fromLiveParticipants(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
+export function fromLiveParticipants(ctx: ChContext, f: Filters, pks: readonly number[], options: { person?: boolean } = {}): Sql {
   const t = tablesOf(ctx.ch);
   if (pks.length === 0) return sql`FROM ${t.participants} WHERE 0`;
   const narrow = [sql`app_pk IN ${pks}`, ...timeConditions(f)];
   const conds = [
     ...narrow,
     raw("sign = 1"),
-    sql`(app_pk, session_id, version, seq) NOT IN (SELECT app_pk, session_id, version, seq FROM ${t.participantsLocal} WHERE sign = -1 AND ${and(narrow)})`,
+    sql`(app_pk, session_code, version, seq) NOT IN (SELECT app_pk, session_code, version, seq FROM ${t.participantsLocal} WHERE sign = -1 AND ${and(narrow)})`,
   ];
-  if (hasCallDimensions(f)) conds.push(sql`(app_pk, session_id, version) IN (SELECT app_pk, session_id, version FROM ${t.callsLocal} WHERE ${and(callConditions(t, f, pks))} AND sign = 1)`);
+  if (hasCallDimensions(f)) {
+    conds.push(sql`(app_pk, session_code, version) IN (SELECT app_pk, ${raw(SESSION_CODE_SQL("session_id"))}, version FROM ${t.callsLocal} WHERE ${and(callConditions(t, f, pks))} AND sign = 1)`);
+  }
+  if (options.person) conds.push(...personCondition(ctx, f, pks));
   return sql`FROM ${t.participants} WHERE ${and(conds)}`;
+}
+
+/**
+ * The participants reports' `person` search (lib/analytics/person.ts: the uid contains the
+ * text, ASCII letters without case, as `positionCaseInsensitive` compares) over the uids
+ * table: the codes of the matching uids, gathered once from every shard (GLOBAL: a uid's
+ * row is on the shard of its code, not of its calls). None without a search.
+ */
+function personCondition(ctx: ChContext, f: Filters, pks: readonly number[]): Sql[] {
+  if (f.person === undefined || f.person === "") return [];
+  const t = tablesOf(ctx.ch);
+  return [sql`uid_code GLOBAL IN (SELECT uid_code FROM ${t.uids} WHERE app_pk IN ${pks} AND positionCaseInsensitive(uid, ${f.person}) > 0)`];
 }
 
 /**
  * Per (app, uid) over the matching calls: a uid listed twice in one call is one call (its
  * rows merged: minutes summed, joined / unanswered if any row is), as the in-memory
  * engine counts "distinct calls": calls by the uid's first row in each call
- * (`first_of_uid`), joined and unanswered as the distinct calls with such a row. Each
- * shard aggregates its rows to (app, uid code) (a call's rows are on one shard, so the
- * distinct counts add up); the uids are then joined by code.
+ * (`first_of_uid`), joined and unanswered as the distinct calls (session codes) with such
+ * a row. Each shard aggregates its rows to (app, uid code) (a call's rows are on one
+ * shard, so the distinct counts add up); the uids are then joined by code.
  */
 export function participantsQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
   const t = tablesOf(ctx.ch);
   return sql`SELECT appPk, uid, calls, joined, unanswered, audioX1000, videoX1000, totalX1000, firstCallAt, lastCallAt FROM (
-      SELECT app_pk AS appPk, uid_code, sum(first_of_uid) AS calls, uniqExactIf(session_id, is_joined = 1) AS joined,
-        uniqExactIf(session_id, ifNull(state = 'unanswered', 0) = 1) AS unanswered,
+      SELECT app_pk AS appPk, uid_code, sum(first_of_uid) AS calls, uniqExactIf(session_code, is_joined = 1) AS joined,
+        uniqExactIf(session_code, is_unanswered = 1) AS unanswered,
         sum(total_audio_minutes_x1000) AS audioX1000, sum(total_video_minutes_x1000) AS videoX1000, sum(total_duration_minutes_x1000) AS totalX1000,
         min(${raw(START)}) AS firstCallAt, max(${raw(START)}) AS lastCallAt
-      ${fromLiveParticipants(ctx, f, pks)} GROUP BY app_pk, uid_code
+      ${fromLiveParticipants(ctx, f, pks, { person: true })} GROUP BY app_pk, uid_code
     ) AS p ALL INNER JOIN (SELECT DISTINCT app_pk AS appPk, uid_code, uid FROM ${t.uids} WHERE app_pk IN ${pks.length ? pks : [0]}) AS u USING (appPk, uid_code)`;
 }
 
 /** How many participants (app × uid) the matching calls list. */
 function participantsCountQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
-  return sql`SELECT count() AS n FROM (SELECT app_pk, uid_code ${fromLiveParticipants(ctx, f, pks)} GROUP BY app_pk, uid_code)`;
+  return sql`SELECT count() AS n FROM (SELECT app_pk, uid_code ${fromLiveParticipants(ctx, f, pks, { person: true })} GROUP BY app_pk, uid_code)`;
 }
 
 /** How many distinct uids (across apps) the matching calls list (a uid's code is the same in every app). */
 export function uidCountQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
-  return sql`SELECT uniqExact(uid_code) AS n ${fromLiveParticipants(ctx, f, pks)}`;
+  return sql`SELECT uniqExact(uid_code) AS n ${fromLiveParticipants(ctx, f, pks, { person: true })}`;
 }
 
 /** Per (app, uid): the number of distinct matching calls listing it (the engagement report's input). */
