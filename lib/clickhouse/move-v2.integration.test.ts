@@ -9,6 +9,7 @@ import { MOVE_CHECKPOINTS_TABLE, moveServersToV2, moveToV2, type MoveProgress } 
 import { callRow, callTombstone, type CallFact } from "./rows";
 import { decodeClosed, V2_TABLES } from "./schema-v2";
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./testing";
+import { CallWriterV2, openShardsV2 } from "./writer-v2";
 import { openChdb } from "./testing-chdb";
 
 /**
@@ -143,6 +144,27 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("migration 0005 and the move to v2 on tw
     // Both shards hold v2 rows (each moved its own), and a run after the end moves nothing.
     for (const s of shards) expect((await s.rows<{ n: number }>(`SELECT count() AS n FROM ${DB}.calls_v2_local`))[0].n).toBeGreaterThan(100);
     expect((await moveToV2(cluster.config(DB))).moved).toEqual([]);
+  });
+
+  it("leaves each moved call where the writers find it: a change of one writes the cancel rows of its moved state", { timeout: 120_000 }, async () => {
+    const writerShards = await openShardsV2(ch, cluster.config(DB));
+    try {
+      const writer = new CallWriterV2(ch, writerShards);
+      const sessionId = "s-3"; // app 1, one version, never deleted (history)
+      const stored = (await writer.lookup(1, [sessionId])).get(sessionId);
+      expect(stored?.state?.participants.length).toBeGreaterThan(1);
+      const next = { ...stored!.state!, durationSeconds: 999, status: "rejected" };
+      const result = await writer.write(1, [{ sessionId, version: stored!.version + 10, next, raw: null }]);
+      expect(result).toMatchObject({ written: 1, completed: 0 });
+      const code = `cityHash64('${sessionId}')`;
+      expect(await ch.rows(`SELECT sum(sign) AS calls, sum(sign * duration_seconds) AS seconds, sumIf(sign, status = 'rejected') AS rejected FROM ${DB}.calls_v2 WHERE app_pk = 1 AND session_id = '${sessionId}'`))
+        .toEqual([{ calls: 1, seconds: 999, rejected: 1 }]);
+      expect(await ch.rows(`SELECT sum(sign) AS rows FROM ${DB}.participants_v2 WHERE app_pk = 1 AND session_code = ${code}`)).toEqual([{ rows: next.participants.length }]);
+      // The cancel row of the moved state carries its version: 2 rows of it, summing to 0.
+      expect(await ch.rows(`SELECT count() AS n, sum(sign) AS s FROM ${DB}.calls_v2 WHERE app_pk = 1 AND session_id = '${sessionId}' AND version = ${stored!.version}`)).toEqual([{ n: 2, s: 0 }]);
+    } finally {
+      await Promise.all(writerShards.filter((x) => x.client !== ch).map((x) => x.client.close()));
+    }
   });
 
   it("ends exactly right when npm run db:migrate is SIGKILLed half way through the move and run again", { timeout: 300_000 }, async () => {

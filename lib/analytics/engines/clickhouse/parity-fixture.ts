@@ -60,7 +60,7 @@ async function syncAll(db: Db, appIds: string[]): Promise<void> {
 /** Copies into every target (schema v2 through its writer: a cluster's needs every shard's client); returns the rows the last one copied, per table. */
 const copyAll = async (db: Db, targets: ClickHouse[], writers: ReadonlyMap<ClickHouse, CallWriterV2>) => {
   const copied: Record<string, number> = {};
-  for (const ch of targets) for (const c of await copyToClickHouse(db, ch, { batchSize: 500, writerV2: writers.get(ch) })) copied[c.table] = c.copied;
+  for (const ch of targets) for (const c of await copyToClickHouse(db, ch, { batchSize: 500, ...(writers.has(ch) ? { writerV2: writers.get(ch) } : {}) })) copied[c.table] = c.copied;
   return copied;
 };
 
