@@ -99,7 +99,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("migration 0005 and the move to v2 on tw
     for (const s of shards) await s.close();
     await ch?.close();
     await cluster?.stop();
-  });
+  }, 120_000); // two shards stopping on a loaded box
 
   it("creates the v2 tables and their views on every shard, with a Distributed table in front of each", async () => {
     const report = await migrateClickHouse(cluster.config(DB));
@@ -133,11 +133,11 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("migration 0005 and the move to v2 on tw
       await expect(moveToV2(cluster.config(DB), { onProgress: crash })).rejects.toThrow(`crash at ${crashAt}`);
     }
     const before = await Promise.all(shards.map(async (s) => (await s.rows<{ n: number }>(`SELECT count() AS n FROM ${DB}.${MOVE_CHECKPOINTS_TABLE}`))[0].n));
-    expect(before[0]).toBe(4); // two months checkpointed by each crashed run on the first shard
+    expect(before).toEqual([4, 4]); // two months checkpointed by each crashed run, on every shard
     const progress: MoveProgress[] = [];
     const report = await moveToV2(cluster.config(DB), { onProgress: (p) => progress.push(p) });
     expect(report.skipped).toBe(4);
-    expect(report.moved.length).toBeGreaterThan(30);
+    expect(report.moved.length).toBeGreaterThan(15); // months of the whole warehouse (every shard's at once)
     expect(progress.at(-1)).toMatchObject({ step: "checked" });
     expect(progress.at(-1)!.monthsDone).toBe(progress.at(-1)!.monthsTotal);
     await expectMovedExactly(ch);

@@ -148,6 +148,9 @@ const listed = async (engine: Engine, f: Filters) => (await allCalls(engine, f))
 
 const sqliteCalls = (db: Db) => db.$client.prepare("SELECT count(*) FROM calls").pluck().get() as number;
 
+/** The sync writing schema v1 beside v2 (WRITE_V1_FACTS on, not the default): the tests below check both schemas. */
+const dual = { clickHouse: { writeV1Facts: true } };
+
 describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () => {
   beforeAll(async () => {
     [emu, ch] = await Promise.all([
@@ -168,7 +171,6 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () 
     delete process.env.CLICKHOUSE_CLUSTER;
     resetEnvForTests();
   }, 120_000);
-
   it("stores exactly the emulator's calls despite upstream faults, none in SQLite; a second run writes nothing", async () => {
     const t = await truth("alpha");
     const { db } = await freshWarehouse();
@@ -183,7 +185,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () 
       ],
     });
     try {
-      const r = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", perPage: 200, batchSize: 700, client: fastClient });
+      const r = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", ...dual, perPage: 200, batchSize: 700, client: fastClient });
       expect(r.error).toBeNull();
       expect(r).toMatchObject({ status: "succeeded", inserted: ALPHA, updated: 0 });
     } finally {
@@ -195,9 +197,9 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () 
     expect(db.$client.prepare("SELECT status, inserted FROM sync_runs").all()).toEqual([{ status: "succeeded", inserted: ALPHA }]);
 
     // Unchanged calls are recognised from ClickHouse's answer and not written again.
-    const again = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", full: true, perPage: 500, client: fastClient });
+    const again = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", ...dual, full: true, perPage: 500, client: fastClient });
     expect(again).toMatchObject({ status: "succeeded", inserted: 0, updated: 0, unchanged: ALPHA, kind: "full" });
-    const incremental = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", perPage: 500, client: fastClient });
+    const incremental = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", ...dual, perPage: 500, client: fastClient });
     expect(incremental).toMatchObject({ status: "succeeded", inserted: 0, updated: 0, stoppedEarly: true });
     expect((await inClickHouse(app.pk)).versions).toBe(ALPHA);
   });
@@ -205,13 +207,13 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () 
   it("writes a changed call as a new version that replaces the old one, participants included", async () => {
     const { db } = await freshWarehouse();
     const app = register(db, "alpha");
-    await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", client: fastClient });
+    await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", ...dual, client: fastClient });
     const before = await inClickHouse(app.pk);
     expect(before.ongoing).toBeGreaterThan(0);
     await emu.admin.advance({ appId: "alpha", seconds: 7200, endOngoing: true });
     const t = await truth("alpha");
     expect(t.ongoing).toBe(0);
-    const r = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", client: fastClient });
+    const r = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", ...dual, client: fastClient });
     expect(r.status).toBe("succeeded");
     expect(r.updated + r.refreshed).toBeGreaterThanOrEqual(before.ongoing);
     const after = await inClickHouse(app.pk);
@@ -236,7 +238,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () 
       const rawJson = JSON.stringify(raw);
       return { call: parsed.call, rawJson, hash: contentHash(rawJson), participantExtras: [] };
     };
-    const sink = new ClickHouseCalls(clickhouse(), db, app.pk);
+    const sink = new ClickHouseCalls(clickhouse(), db, app.pk, { writeV1Facts: true });
     sink.stage([row("ongoing", 1.25)]);
     sink.stage([row("ended", 9.5)]);
     expect(await sink.commit()).toMatchObject({ inserted: 1, updated: 1 });
@@ -254,7 +256,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () 
     const app = register(db, "beta");
     const { out } = await killMidRun(
       path.join(import.meta.dirname, "sync-child.fixture.ts"),
-      { ...process.env, ...env, DB_FILE: file, APP_ID: "beta", PAGE_DELAY_MS: "80" },
+      { ...process.env, ...env, DB_FILE: file, APP_ID: "beta", PAGE_DELAY_MS: "80", WRITE_V1_FACTS: "1" },
       /page 4\n/,
     );
     expect(out).not.toMatch(/done/);
@@ -263,10 +265,10 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () 
     expect(partial.calls).toBeGreaterThanOrEqual(200);
     expect(partial.calls).toBeLessThan(BETA);
 
-    const r = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", client: fastClient });
+    const r = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", ...dual, client: fastClient });
     expect(r.status).toBe("succeeded");
     await expectSame(app.pk, t);
-    const again = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", full: true, client: fastClient });
+    const again = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", ...dual, full: true, client: fastClient });
     expect(again).toMatchObject({ inserted: 0, updated: 0, unchanged: BETA });
     await expectSame(app.pk, t);
     expect(sqliteCalls(db)).toBe(0);
@@ -291,7 +293,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () 
     const local = openDatabase(path.join(dir, "warehouse.db"));
     opened.push({ db: local, dir });
     const syncBoth = async (db: Db) => {
-      for (const appId of ["alpha", "beta"]) expect((await syncApp(db, getAppById(db, appId)!, { trigger: "test", perPage: 300, client: fastClient })).status).toBe("succeeded");
+      for (const appId of ["alpha", "beta"]) expect((await syncApp(db, getAppById(db, appId)!, { trigger: "test", ...dual, perPage: 300, client: fastClient })).status).toBe("succeeded");
     };
     register(local, "alpha");
     register(local, "beta");
@@ -335,7 +337,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () 
     restarted.push(shard2);
     await shard2.down();
     try {
-      const r = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", client: fastClient });
+      const r = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", ...dual, client: fastClient });
       expect(r.status).toBe("failed");
       expect(r.error).toMatch(/ClickHouse/);
       expect(r.error).not.toContain(ch.password);
@@ -345,7 +347,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () 
     } finally {
       await shard2.up();
     }
-    const r = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", client: fastClient });
+    const r = await syncApp(db, getAppById(db, "beta")!, { trigger: "test", ...dual, client: fastClient });
     expect(r.status).toBe("succeeded");
     await expectSame(app.pk, t);
   });
