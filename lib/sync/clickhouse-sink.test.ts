@@ -4,6 +4,7 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { openDatabase, type Db } from "@/db/client";
+import type { CallWriterV2 } from "@/lib/clickhouse/writer-v2";
 import type { ClickHouse } from "@/lib/clickhouse/client";
 import { parseCallRecord } from "@/lib/platform/call-record";
 import { ClickHouseCalls, nextArrival } from "./clickhouse-sink";
@@ -65,7 +66,9 @@ function slowClickHouse(read: { bytes: number }): ClickHouse {
 describe("ClickHouse sink flow control", () => {
   it("makes the sync wait for a slow ClickHouse instead of buffering the batch", async () => {
     const read = { bytes: 0 };
-    const sink = new ClickHouseCalls(slowClickHouse(read), db(), 1);
+    // v1's streamed insert (v1 written beside v2) is the flow control under test; v2's writer (its own tests) accepts every batch.
+    const acceptingWriter = { write: async (_app: number, batch: readonly unknown[]) => ({ written: batch.length, completed: 0, stored: new Map() }) } as unknown as CallWriterV2;
+    const sink = new ClickHouseCalls(slowClickHouse(read), db(), 1, { writeV1Facts: true, writerV2: async () => acceptingWriter });
     let peak = 0;
     let staged = 0;
     for (let p = 0; p < 20; p++) {
