@@ -7,9 +7,9 @@
  */
 import { openDatabase, type Db } from "@/db/client";
 import { addApp, getAppById, removeApp } from "@/lib/apps/registry";
-import { callTombstone, type ClickHouse } from "@/lib/clickhouse";
+import type { ClickHouse } from "@/lib/clickhouse";
 import { copyToClickHouse } from "@/lib/clickhouse/copy";
-import type { CallWriterV2 } from "@/lib/clickhouse/writer-v2";
+import { CallWriterV2 } from "@/lib/clickhouse/writer-v2";
 import { spawnEmulator } from "@/lib/emulator/testing";
 import { syncApp } from "@/lib/sync";
 import { tempDbFile, writeCalls, type FixtureCall } from "@/lib/analytics/test-fixtures";
@@ -37,7 +37,7 @@ export interface Warehouse {
   db: Db;
   /** Calls re-synced with other values, or that lost participants after the first copy. */
   changed: Array<{ app: string; sessionId: string }>;
-  /** Calls deleted (in SQLite; tombstones in ClickHouse). */
+  /** Calls deleted (in SQLite; cancel rows in ClickHouse). */
   deleted: Array<{ app: string; sessionId: string }>;
   /** Calls changed three times after the second copy, a copy after each; the first three moved across MONTH_EDGE each time. */
   changedSeveralTimes: Array<{ app: string; sessionId: string }>;
@@ -141,13 +141,14 @@ export async function buildWarehouse(targets: ClickHouse[], writers: ReadonlyMap
     await copyAll(db, targets, writers);
   }
 
-  // Deletes: an app removed (cascade in SQLite; ClickHouse keeps its rows, never read), calls deleted (tombstones).
+  // Deletes: an app removed (cascade in SQLite; ClickHouse keeps its rows, never read), calls deleted (cancel rows).
   removeApp(db, "gamma");
   const deleted = sample("WHERE a.app_id = 'alpha' AND c.pk % 13 = 0", 4);
   for (const c of deleted) {
     const appPk = s.prepare("SELECT app_pk FROM calls WHERE pk = ?").pluck().get(c.pk) as number;
     s.prepare("DELETE FROM calls WHERE pk = ?").run(c.pk);
-    for (const ch of targets) await ch.insert("calls", [callTombstone(appPk, c.sessionId, Date.now() + 1)]);
+    // A delete in schema v2: the cancel rows of the stored state, through the target's writer (as the copy writes).
+    for (const ch of targets) await (writers.get(ch) ?? new CallWriterV2(ch, [{ client: ch, weight: 1 }])).write(appPk, [{ sessionId: c.sessionId, version: Date.now() + 1, next: undefined }]);
   }
   return {
     db,
