@@ -149,7 +149,7 @@ export async function prepareAccess(file: string): Promise<string> {
     // A kept warehouse (--keep) already has the bench's user from its first run.
     const existing = db.$client.prepare<[string], { pk: number }>("SELECT pk FROM users WHERE email = ?").get("bench@callboard.test");
     const userId = existing?.pk ?? (await createUser(db, { email: "bench@callboard.test", password: "bench-password-123", role: "admin" })).id;
-    return createApiToken(db, { userId, name: "bench" }).token;
+    return (await createApiToken(db, { userId, name: "bench" })).token;
   } finally {
     db.$client.close();
   }

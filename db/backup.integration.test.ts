@@ -83,7 +83,7 @@ describe("warehouse backup and restore under write load", () => {
     const db = openDatabase(live);
     addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001", webhookUsername: "hook", webhookPassword: "hook-password" });
     const user = await createUser(db, { email: "reader@callboard.test", password: "reader-password-1", role: "viewer", apps: ["acme"] });
-    token = createApiToken(db, { userId: user.id, name: "reports" }).token;
+    token = (await createApiToken(db, { userId: user.id, name: "reports" })).token;
     // Bulk, so that the copy takes many steps of the backup API while the writer writes.
     const bulk = db.$client.prepare("INSERT INTO audit_log (at_ms, actor_email, action, target, details) VALUES (?, 'seed', 'bulk', ?, ?)");
     db.$client.transaction(() => {
@@ -139,8 +139,8 @@ describe("warehouse backup and restore under write load", () => {
     resetEnvForTests();
     const db = openDatabase(fresh);
     try {
-      expect(resolveApiToken(db, token)).not.toBeNull();
-      const user = getUserByEmail(db, "reader@callboard.test")!;
+      expect(await resolveApiToken(db, token)).not.toBeNull();
+      const user = (await getUserByEmail(db, "reader@callboard.test"))!;
       expect(await verifyPassword(user.passwordHash, "reader-password-1")).toBe(true);
       const app = getAppById(db, "acme")!;
       expect(appConnection(app, "example.com").apiKey).toBe("key-acme-0001");

@@ -85,19 +85,19 @@ function changedFields(o: AppOptions): string[] {
 
 const program = new Command("apps").description("Manage the tenant apps Callboard syncs").exitOverride();
 
-withAppOptions(program.command("add").description("register a tenant app"), true).action((o: AppOptions) => {
+withAppOptions(program.command("add").description("register a tenant app"), true).action(async (o: AppOptions) => {
   if (!o.region) throw new Error("--region is required (us, eu or in)");
   if (!o.apiKey) throw new Error("--api-key is required");
   const input = toInput(o);
   const app = addApp(db(), { ...input, callsUrl: o.callsUrl, name: o.name!, region: o.region as "us", apiKey: o.apiKey });
-  audit(db(), CLI_ACTOR, "app.create", app.appId, { region: app.region, fields: changedFields(o) });
+  await audit(db(), CLI_ACTOR, "app.create", app.appId, { region: app.region, fields: changedFields(o) });
   console.log(`Added app ${app.appId} (${app.region}), key …${app.apiKeyLast4}`);
   console.log(`Webhook URL for the platform's console: ${ingestUrl(app.appId)}`);
 });
 
-withAppOptions(program.command("update").description("change a tenant app"), false).action((o: AppOptions) => {
+withAppOptions(program.command("update").description("change a tenant app"), false).action(async (o: AppOptions) => {
   const app = updateApp(db(), toInput(o));
-  audit(db(), CLI_ACTOR, "app.update", app.appId, { fields: changedFields(o) });
+  await audit(db(), CLI_ACTOR, "app.update", app.appId, { fields: changedFields(o) });
   console.log(`Updated app ${app.appId}`);
 });
 
@@ -127,9 +127,9 @@ program
   .command("remove")
   .description("remove a tenant app and all its calls")
   .requiredOption("--id <appId>", "the platform's app id")
-  .action((o: { id: string }) => {
+  .action(async (o: { id: string }) => {
     removeApp(db(), o.id);
-    audit(db(), CLI_ACTOR, "app.remove", o.id);
+    await audit(db(), CLI_ACTOR, "app.remove", o.id);
     console.log(`Removed app ${o.id}`);
   });
 

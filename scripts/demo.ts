@@ -126,16 +126,16 @@ async function main(): Promise<void> {
       // Every change is in the audit log, the demo's own setup included (issue 29).
       if (registry.getAppById(warehouse, a.appId)) {
         registry.updateApp(warehouse, fields);
-        audit(warehouse, DEMO_ACTOR, "app.update", a.appId, { fields: ["apiKey", "callsUrl", "webhook"] });
+        await audit(warehouse, DEMO_ACTOR, "app.update", a.appId, { fields: ["apiKey", "callsUrl", "webhook"] });
       } else {
         registry.addApp(warehouse, { ...fields, name });
-        audit(warehouse, DEMO_ACTOR, "app.create", a.appId, { region: a.region, name });
+        await audit(warehouse, DEMO_ACTOR, "app.create", a.appId, { region: a.region, name });
       }
     }
     await ensureFirstAdmin(warehouse);
-    if (!users.listUsers(warehouse).some((u) => u.email === VIEWER.email)) {
+    if (!(await users.listUsers(warehouse)).some((u) => u.email === VIEWER.email)) {
       const viewer = await users.createUser(warehouse, { ...VIEWER, role: "viewer", apps: ["acme-support"] });
-      audit(warehouse, DEMO_ACTOR, "user.create", viewer.email, { role: viewer.role, apps: viewer.apps, disabled: viewer.disabled });
+      await audit(warehouse, DEMO_ACTOR, "user.create", viewer.email, { role: viewer.role, apps: viewer.apps, disabled: viewer.disabled });
     }
 
     console.log("Syncing the tenant apps from the emulator…");

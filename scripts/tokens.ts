@@ -25,14 +25,14 @@ program
   .option("--name <name>", "what the token is for")
   .option("--scope <scope>", "full (the user's rights) or read (reports, CSV and statements; no writes)", "full")
   .option("--expires <duration>", "refuse the token after this long: 12h, 30d, 8w (default: never)")
-  .action((o: { email: string; name?: string; scope: string; expires?: string }) => {
+  .action(async (o: { email: string; name?: string; scope: string; expires?: string }) => {
     const scope = parseTokenScope(o.scope);
     const expiresMs = parseTokenExpiry(o.expires);
     const warehouse = db();
-    const user = resolveUser(warehouse, o.email);
+    const user = await resolveUser(warehouse, o.email);
     if (user.disabled) throw new Error(`${user.email} is disabled: its tokens would not work`);
-    const { token, view } = createApiToken(warehouse, { userId: user.pk, name: o.name, scope, expiresMs });
-    audit(warehouse, CLI, "token.create", `token ${view.id}`, { name: view.name, for: view.email, scope, expires: when(expiresMs) });
+    const { token, view } = await createApiToken(warehouse, { userId: user.pk, name: o.name, scope, expiresMs });
+    await audit(warehouse, CLI, "token.create", `token ${view.id}`, { name: view.name, for: view.email, scope, expires: when(expiresMs) });
     const rights = scope === "read" ? `${user.role}, read-only` : user.role;
     console.error(`Token ${view.id} "${view.name}" for ${view.email} (${rights}), expires ${when(expiresMs)}. It is shown only now:`);
     console.log(token);
@@ -43,10 +43,10 @@ program
   .description("list tokens (never their secret part)")
   .option("--email <email>", "only this user's tokens")
   .option("--json", "print JSON")
-  .action((o: { email?: string; json?: boolean }) => {
+  .action(async (o: { email?: string; json?: boolean }) => {
     const warehouse = db();
-    const userId = o.email ? resolveUser(warehouse, o.email).pk : undefined;
-    const tokens = listApiTokens(warehouse, { userId });
+    const userId = o.email ? (await resolveUser(warehouse, o.email)).pk : undefined;
+    const tokens = await listApiTokens(warehouse, { userId });
     if (o.json) return console.log(JSON.stringify(tokens, null, 2));
     if (tokens.length === 0) return console.log("No token. Create one with: npm run tokens -- create --email …");
     printTable(
@@ -68,11 +68,11 @@ program
   .command("revoke")
   .description("revoke a token (it stops working at once)")
   .requiredOption("--id <id>", "token id, from tokens list")
-  .action((o: { id: string }) => {
+  .action(async (o: { id: string }) => {
     if (!/^\d+$/.test(o.id)) throw new Error("--id must be a token id (a number; see tokens list)");
     const warehouse = db();
-    const view = revokeApiToken(warehouse, Number(o.id));
-    audit(warehouse, CLI, "token.revoke", `token ${view.id}`, { name: view.name, for: view.email });
+    const view = await revokeApiToken(warehouse, Number(o.id));
+    await audit(warehouse, CLI, "token.revoke", `token ${view.id}`, { name: view.name, for: view.email });
     console.log(`Revoked token ${view.id} "${view.name}" of ${view.email}`);
   });
 

@@ -61,7 +61,7 @@ program
       apps: o.apps === undefined ? [] : splitApps(o.apps),
       disabled: o.disabled ?? false,
     });
-    audit(warehouse, CLI, "user.create", user.email, { role: user.role, apps: user.apps, disabled: user.disabled });
+    await audit(warehouse, CLI, "user.create", user.email, { role: user.role, apps: user.apps, disabled: user.disabled });
     console.log(`Added ${describe(user)}`);
   });
 
@@ -85,7 +85,7 @@ program
       apps: o.apps === undefined ? undefined : splitApps(o.apps),
       disabled: o.disabled,
     });
-    audit(warehouse, CLI, "user.update", user.email, { role: user.role, apps: user.apps, disabled: user.disabled, passwordChanged: pw !== undefined });
+    await audit(warehouse, CLI, "user.update", user.email, { role: user.role, apps: user.apps, disabled: user.disabled, passwordChanged: pw !== undefined });
     console.log(`Updated ${describe(user)}`);
   });
 
@@ -93,8 +93,8 @@ program
   .command("list")
   .description("list users")
   .option("--json", "print JSON")
-  .action((o: { json?: boolean }) => {
-    const users = listUsers(db());
+  .action(async (o: { json?: boolean }) => {
+    const users = await listUsers(db());
     if (o.json) return console.log(JSON.stringify(users, null, 2));
     if (users.length === 0) return console.log("No user yet. Add one with: npm run users -- add --email … --role admin");
     printTable(
@@ -112,10 +112,10 @@ program
   .command("remove")
   .description("remove a user, their grants and their API tokens")
   .requiredOption("--email <email>", "the user to remove")
-  .action((o: { email: string }) => {
+  .action(async (o: { email: string }) => {
     const warehouse = db();
-    const user = removeUser(warehouse, o.email);
-    audit(warehouse, CLI, "user.remove", user.email);
+    const user = await removeUser(warehouse, o.email);
+    await audit(warehouse, CLI, "user.remove", user.email);
     console.log(`Removed ${user.email}`);
   });
 

@@ -16,9 +16,9 @@ export default async function SettingsPage() {
   await currentAdmin();
   const warehouse = db();
   const apps = listApps(warehouse);
-  const users = listUsers(warehouse);
-  const tokens = listApiTokens(warehouse).filter((t) => !t.revoked);
-  const [lastAudit] = listAudit(warehouse, { limit: 1 });
+  const users = await listUsers(warehouse);
+  const tokens = (await listApiTokens(warehouse)).filter((t) => !t.revoked);
+  const [lastAudit] = await listAudit(warehouse, { limit: 1 });
   const links = [
     {
       href: "/settings/apps",

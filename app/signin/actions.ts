@@ -28,7 +28,7 @@ export async function signInAction(_previous: SignInState, formData: FormData): 
   } catch (error) {
     if (error instanceof AuthError && error.type === "CredentialsSignin") {
       if ((error as AuthError & { code?: string }).code === "throttled") {
-        const state = checkThrottle(db(), { email, address: clientAddress(await headers()) });
+        const state = await checkThrottle(db(), { email, address: clientAddress(await headers()) });
         return { error: state.limited ? throttleMessage(state) : "Too many failed sign-ins. Try again later.", email };
       }
       return { error: "Email or password is incorrect.", email };

@@ -30,7 +30,7 @@ beforeAll(async () => {
   process.env.ANALYTICS_WORKER = "off";
   resetEnvForTests();
   const user = await createUser(h.db, { email: "ops@example.com", password: "ops-password-1", role: "admin" });
-  admin = callerForUser(h.db, user.id)!;
+  admin = (await callerForUser(h.db, user.id))!;
   receiver = await startReceiver();
 });
 afterAll(async () => {

@@ -30,7 +30,7 @@ const { alertRules } = await import("@/db/schema");
 const { eq } = await import("drizzle-orm");
 const { listHistory } = await import("./history");
 const { startReceiver } = await import("./test-receiver");
-type Caller = NonNullable<ReturnType<typeof callerForUser>>;
+type Caller = NonNullable<Awaited<ReturnType<typeof callerForUser>>>;
 
 const NOW = 1_767_225_600; // 2026-01-01T00:00:00Z, the end of the emulator's history
 const DAY = 86_400;
@@ -63,7 +63,7 @@ beforeAll(async () => {
     }
   }
   const user = await createUser(db, { email: "ops@example.com", password: "ops-password-1", role: "admin" });
-  admin = callerForUser(db, user.id)!;
+  admin = (await callerForUser(db, user.id))!;
   receiver = await startReceiver();
 }, 120_000);
 

@@ -7,7 +7,7 @@ import { desc, eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { alertRules, type AlertRuleRow } from "@/db/schema";
 import { listApps } from "@/lib/apps/registry";
-import { audit } from "@/lib/auth/audit";
+import { audit, auditSync } from "@/lib/auth/audit";
 import { requireAdmin, type Caller } from "@/lib/auth/authorize";
 import { decryptSecret, encryptSecret } from "@/lib/crypto/secrets";
 import { badRequest, notFound } from "@/lib/http/errors";
@@ -216,7 +216,7 @@ export async function createRule(db: Db, caller: Caller, input: unknown, options
     })
     .returning()
     .get();
-  audit(db, caller, "alert.create", `alert ${row.pk}`, auditDetails(rule));
+  await audit(db, caller, "alert.create", `alert ${row.pk}`, auditDetails(rule));
   return { rule: toView(decodeRule(row), caller), secret };
 }
 
@@ -251,7 +251,7 @@ export async function updateRule(db: Db, caller: Caller, id: number, input: unkn
     .where(eq(alertRules.pk, id))
     .returning()
     .get();
-  audit(db, caller, "alert.update", `alert ${id}`, { ...auditDetails(merged), changed: Object.keys(patch), secretRotated: secret !== null });
+  await audit(db, caller, "alert.update", `alert ${id}`, { ...auditDetails(merged), changed: Object.keys(patch), secretRotated: secret !== null });
   return { rule: toView(decodeRule(row), caller), secret };
 }
 
@@ -260,6 +260,6 @@ export function deleteRule(db: Db, caller: Caller, id: number): RuleView {
   requireAdmin(caller);
   const current = getRuleRecord(db, caller, id);
   db.delete(alertRules).where(eq(alertRules.pk, id)).run();
-  audit(db, caller, "alert.remove", `alert ${id}`, { name: current.name, metric: current.metric });
+  auditSync(db, caller, "alert.remove", `alert ${id}`, { name: current.name, metric: current.metric });
   return toView(current, caller);
 }

@@ -29,7 +29,7 @@ afterAll(async () => {
 it("evaluates due rules and delivers their notifications on its own, then stops", async () => {
   const user = await createUser(db, { email: "ops@example.com", password: "ops-password-1", role: "admin" });
   // Deliveries of alpha below 1 in the last closed 5 minutes: none arrived, so it fires.
-  const { rule } = await createRule(db, callerForUser(db, user.id)!, {
+  const { rule } = await createRule(db, (await callerForUser(db, user.id))!, {
     name: "quiet webhooks", metric: "webhookDeliveries", filters: { app: ["alpha"] }, windowSeconds: 300, condition: { op: "below", value: 1 },
     destination: { url: receiver.url, allowPrivate: true },
   });

@@ -29,7 +29,7 @@ beforeAll(async () => {
   db = ctx.db;
   seedApp(db, "alpha");
   const user = await createUser(db, { email: "ops@example.com", password: "ops-password-1", role: "admin" });
-  admin = callerForUser(db, user.id)!;
+  admin = (await callerForUser(db, user.id))!;
   receiver = await startReceiver();
 });
 afterAll(async () => {

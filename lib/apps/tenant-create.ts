@@ -60,7 +60,7 @@ export async function createTenantApp(
     region: input.region,
   });
   if (!created.apiKey) {
-    audit(db, actor, "app.create_tenant", created.appId, { name: input.name, region: created.region, registered: false });
+    await audit(db, actor, "app.create_tenant", created.appId, { name: input.name, region: created.region, registered: false });
     throw new HttpError(
       502,
       "platform_incomplete",
@@ -77,6 +77,6 @@ export async function createTenantApp(
     apiKey: created.apiKey,
     callsUrl: input.callsUrl?.replaceAll("{appId}", encodeURIComponent(created.appId)),
   });
-  audit(db, actor, "app.create_tenant", row.appId, { name: row.name, region: row.region, version: input.version ?? "1.0" });
+  await audit(db, actor, "app.create_tenant", row.appId, { name: row.name, region: row.region, version: input.version ?? "1.0" });
   return describeApp(row);
 }

@@ -20,23 +20,23 @@ beforeAll(() => {
 afterAll(() => ctx.dispose());
 
 describe("audit log", () => {
-  it("records actor, action, target, details and time, newest first", () => {
+  it("records actor, action, target, details and time, newest first", async () => {
     const t0 = Date.now();
-    audit(db, admin, "user.update", "bob@example.com", { role: "viewer" });
-    audit(db, { email: "cli" }, "token.revoke", "token 3");
-    const [latest, earlier] = listAudit(db);
+    await audit(db, admin, "user.update", "bob@example.com", { role: "viewer" });
+    await audit(db, { email: "cli" }, "token.revoke", "token 3");
+    const [latest, earlier] = await listAudit(db);
     expect(latest).toMatchObject({ actor: "cli", actorUserId: null, action: "token.revoke", target: "token 3", details: null });
     expect(earlier).toMatchObject({ actor: "root@example.com", actorUserId: 7, action: "user.update", details: { role: "viewer" } });
     expect(earlier.atMs).toBeGreaterThanOrEqual(t0);
-    expect(listAudit(db, { action: "user.update" })).toHaveLength(1);
-    expect(listAudit(db, { before: latest.id })).toHaveLength(1);
+    expect(await listAudit(db, { action: "user.update" })).toHaveLength(1);
+    expect(await listAudit(db, { before: latest.id })).toHaveLength(1);
   });
 
-  it("never stores something that looks like a secret", () => {
-    audit(db, admin, "app.update", "alpha", { apiKey: "SECRET-1", nested: { webhookPassword: "SECRET-2", token: "SECRET-3" }, passwordSet: true, name: "ok" });
+  it("never stores something that looks like a secret", async () => {
+    await audit(db, admin, "app.update", "alpha", { apiKey: "SECRET-1", nested: { webhookPassword: "SECRET-2", token: "SECRET-3" }, passwordSet: true, name: "ok" });
     const dump = JSON.stringify(db.$client.prepare("SELECT * FROM audit_log").all());
     expect(dump).not.toMatch(/SECRET-/);
-    expect(listAudit(db, { limit: 1 })[0].details).toMatchObject({ apiKey: "[redacted]", passwordSet: true, name: "ok" });
+    expect((await listAudit(db, { limit: 1 }))[0].details).toMatchObject({ apiKey: "[redacted]", passwordSet: true, name: "ok" });
   });
 });
 
@@ -59,7 +59,7 @@ describe("createTenantApp", () => {
     const row = getAppById(db, "newapp")!;
     expect(row.apiKeyEnc).not.toContain("NEW-API-KEY");
     expect(appConnection(row).apiKey).toBe("NEW-API-KEY-123");
-    expect(listAudit(db, { action: "app.create_tenant" })[0]).toMatchObject({ actor: "root@example.com", target: "newapp" });
+    expect((await listAudit(db, { action: "app.create_tenant" }))[0]).toMatchObject({ actor: "root@example.com", target: "newapp" });
     expect(JSON.stringify(db.$client.prepare("SELECT * FROM audit_log").all())).not.toMatch(/NEW-API-KEY|MGMT-/);
   });
 

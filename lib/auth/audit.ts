@@ -1,6 +1,7 @@
 import { and, desc, eq, lt, type SQL } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { auditLog, type AuditRow } from "@/db/schema";
+import { auditLog as auditLogTable, type AuditRow } from "@/db/schema";
+import { tablesOf } from "@/db/state";
 import { logger } from "@/lib/log/logger";
 import type { Caller } from "./caller";
 
@@ -44,18 +45,38 @@ export function scrubDetails(value: unknown, depth = 0): unknown {
   return value;
 }
 
-export function audit(
+function auditRow(actor: AuditActor, action: AuditAction, target: string | null, details?: Record<string, unknown>) {
+  const actorUserPk = "userId" in actor ? (actor.userId ?? null) : null;
+  const scrubbed = details === undefined ? null : (scrubDetails(details) as Record<string, unknown>);
+  return { atMs: Date.now(), actorUserPk, actorEmail: actor.email, action, target, details: scrubbed };
+}
+
+export async function audit(
+  db: Db,
+  actor: AuditActor,
+  action: AuditAction,
+  target: string | null,
+  details?: Record<string, unknown>,
+): Promise<void> {
+  const { auditLog } = tablesOf(db);
+  await db.insert(auditLog).values(auditRow(actor, action, target, details));
+  logger.debug({ audit: action, actor: actor.email, target }, "audit");
+}
+
+/**
+ * `audit` for the modules that still speak SQLite synchronously and audit inside their
+ * own SQLite transaction (alert rules, price sheets, statements, preferences, saved
+ * views): they move to `audit` when they move to Postgres
+ * (docs/decisions/0035-state-in-postgres.md, decision 5).
+ */
+export function auditSync(
   db: Db,
   actor: AuditActor,
   action: AuditAction,
   target: string | null,
   details?: Record<string, unknown>,
 ): void {
-  const actorUserPk = "userId" in actor ? (actor.userId ?? null) : null;
-  const scrubbed = details === undefined ? null : (scrubDetails(details) as Record<string, unknown>);
-  db.insert(auditLog)
-    .values({ atMs: Date.now(), actorUserPk, actorEmail: actor.email, action, target, details: scrubbed })
-    .run();
+  db.insert(auditLogTable).values(auditRow(actor, action, target, details)).run();
   logger.debug({ audit: action, actor: actor.email, target }, "audit");
 }
 
@@ -74,17 +95,17 @@ function toEntry(r: AuditRow): AuditEntry {
 }
 
 /** Newest first; page with `before` (the last id seen). */
-export function listAudit(db: Db, options: { limit?: number; before?: number; action?: string } = {}): AuditEntry[] {
+export async function listAudit(db: Db, options: { limit?: number; before?: number; action?: string } = {}): Promise<AuditEntry[]> {
   const limit = Math.min(Math.max(options.limit ?? 100, 1), 1000);
+  const { auditLog } = tablesOf(db);
   const conditions: SQL[] = [];
   if (options.before !== undefined) conditions.push(lt(auditLog.pk, options.before));
   if (options.action !== undefined) conditions.push(eq(auditLog.action, options.action));
-  return db
+  const rows = await db
     .select()
     .from(auditLog)
     .where(conditions.length ? and(...conditions) : undefined)
     .orderBy(desc(auditLog.pk))
-    .limit(limit)
-    .all()
-    .map(toEntry);
+    .limit(limit);
+  return rows.map(toEntry);
 }

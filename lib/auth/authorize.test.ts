@@ -43,7 +43,7 @@ async function sessionCookie(
   email: string,
   opts: { secure?: boolean; secret?: string; epoch?: number; maxAge?: number; sid?: string | null } = {},
 ): Promise<string> {
-  const user = getUserByEmail(db, email)!;
+  const user = (await getUserByEmail(db, email))!;
   const name = opts.secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE;
   const sid = opts.sid === undefined ? `sid-${Math.random().toString(36).slice(2)}` : opts.sid;
   const jwt = await encode({
@@ -59,11 +59,11 @@ const withCookie = (cookie: string) => new Request("http://localhost/api/v1/call
 
 describe("first admin", () => {
   it("is created from CALLBOARD_ADMIN_EMAIL/PASSWORD when there is no user, once", async () => {
-    expect(listUsers(db)).toEqual([]);
+    expect(await listUsers(db)).toEqual([]);
     await expect(authorizeRequest(db, new Request("http://localhost/"))).rejects.toMatchObject({ status: 401 });
-    expect(listUsers(db)).toMatchObject([{ email: "first-admin@example.com", role: "admin" }]);
+    expect(await listUsers(db)).toMatchObject([{ email: "first-admin@example.com", role: "admin" }]);
     expect(await ensureFirstAdmin(db)).toBe("exists");
-    expect(listUsers(db)).toHaveLength(1);
+    expect(await listUsers(db)).toHaveLength(1);
   });
 
   it("is not created without the variables", async () => {
@@ -71,7 +71,7 @@ describe("first admin", () => {
     try {
       useTestEnv({ CALLBOARD_ADMIN_EMAIL: undefined, CALLBOARD_ADMIN_PASSWORD: undefined });
       expect(await ensureFirstAdmin(other.db)).toBe("unconfigured");
-      expect(listUsers(other.db)).toEqual([]);
+      expect(await listUsers(other.db)).toEqual([]);
     } finally {
       useTestEnv();
       other.dispose();
@@ -116,7 +116,7 @@ describe("authorize", () => {
     const renewed = await sessionCookie("viewer-a@example.com", { sid: "sid-signed-out", maxAge: 3600 });
     const otherDevice = await sessionCookie("viewer-a@example.com", { sid: "sid-other-device" });
     expect(await authorizeRequest(db, withCookie(signedOut))).toMatchObject({ email: "viewer-a@example.com" });
-    endSession(db, "sid-signed-out");
+    await endSession(db, "sid-signed-out");
     for (const c of [signedOut, renewed]) await expect(authorizeRequest(db, withCookie(c))).rejects.toMatchObject({ status: 401 });
     expect(await authorizeRequest(db, withCookie(otherDevice))).toMatchObject({ email: "viewer-a@example.com" });
   });
@@ -139,7 +139,7 @@ describe("authorize", () => {
     await updateUser(db, u.id, { password: "changed-password" });
     await expect(authorizeRequest(db, withCookie(fresh))).rejects.toMatchObject({ status: 401 });
     const afterChange = await sessionCookie("temp@example.com");
-    removeUser(db, u.id);
+    await removeUser(db, u.id);
     await expect(authorizeRequest(db, withCookie(afterChange))).rejects.toMatchObject({ status: 401 });
   });
 });

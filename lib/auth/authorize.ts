@@ -40,8 +40,8 @@ export async function authorizeRequest(db: Db, request: Request): Promise<Caller
   const header = request.headers.get("authorization");
   if (header !== null && /^bearer\s/i.test(header)) {
     // An explicit credential that fails is a failure: never fall back to the cookie.
-    const resolved = resolveApiToken(db, header.slice(7).trim());
-    const caller = resolved ? callerForUser(db, resolved.userId) : null;
+    const resolved = await resolveApiToken(db, header.slice(7).trim());
+    const caller = resolved ? await callerForUser(db, resolved.userId) : null;
     if (!resolved || !caller) throw unauthorized("The API token is not valid (unknown, revoked, expired, or its user is disabled).");
     takeTokenRequest(resolved.tokenId, env().API_TOKEN_RATE_LIMIT_PER_MINUTE);
     if (resolved.scope === "full") return caller;
@@ -50,7 +50,7 @@ export async function authorizeRequest(db: Db, request: Request): Promise<Caller
     return { ...caller, readOnly: true };
   }
   const claims = await readSessionClaims(request.headers);
-  const caller = claims ? callerForSession(db, claims) : null;
+  const caller = claims ? await callerForSession(db, claims) : null;
   if (!caller) throw unauthorized();
   // A cookie rides along on any request the browser makes: a write must come from our own pages.
   const refusal = cookieWriteRefusal(request, { jsonBody: true });
@@ -59,24 +59,24 @@ export async function authorizeRequest(db: Db, request: Request): Promise<Caller
 }
 
 /** The caller of a session cookie's claims: null when the session was ended by signing out. */
-export function callerForSession(db: Db, claims: SessionClaims): Caller | null {
-  if (isSessionEnded(db, claims.sessionId)) return null;
-  return callerForUser(db, claims.userId, { sessionEpoch: claims.sessionEpoch });
+export async function callerForSession(db: Db, claims: SessionClaims): Promise<Caller | null> {
+  if (await isSessionEnded(db, claims.sessionId)) return null;
+  return await callerForUser(db, claims.userId, { sessionEpoch: claims.sessionEpoch });
 }
 
 /**
  * The caller for a user id, as the warehouse has it now; null when the user is gone,
  * disabled, or (with `sessionEpoch`) the session predates a password change or disable.
  */
-export function callerForUser(db: Db, userId: number, options: { sessionEpoch?: number } = {}): Caller | null {
-  const user = getUserByPk(db, userId);
+export async function callerForUser(db: Db, userId: number, options: { sessionEpoch?: number } = {}): Promise<Caller | null> {
+  const user = await getUserByPk(db, userId);
   if (!user || user.disabled) return null;
   if (options.sessionEpoch !== undefined && options.sessionEpoch !== user.sessionEpoch) return null;
   return {
     userId: user.pk,
     email: user.email,
     role: user.role,
-    appPks: user.role === "admin" ? "all" : grantedAppPks(db, user.pk),
+    appPks: user.role === "admin" ? "all" : await grantedAppPks(db, user.pk),
   };
 }
 

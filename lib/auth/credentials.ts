@@ -31,7 +31,7 @@ export async function verifyCredentials(
   const password = typeof input.password === "string" ? input.password : "";
   const subject = { email, address: input.address };
 
-  const throttle = checkThrottle(db, subject);
+  const throttle = await checkThrottle(db, subject);
   if (throttle.limited) {
     logger.warn({ email, address: input.address, scope: throttle.scope }, "sign-in throttled");
     return { ok: false, reason: "throttled", throttle };
@@ -39,7 +39,7 @@ export async function verifyCredentials(
   // Many failures on this account from anywhere: slower, never locked (lib/auth/throttle.ts).
   if (throttle.delayMs > 0) await sleep(throttle.delayMs);
 
-  const user = email ? getUserByEmail(db, email) : undefined;
+  const user = email ? await getUserByEmail(db, email) : undefined;
   let valid = false;
   if (!user || password.length === 0 || password.length > MAX_PASSWORD_LENGTH) {
     await burnVerification(password.slice(0, MAX_PASSWORD_LENGTH));
@@ -48,14 +48,14 @@ export async function verifyCredentials(
   }
 
   if (!valid || !user) {
-    if (recordFailure(db, subject)) {
+    if (await recordFailure(db, subject)) {
       // Once per pair reaching its limit, not per refused attempt after it: an attacker cannot flood the log.
-      audit(db, { email: "system" }, "signin.throttled", email, { address: input.address, failures: THROTTLE.perAccountAndAddress, windowMinutes: THROTTLE.windowMs / 60_000 });
+      await audit(db, { email: "system" }, "signin.throttled", email, { address: input.address, failures: THROTTLE.perAccountAndAddress, windowMinutes: THROTTLE.windowMs / 60_000 });
     }
     logger.info({ email, address: input.address }, "sign-in failed");
     return { ok: false, reason: "invalid" };
   }
-  clearAccountFailures(db, email, input.address);
+  await clearAccountFailures(db, email, input.address);
   logger.info({ email, userId: user.pk }, "signed in");
   return { ok: true, user: { id: user.pk, email: user.email, role: user.role, sessionEpoch: user.sessionEpoch } };
 }

@@ -17,7 +17,7 @@ const settled = new WeakSet<Db>();
  */
 export async function ensureFirstAdmin(db: Db): Promise<FirstAdminResult> {
   if (settled.has(db)) return "exists";
-  if (countUsers(db) > 0) {
+  if ((await countUsers(db)) > 0) {
     settled.add(db);
     return "exists";
   }
@@ -25,7 +25,7 @@ export async function ensureFirstAdmin(db: Db): Promise<FirstAdminResult> {
   if (!email || !password) return "unconfigured";
   try {
     const user = await createUser(db, { email, password, role: "admin" });
-    audit(db, { email: "system" }, "user.create", user.email, { role: "admin", reason: "first admin from CALLBOARD_ADMIN_EMAIL" });
+    await audit(db, { email: "system" }, "user.create", user.email, { role: "admin", reason: "first admin from CALLBOARD_ADMIN_EMAIL" });
     logger.info({ email: user.email }, "first admin created");
     settled.add(db);
     return "created";

@@ -87,11 +87,11 @@ const config: Omit<NextAuthConfig, "providers"> = {
     // Every way of signing out — the dashboard's button (a server action) and
     // POST /api/auth/signout — ends the sign-in for good: the JWT itself stays valid
     // until it expires, so a copy of the cookie must not outlive the sign-out.
-    signOut(message) {
+    async signOut(message) {
       const sid = "token" in message ? message.token?.sid : undefined;
       if (typeof sid !== "string" || sid === "") return;
       try {
-        endSession(db(), sid);
+        await endSession(db(), sid);
       } catch (error) {
         logger.error({ err: error instanceof Error ? error.message : String(error) }, "sign-out could not end the session");
       }

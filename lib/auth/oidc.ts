@@ -69,15 +69,15 @@ export async function userForOidcClaims(db: Db, claims: Claims, settings: Pick<O
   if (!email) return { ok: false, reason: "the provider sent no email" };
   // An unverified email would let anyone who can set one at the provider become that Callboard user.
   if (claims.email_verified === false) return { ok: false, reason: "the provider has not verified this email" };
-  let user = getUserByEmail(db, email);
+  let user = await getUserByEmail(db, email);
   if (!user) {
     const role = roleFromClaims(claims, settings.roleClaim);
     const known = new Set(listApps(db).map((a) => a.appId));
     const apps = role === "viewer" ? appsFromClaims(claims, settings.appsClaim).filter((id) => known.has(id)) : [];
     // No local password: a random one nobody knows (LOCAL_PASSWORDS may be on for others).
     const created = await createUser(db, { email, password: randomBytes(32).toString("base64url"), role, apps });
-    audit(db, { email: "sso" }, "user.create", `user ${created.id}`, { email, role, apps, via: "oidc" });
-    user = getUserByEmail(db, email)!;
+    await audit(db, { email: "sso" }, "user.create", `user ${created.id}`, { email, role, apps, via: "oidc" });
+    user = (await getUserByEmail(db, email))!;
   }
   if (user.disabled) return { ok: false, reason: "the user is disabled in Callboard" };
   return { ok: true, userId: user.pk, email: user.email, sessionEpoch: user.sessionEpoch };

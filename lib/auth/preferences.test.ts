@@ -22,12 +22,12 @@ beforeAll(async () => {
 afterAll(() => ctx.dispose());
 
 describe("a person's defaults", () => {
-  it("start empty, save, and are audited", () => {
+  it("start empty, save, and are audited", async () => {
     expect(getPreferences(db, viewer.userId)).toEqual({ timeZone: null, apps: [] });
     expect(savePreferences(db, viewer, { timeZone: "Asia/Kolkata", apps: ["alpha"] })).toEqual({ timeZone: "Asia/Kolkata", apps: ["alpha"] });
     // A partial save keeps the rest.
     expect(savePreferences(db, viewer, { timeZone: null })).toEqual({ timeZone: null, apps: ["alpha"] });
-    const entries = listAudit(db, { action: "preferences.update" });
+    const entries = await listAudit(db, { action: "preferences.update" });
     expect(entries).toHaveLength(2);
     expect(entries[0].actor).toBe("v@example.test");
   });

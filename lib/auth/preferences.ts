@@ -10,7 +10,7 @@ import { userPreferences } from "@/db/schema";
 import { listApps } from "@/lib/apps/registry";
 import { isValidTimeZone } from "@/lib/analytics/tz";
 import { HttpError } from "@/lib/http/errors";
-import { audit } from "./audit";
+import { auditSync } from "./audit";
 import { canSeeApp } from "./authorize";
 import type { Caller } from "./caller";
 
@@ -70,6 +70,6 @@ export function savePreferences(db: Db, caller: Caller, body: unknown): UserPref
     .values({ userPk: caller.userId, timeZone: next.timeZone, apps: next.apps, updatedMs: Date.now() })
     .onConflictDoUpdate({ target: userPreferences.userPk, set: { timeZone: next.timeZone, apps: next.apps, updatedMs: Date.now() } })
     .run();
-  audit(db, caller, "preferences.update", caller.email, { timeZone: next.timeZone, apps: next.apps });
+  auditSync(db, caller, "preferences.update", caller.email, { timeZone: next.timeZone, apps: next.apps });
   return next;
 }

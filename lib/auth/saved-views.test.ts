@@ -27,22 +27,22 @@ beforeAll(async () => {
 afterAll(() => ctx.dispose());
 
 describe("saved views", () => {
-  it("are one's own until shared; only filter names are kept", () => {
+  it("are one's own until shared; only filter names are kept", async () => {
     const own = createView(db, ann, { name: "Video this week", path: "/calls", query: "?type=video&tz=Asia%2FKolkata&page=3&evil=1" });
     expect(own.query).toBe("type=video&tz=Asia%2FKolkata");
     createView(db, ann, { name: "Team", path: "/", query: "status=ended", shared: true });
     expect(listViews(db, ann).map((v) => v.name)).toEqual(["Team", "Video this week"]);
     expect(listViews(db, bob).map((v) => [v.name, v.owner, v.mine])).toEqual([["Team", "ann@example.test", false]]);
-    expect(listAudit(db, { action: "view.create" })).toHaveLength(2);
+    expect(await listAudit(db, { action: "view.create" })).toHaveLength(2);
   });
 
-  it("refuse a bad name or page, and are removed only by their owner or an admin", () => {
+  it("refuse a bad name or page, and are removed only by their owner or an admin", async () => {
     expect(() => createView(db, ann, { name: " ", path: "/calls", query: "" })).toThrow(/name/);
     expect(() => createView(db, ann, { name: "x", path: "/settings", query: "" })).toThrow(/path/);
     const team = listViews(db, bob)[0];
     expect(() => removeView(db, bob, team.id)).toThrow(/no such view/);
     removeView(db, admin, team.id);
     expect(listViews(db, bob)).toEqual([]);
-    expect(listAudit(db, { action: "view.remove" })[0].actor).toBe("root@example.test");
+    expect((await listAudit(db, { action: "view.remove" }))[0].actor).toBe("root@example.test");
   });
 });

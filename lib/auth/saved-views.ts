@@ -10,7 +10,7 @@ import type { Db } from "@/db/client";
 import { savedViews, users } from "@/db/schema";
 import { HttpError, notFound } from "@/lib/http/errors";
 import { carriedFilters } from "@/lib/ui/carry";
-import { audit } from "./audit";
+import { auditSync } from "./audit";
 import type { Caller } from "./caller";
 
 /** The report pages a view can be of (their filters are the shared ones). */
@@ -64,7 +64,7 @@ export function createView(db: Db, caller: Caller, body: unknown): SavedView {
     .values({ ownerUserPk: caller.userId, name: v.name, path: v.path, query, shared: v.shared ?? false, createdMs: Date.now() })
     .returning({ id: savedViews.pk })
     .get();
-  audit(db, caller, "view.create", v.name, { path: v.path, query, shared: v.shared ?? false });
+  auditSync(db, caller, "view.create", v.name, { path: v.path, query, shared: v.shared ?? false });
   return { id: row.id, name: v.name, path: v.path, query, shared: v.shared ?? false, owner: caller.email, mine: true };
 }
 
@@ -74,5 +74,5 @@ export function removeView(db: Db, caller: Caller, id: number): void {
   const mayRemove = row !== undefined && (row.ownerUserPk === caller.userId || caller.role === "admin");
   if (!row || !mayRemove) throw notFound("no such view");
   db.delete(savedViews).where(and(eq(savedViews.pk, id))).run();
-  audit(db, caller, "view.remove", row.name, { path: row.path });
+  auditSync(db, caller, "view.remove", row.name, { path: row.path });
 }

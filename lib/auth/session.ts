@@ -18,7 +18,7 @@ export async function optionalCaller(): Promise<Caller | null> {
   const db = warehouse();
   await ensureFirstAdmin(db);
   const claims = await readSessionClaims(requestHeaders);
-  return claims ? callerForSession(db, claims) : null;
+  return claims ? await callerForSession(db, claims) : null;
 }
 
 /** Pages: the signed-in caller, or a redirect to the sign-in page. */

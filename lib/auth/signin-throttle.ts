@@ -17,7 +17,7 @@ export async function signInThrottleResponse(request: Request): Promise<Response
   } catch {
     return null; // next-auth answers malformed bodies itself
   }
-  const state = checkThrottle(db(), { email, address: clientAddress(request.headers) });
+  const state = await checkThrottle(db(), { email, address: clientAddress(request.headers) });
   if (!state.limited) return null;
   return toErrorResponse(
     new HttpError(429, "too_many_attempts", throttleMessage(state), { retryAfterSeconds: state.retryAfterSeconds }, {

@@ -1,9 +1,13 @@
-/** Shared set-up of the lib/auth suites: a fresh warehouse file per suite. */
+/** Shared set-up of the lib/auth suites: a fresh warehouse file (or Postgres database) per suite. */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { openDatabase, type Db } from "@/db/client";
+import { migratePostgres, openPostgres, type PgDb } from "@/db/postgres/client";
 import { calls } from "@/db/schema";
+import { stateDbOfPostgres, tablesOf } from "@/db/state";
+import { parsePostgresConfig } from "@/lib/postgres/config";
+import { POSTGRES_SKIP_REASON, startPostgres, type TestPostgres } from "@/lib/postgres/testing";
 import { addApp } from "@/lib/apps/registry";
 import { resetEnvForTests } from "@/lib/config/env";
 
@@ -48,4 +52,76 @@ export function seedApp(db: Db, appId: string, apiKey = `key-${appId}-SECRET`) {
 export function seedCall(db: Db, appPk: number, sessionId: string): void {
   const now = Date.now();
   db.insert(calls).values({ appPk, sessionId, startAt: 1_700_000_000, firstSeenMs: now, updatedMs: now }).run();
+}
+
+/** The two places Callboard's state can live: the SQLite file, or Postgres (DATABASE_URL). */
+export type StateDialect = "sqlite" | "postgres";
+
+/**
+ * The dialects a state suite runs on: both, unless Postgres is not installed here
+ * (never in CI: .ci/run installs it; lib/postgres/testing.ts).
+ */
+export const STATE_DIALECTS: StateDialect[] = POSTGRES_SKIP_REASON ? ["sqlite"] : ["sqlite", "postgres"];
+
+let sharedPostgres: Promise<TestPostgres> | undefined;
+let openPostgresStates = 0;
+let databases = 0;
+
+/**
+ * A fresh, migrated state store: a SQLite file, or a new database on this process's
+ * test Postgres, started on first use and stopped when the last store on it is disposed
+ * (a test worker may end without an exit event, so the server's own exit hook is not enough).
+ * `connect()` opens another handle on the same state: a second Callboard server.
+ */
+export async function freshState(dialect: StateDialect): Promise<{ db: Db; connect(): Db; dispose(): Promise<void> }> {
+  if (dialect === "sqlite") {
+    const ctx = freshDb();
+    const others: Db[] = [];
+    const connect = () => {
+      const other = openDatabase(ctx.file);
+      others.push(other);
+      return other;
+    };
+    return {
+      db: ctx.db,
+      connect,
+      async dispose() {
+        for (const other of others) other.$client.close();
+        ctx.dispose();
+      },
+    };
+  }
+  sharedPostgres ??= startPostgres();
+  openPostgresStates++;
+  const server = await sharedPostgres;
+  const url = await server.createDatabase(`state_${process.pid}_${++databases}`);
+  const config = parsePostgresConfig(url);
+  await migratePostgres(config);
+  const pools: PgDb[] = [];
+  const connect = () => {
+    const pgDb = openPostgres(config, { max: 4 });
+    pools.push(pgDb);
+    return stateDbOfPostgres(pgDb);
+  };
+  return {
+    db: connect(),
+    connect,
+    async dispose() {
+      await Promise.all(pools.map((p) => p.$client.end()));
+      if (--openPostgresStates === 0) {
+        sharedPostgres = undefined;
+        await server.stop();
+      }
+    },
+  };
+}
+
+/** An app row without going through the apps registry (it moves to Postgres in a later step). */
+export async function seedAppRow(db: Db, appId: string): Promise<number> {
+  const { apps } = tablesOf(db);
+  const [row] = await db
+    .insert(apps)
+    .values({ appId, name: `App ${appId}`, region: "eu", apiKeyEnc: "not-a-real-ciphertext", apiKeyLast4: "0000" })
+    .returning({ pk: apps.pk });
+  return row!.pk;
 }

@@ -1,6 +1,6 @@
 import { and, count, eq, gt, inArray, lt, min } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { signinFailures } from "@/db/schema";
+import { stateTransaction, tablesOf } from "@/db/state";
 
 /**
  * Sign-in throttle, stored in the warehouse (survives restarts, shared by processes).
@@ -42,31 +42,31 @@ const addressKey = (address: string) => `address:${address}`;
 // The address last: an e-mail cannot hold a newline, so no pair of values collides.
 const pairKey = (email: string, address: string) => `account_address:${normalisedEmail(email)}\n${address}`;
 
-function failuresOf(db: Db, key: string, now: number): { n: number; oldest: number | null } {
-  const r = db
+async function failuresOf(db: Db, key: string, now: number): Promise<{ n: number; oldest: number | null }> {
+  const { signinFailures } = tablesOf(db);
+  const [r] = await db
     .select({ n: count(), oldest: min(signinFailures.atMs) })
     .from(signinFailures)
-    .where(and(eq(signinFailures.key, key), gt(signinFailures.atMs, now - THROTTLE.windowMs)))
-    .get();
+    .where(and(eq(signinFailures.key, key), gt(signinFailures.atMs, now - THROTTLE.windowMs)));
   return { n: r?.n ?? 0, oldest: r?.oldest ?? null };
 }
 
-function stateOf(db: Db, key: string, limit: number, now: number): { limited: boolean; retryAfterSeconds: number } {
-  const { n, oldest } = failuresOf(db, key, now);
+async function stateOf(db: Db, key: string, limit: number, now: number): Promise<{ limited: boolean; retryAfterSeconds: number }> {
+  const { n, oldest } = await failuresOf(db, key, now);
   if (n < limit || oldest === null) return { limited: false, retryAfterSeconds: 0 };
   // With more failures than the limit (concurrent attempts), the oldest leaving the
   // window may still leave `limit` behind: a conservative, simple answer is enough.
   return { limited: true, retryAfterSeconds: Math.max(1, Math.ceil((oldest + THROTTLE.windowMs - now) / 1000)) };
 }
 
-export function checkThrottle(db: Db, subject: ThrottleSubject, now = Date.now()): ThrottleState {
-  const pair = stateOf(db, pairKey(subject.email, subject.address), THROTTLE.perAccountAndAddress, now);
-  const address = stateOf(db, addressKey(subject.address), THROTTLE.perAddress, now);
+export async function checkThrottle(db: Db, subject: ThrottleSubject, now = Date.now()): Promise<ThrottleState> {
+  const pair = await stateOf(db, pairKey(subject.email, subject.address), THROTTLE.perAccountAndAddress, now);
+  const address = await stateOf(db, addressKey(subject.address), THROTTLE.perAddress, now);
   if (pair.limited && (!address.limited || pair.retryAfterSeconds >= address.retryAfterSeconds)) {
     return { limited: true, scope: "account_address", retryAfterSeconds: pair.retryAfterSeconds };
   }
   if (address.limited) return { limited: true, scope: "address", retryAfterSeconds: address.retryAfterSeconds };
-  const account = failuresOf(db, accountKey(subject.email), now).n;
+  const account = (await failuresOf(db, accountKey(subject.email), now)).n;
   const over = account - THROTTLE.slowAfterAccountFailures + 1;
   return { limited: false, delayMs: over > 0 ? Math.min(THROTTLE.slowMaxMs, over * THROTTLE.slowStepMs) : 0 };
 }
@@ -74,22 +74,24 @@ export function checkThrottle(db: Db, subject: ThrottleSubject, now = Date.now()
 /**
  * Counts a failure; true when it is the one that makes the account-and-address pair
  * reach its limit (the caller audits that moment once, not every refused attempt after).
+ * (On Postgres, two servers counting the same pair's failures at the same instant may
+ * both miss or both see the limit-th: the refusal itself counts every failure either way.)
  */
-export function recordFailure(db: Db, subject: ThrottleSubject, now = Date.now()): boolean {
-  return db.transaction((tx) => {
-    tx.insert(signinFailures)
+export async function recordFailure(db: Db, subject: ThrottleSubject, now = Date.now()): Promise<boolean> {
+  return stateTransaction(db, async (tx) => {
+    const { signinFailures } = tablesOf(tx);
+    await tx
+      .insert(signinFailures)
       .values([
         { key: accountKey(subject.email), atMs: now },
         { key: addressKey(subject.address), atMs: now },
         { key: pairKey(subject.email, subject.address), atMs: now },
-      ])
-      .run();
-    tx.delete(signinFailures).where(lt(signinFailures.atMs, now - THROTTLE.windowMs)).run();
-    const r = tx
+      ]);
+    await tx.delete(signinFailures).where(lt(signinFailures.atMs, now - THROTTLE.windowMs));
+    const [r] = await tx
       .select({ n: count() })
       .from(signinFailures)
-      .where(and(eq(signinFailures.key, pairKey(subject.email, subject.address)), gt(signinFailures.atMs, now - THROTTLE.windowMs)))
-      .get();
+      .where(and(eq(signinFailures.key, pairKey(subject.email, subject.address)), gt(signinFailures.atMs, now - THROTTLE.windowMs)));
     return (r?.n ?? 0) === THROTTLE.perAccountAndAddress;
   });
 }
@@ -99,10 +101,9 @@ export function recordFailure(db: Db, subject: ThrottleSubject, now = Date.now()
  * it. Other addresses' counts on the account stay: the owner signing in must not give a
  * stranger who is refused a fresh set of attempts.
  */
-export function clearAccountFailures(db: Db, email: string, address: string): void {
-  db.delete(signinFailures)
-    .where(inArray(signinFailures.key, [accountKey(email), pairKey(email, address)]))
-    .run();
+export async function clearAccountFailures(db: Db, email: string, address: string): Promise<void> {
+  const { signinFailures } = tablesOf(db);
+  await db.delete(signinFailures).where(inArray(signinFailures.key, [accountKey(email), pairKey(email, address)]));
 }
 
 export function throttleMessage(state: Extract<ThrottleState, { limited: true }>): string {

@@ -31,7 +31,7 @@ const request = (token: string, method = "GET", url = "http://localhost/api/v1/c
 
 describe("read-scoped tokens", () => {
   it("read what their user may read, and are refused every write and admin operation", async () => {
-    const { token, view } = createApiToken(db, { userId: adminId, scope: "read" });
+    const { token, view } = await createApiToken(db, { userId: adminId, scope: "read" });
     expect(view.scope).toBe("read");
     const caller = await authorizeRequest(db, request(token));
     expect(caller).toMatchObject({ role: "admin", appPks: "all", readOnly: true });
@@ -48,7 +48,7 @@ describe("read-scoped tokens", () => {
   });
 
   it("full tokens keep their user's rights, as before scopes", async () => {
-    const { token, view } = createApiToken(db, { userId: adminId });
+    const { token, view } = await createApiToken(db, { userId: adminId });
     expect(view).toMatchObject({ scope: "full", expiresMs: null });
     const caller = await authorizeRequest(db, request(token, "POST", "http://localhost/api/v1/alerts"));
     expect(caller.readOnly).toBeUndefined();
@@ -77,15 +77,15 @@ describe("token expiry", () => {
 
   it("a token works until its expiry, and is refused (401) from that instant on", async () => {
     const expiresMs = Date.now() + 60_000;
-    const { token, view } = createApiToken(db, { userId: adminId, scope: "read", expiresMs });
-    expect(resolveApiToken(db, token, expiresMs - 1)).toMatchObject({ tokenId: view.id, scope: "read" });
-    expect(resolveApiToken(db, token, expiresMs)).toBeNull();
+    const { token, view } = await createApiToken(db, { userId: adminId, scope: "read", expiresMs });
+    expect(await resolveApiToken(db, token, expiresMs - 1)).toMatchObject({ tokenId: view.id, scope: "read" });
+    expect(await resolveApiToken(db, token, expiresMs)).toBeNull();
     expect(tokenStatus(view, expiresMs - 1)).toBe("active");
     expect(tokenStatus(view, expiresMs)).toBe("expired");
 
-    const past = createApiToken(db, { userId: adminId, expiresMs: Date.now() - 1 });
+    const past = await createApiToken(db, { userId: adminId, expiresMs: Date.now() - 1 });
     await expect(authorizeRequest(db, request(past.token))).rejects.toMatchObject({ status: 401, message: expect.stringMatching(/expired/) });
-    expect(listApiTokens(db).find((t) => t.id === past.view.id)!.lastUsedMs).toBeNull();
+    expect((await listApiTokens(db)).find((t) => t.id === past.view.id)!.lastUsedMs).toBeNull();
   });
 });
 
@@ -112,7 +112,7 @@ describe("per-token rate limit", () => {
   it("is applied by authorize to every request of a token, from API_TOKEN_RATE_LIMIT_PER_MINUTE", async () => {
     useTestEnv({ API_TOKEN_RATE_LIMIT_PER_MINUTE: "2" });
     try {
-      const { token } = createApiToken(db, { userId: adminId, scope: "read" });
+      const { token } = await createApiToken(db, { userId: adminId, scope: "read" });
       await authorizeRequest(db, request(token));
       await authorizeRequest(db, request(token));
       await expect(authorizeRequest(db, request(token))).rejects.toMatchObject({ status: 429, headers: { "Retry-After": "30" } });
@@ -148,7 +148,7 @@ describe("tokens made before scopes (migration 0023)", () => {
       try {
         const caller = await authorizeRequest(upgraded, request(token, "POST", "http://localhost/api/v1/alerts"));
         expect(caller).toEqual({ userId: 1, email: "old@example.com", role: "viewer", appPks: [] });
-        expect(listApiTokens(upgraded)[0]).toMatchObject({ scope: "full", expiresMs: null, revoked: false });
+        expect((await listApiTokens(upgraded))[0]).toMatchObject({ scope: "full", expiresMs: null, revoked: false });
       } finally {
         upgraded.$client.close();
       }

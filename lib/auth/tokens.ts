@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
 import { z } from "zod";
-import { tryWrite, type Db } from "@/db/client";
-import { apiTokens, users } from "@/db/schema";
+import type { Db } from "@/db/client";
+import { tablesOf, tryStateWrite } from "@/db/state";
 import { badRequest, notFound } from "@/lib/http/errors";
 
 /**
@@ -70,7 +70,7 @@ export function hashToken(token: string): string {
   return createHash("sha256").update(token, "utf8").digest("hex");
 }
 
-const viewColumns = {
+const viewColumnsOf = ({ apiTokens, users }: ReturnType<typeof tablesOf>) => ({
   id: apiTokens.pk,
   name: apiTokens.name,
   userId: apiTokens.userPk,
@@ -82,17 +82,20 @@ const viewColumns = {
   revokedMs: apiTokens.revokedMs,
   scope: apiTokens.scope,
   expiresMs: apiTokens.expiresMs,
-};
+});
 
-export function getTokenView(db: Db, id: number): TokenView | undefined {
-  return db.select(viewColumns).from(apiTokens).innerJoin(users, eq(users.pk, apiTokens.userPk)).where(eq(apiTokens.pk, id)).get();
+export async function getTokenView(db: Db, id: number): Promise<TokenView | undefined> {
+  const tables = tablesOf(db);
+  const { apiTokens, users } = tables;
+  const [row] = await db.select(viewColumnsOf(tables)).from(apiTokens).innerJoin(users, eq(users.pk, apiTokens.userPk)).where(eq(apiTokens.pk, id));
+  return row;
 }
 
 /** Creates a token for a user. The returned `token` is the only time it exists in clear. */
-export function createApiToken(
+export async function createApiToken(
   db: Db,
   input: { userId: number; name?: string; scope?: TokenScope; expiresMs?: number | null },
-): { token: string; view: TokenView } {
+): Promise<{ token: string; view: TokenView }> {
   let name = `token ${new Date().toISOString().slice(0, 10)}`;
   if (input.name !== undefined) {
     const parsed = tokenNameSchema.safeParse(input.name);
@@ -100,7 +103,8 @@ export function createApiToken(
     name = parsed.data;
   }
   const token = generateToken();
-  const row = db
+  const { apiTokens } = tablesOf(db);
+  const [row] = await db
     .insert(apiTokens)
     .values({
       userPk: input.userId,
@@ -111,9 +115,8 @@ export function createApiToken(
       scope: input.scope ?? "full",
       expiresMs: input.expiresMs ?? null,
     })
-    .returning({ pk: apiTokens.pk })
-    .get();
-  return { token, view: getTokenView(db, row.pk)! };
+    .returning({ pk: apiTokens.pk });
+  return { token, view: (await getTokenView(db, row!.pk))! };
 }
 
 /** What a list shows: revoked, expired or active. */
@@ -122,20 +125,27 @@ export function tokenStatus(t: Pick<TokenView, "revoked" | "expiresMs">, now = D
   return t.expiresMs !== null && t.expiresMs <= now ? "expired" : "active";
 }
 
-export function listApiTokens(db: Db, filter: { userId?: number } = {}): TokenView[] {
-  const q = db.select(viewColumns).from(apiTokens).innerJoin(users, eq(users.pk, apiTokens.userPk));
-  return (filter.userId === undefined ? q : q.where(eq(apiTokens.userPk, filter.userId))).orderBy(desc(apiTokens.pk)).all();
+export async function listApiTokens(db: Db, filter: { userId?: number } = {}): Promise<TokenView[]> {
+  const tables = tablesOf(db);
+  const { apiTokens, users } = tables;
+  return db
+    .select(viewColumnsOf(tables))
+    .from(apiTokens)
+    .innerJoin(users, eq(users.pk, apiTokens.userPk))
+    .where(filter.userId === undefined ? undefined : eq(apiTokens.userPk, filter.userId))
+    .orderBy(desc(apiTokens.pk));
 }
 
 /** Revokes a token (idempotent); the row stays for the record. */
-export function revokeApiToken(db: Db, id: number): TokenView {
+export async function revokeApiToken(db: Db, id: number): Promise<TokenView> {
   if (!Number.isSafeInteger(id) || id <= 0) throw badRequest("token id must be a positive integer", { parameter: "id" });
-  const existing = getTokenView(db, id);
+  const existing = await getTokenView(db, id);
   if (!existing) throw notFound(`no token with id ${id}`);
   if (!existing.revoked) {
-    db.update(apiTokens).set({ revoked: true, revokedMs: Date.now() }).where(eq(apiTokens.pk, id)).run();
+    const { apiTokens } = tablesOf(db);
+    await db.update(apiTokens).set({ revoked: true, revokedMs: Date.now() }).where(eq(apiTokens.pk, id));
   }
-  return getTokenView(db, id)!;
+  return (await getTokenView(db, id))!;
 }
 
 export interface ResolvedToken {
@@ -148,9 +158,10 @@ export interface ResolvedToken {
  * The user a presented token belongs to, or null (malformed, unknown, revoked, expired).
  * Whether that user may still act (disabled, removed) is the caller's check.
  */
-export function resolveApiToken(db: Db, token: string, now = Date.now()): ResolvedToken | null {
+export async function resolveApiToken(db: Db, token: string, now = Date.now()): Promise<ResolvedToken | null> {
   if (!TOKEN_PATTERN.test(token)) return null;
-  const row = db
+  const { apiTokens } = tablesOf(db);
+  const [row] = await db
     .select({
       pk: apiTokens.pk,
       userPk: apiTokens.userPk,
@@ -160,19 +171,19 @@ export function resolveApiToken(db: Db, token: string, now = Date.now()): Resolv
       expiresMs: apiTokens.expiresMs,
     })
     .from(apiTokens)
-    .where(eq(apiTokens.tokenHash, hashToken(token)))
-    .get();
+    .where(eq(apiTokens.tokenHash, hashToken(token)));
   if (!row || row.revoked) return null;
   if (row.expiresMs !== null && row.expiresMs <= now) return null;
   // Even an UPDATE that matches nothing takes the write lock: ask only when it is due,
   // and never let a locked or full warehouse fail (or hold up) a script's read.
   if (row.lastUsedMs === null || row.lastUsedMs < now - LAST_USED_RESOLUTION_MS) {
-    tryWrite(db, () => {
-      db.update(apiTokens)
+    await tryStateWrite(
+      db,
+      db
+        .update(apiTokens)
         .set({ lastUsedMs: now })
-        .where(and(eq(apiTokens.pk, row.pk), or(isNull(apiTokens.lastUsedMs), lt(apiTokens.lastUsedMs, now - LAST_USED_RESOLUTION_MS))))
-        .run();
-    });
+        .where(and(eq(apiTokens.pk, row.pk), or(isNull(apiTokens.lastUsedMs), lt(apiTokens.lastUsedMs, now - LAST_USED_RESOLUTION_MS)))),
+    );
   }
   return { tokenId: row.pk, userId: row.userPk, scope: row.scope };
 }

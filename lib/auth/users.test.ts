@@ -1,23 +1,11 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "@/db/client";
-import { users } from "@/db/schema";
+import { tablesOf } from "@/db/state";
 import { HttpError } from "@/lib/http/errors";
 import { verifyPassword } from "./passwords";
-import { freshDb, seedApp, useTestEnv } from "./test-support";
+import { freshState, seedAppRow, STATE_DIALECTS, useTestEnv } from "./test-support";
 import { createUser, getUserByEmail, listUsers, removeUser, updateUser } from "./users";
-
-let ctx: ReturnType<typeof freshDb>;
-let db: Db;
-
-beforeAll(() => {
-  useTestEnv();
-  ctx = freshDb();
-  db = ctx.db;
-  seedApp(db, "alpha");
-  seedApp(db, "beta");
-});
-afterAll(() => ctx.dispose());
 
 async function expectHttp(p: Promise<unknown> | (() => unknown), status: number): Promise<HttpError> {
   try {
@@ -30,11 +18,25 @@ async function expectHttp(p: Promise<unknown> | (() => unknown), status: number)
   throw new Error(`expected HttpError ${status}`);
 }
 
-describe("users", () => {
+describe.each(STATE_DIALECTS)("users (state on %s)", (dialect) => {
+  let ctx: Awaited<ReturnType<typeof freshState>>;
+  let db: Db;
+
+  beforeAll(async () => {
+    useTestEnv();
+    ctx = await freshState(dialect);
+    db = ctx.db;
+    await seedAppRow(db, "alpha");
+    await seedAppRow(db, "beta");
+  });
+  afterAll(() => ctx.dispose());
+
   it("stores an argon2id hash, never the password, and normalises the email", async () => {
     const u = await createUser(db, { email: "  Ada@Example.COM ", password: "correct horse", role: "admin" });
     expect(u.email).toBe("ada@example.com");
-    const row = db.select().from(users).where(eq(users.pk, u.id)).get()!;
+    const { users } = tablesOf(db);
+    const [row] = await db.select().from(users).where(eq(users.pk, u.id));
+    if (!row) throw new Error("the user was not stored");
     expect(row.passwordHash).toMatch(/^\$argon2id\$/);
     expect(row.passwordHash).not.toContain("correct horse");
     expect(await verifyPassword(row.passwordHash, "correct horse")).toBe(true);
@@ -47,7 +49,7 @@ describe("users", () => {
     expect(v.apps).toEqual(["alpha", "beta"]);
     const e = await expectHttp(createUser(db, { email: "x@example.com", password: "whatever1", apps: ["nope"] }), 400);
     expect(e.message).toContain("nope");
-    expect(getUserByEmail(db, "x@example.com")).toBeUndefined();
+    expect(await getUserByEmail(db, "x@example.com")).toBeUndefined();
   });
 
   it("refuses duplicates, short passwords and bad roles with clear errors", async () => {
@@ -59,34 +61,35 @@ describe("users", () => {
   });
 
   it("updates role, grants and disabled; a password change or disable moves the session epoch", async () => {
-    const before = getUserByEmail(db, "viewer@example.com")!;
+    const before = (await getUserByEmail(db, "viewer@example.com"))!;
     const u1 = await updateUser(db, "viewer@example.com", { apps: ["alpha"] });
     expect(u1.apps).toEqual(["alpha"]);
-    expect(getUserByEmail(db, "viewer@example.com")!.sessionEpoch).toBe(before.sessionEpoch);
+    expect((await getUserByEmail(db, "viewer@example.com"))!.sessionEpoch).toBe(before.sessionEpoch);
     await updateUser(db, before.pk, { password: "a-new-password" });
-    const after = getUserByEmail(db, "viewer@example.com")!;
+    const after = (await getUserByEmail(db, "viewer@example.com"))!;
     expect(after.sessionEpoch).toBe(before.sessionEpoch + 1);
     expect(await verifyPassword(after.passwordHash, "a-new-password")).toBe(true);
     await updateUser(db, before.pk, { disabled: true });
-    expect(getUserByEmail(db, "viewer@example.com")!.sessionEpoch).toBe(before.sessionEpoch + 2);
+    expect((await getUserByEmail(db, "viewer@example.com"))!.sessionEpoch).toBe(before.sessionEpoch + 2);
     await updateUser(db, before.pk, { disabled: false, role: "admin" });
-    expect(listUsers(db).find((u) => u.id === before.pk)).toMatchObject({ role: "admin", disabled: false });
+    expect((await listUsers(db)).find((u) => u.id === before.pk)).toMatchObject({ role: "admin", disabled: false });
     await updateUser(db, before.pk, { role: "viewer" });
   });
 
   it("never leaves the warehouse without an enabled admin", async () => {
-    const admins = listUsers(db).filter((u) => u.role === "admin" && !u.disabled);
+    const admins = (await listUsers(db)).filter((u) => u.role === "admin" && !u.disabled);
     expect(admins).toHaveLength(1);
     await expectHttp(updateUser(db, admins[0].id, { role: "viewer" }), 409);
     await expectHttp(updateUser(db, admins[0].id, { disabled: true }), 409);
-    await expectHttp(() => removeUser(db, admins[0].id), 409);
+    await expectHttp(async () => await removeUser(db, admins[0].id), 409);
   });
 
   it("removes a user with their grants", async () => {
     const u = await createUser(db, { email: "gone@example.com", password: "12345678", apps: ["alpha"] });
-    removeUser(db, "gone@example.com");
-    expect(getUserByEmail(db, u.email)).toBeUndefined();
-    await expectHttp(() => removeUser(db, "gone@example.com"), 404);
-    expect(db.$client.prepare("SELECT COUNT(*) AS n FROM user_app_grants WHERE user_pk = ?").get(u.id)).toEqual({ n: 0 });
+    await removeUser(db, "gone@example.com");
+    expect(await getUserByEmail(db, u.email)).toBeUndefined();
+    await expectHttp(async () => await removeUser(db, "gone@example.com"), 404);
+    const { userAppGrants } = tablesOf(db);
+    expect(await db.select().from(userAppGrants).where(eq(userAppGrants.userPk, u.id))).toEqual([]);
   });
 });

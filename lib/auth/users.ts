@@ -1,7 +1,8 @@
-import { and, asc, eq, inArray, ne, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, ne } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
-import { apps, userAppGrants, users, type UserRow } from "@/db/schema";
+import type { UserRow } from "@/db/schema";
+import { isUniqueViolation, stateTransaction, tablesOf } from "@/db/state";
 import { HttpError, badRequest, notFound } from "@/lib/http/errors";
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, hashPassword } from "./passwords";
 
@@ -73,47 +74,55 @@ export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-export function getUserByEmail(db: Db, email: string): UserRow | undefined {
-  return db.select().from(users).where(eq(users.email, normalizeEmail(email))).get();
+export async function getUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
+  const { users } = tablesOf(db);
+  const [row] = await db.select().from(users).where(eq(users.email, normalizeEmail(email)));
+  return row;
 }
 
-export function getUserByPk(db: Db, pk: number): UserRow | undefined {
-  return db.select().from(users).where(eq(users.pk, pk)).get();
+export async function getUserByPk(db: Db, pk: number): Promise<UserRow | undefined> {
+  const { users } = tablesOf(db);
+  const [row] = await db.select().from(users).where(eq(users.pk, pk));
+  return row;
 }
 
-export function countUsers(db: Db): number {
-  return db.get<{ n: number }>(sql`SELECT COUNT(*) AS n FROM users`).n;
+export async function countUsers(db: Db): Promise<number> {
+  const { users } = tablesOf(db);
+  const [row] = await db.select({ n: count() }).from(users);
+  return row?.n ?? 0;
 }
 
 /** App pks granted to a user (apps that still exist: grants cascade with the app). */
-export function grantedAppPks(db: Db, userPk: number): number[] {
-  return db
+export async function grantedAppPks(db: Db, userPk: number): Promise<number[]> {
+  const { userAppGrants } = tablesOf(db);
+  const rows = await db
     .select({ appPk: userAppGrants.appPk })
     .from(userAppGrants)
     .where(eq(userAppGrants.userPk, userPk))
-    .orderBy(asc(userAppGrants.appPk))
-    .all()
-    .map((r) => r.appPk);
+    .orderBy(asc(userAppGrants.appPk));
+  return rows.map((r) => r.appPk);
 }
 
-function appPksFor(db: Db, appIds: string[]): number[] {
+async function appPksFor(db: Db, appIds: string[]): Promise<number[]> {
   const unique = [...new Set(appIds)];
   if (unique.length === 0) return [];
-  const rows = db.select({ pk: apps.pk, appId: apps.appId }).from(apps).where(inArray(apps.appId, unique)).all();
+  const { apps } = tablesOf(db);
+  const rows = await db.select({ pk: apps.pk, appId: apps.appId }).from(apps).where(inArray(apps.appId, unique));
   const missing = unique.filter((id) => !rows.some((r) => r.appId === id));
   if (missing.length > 0) throw badRequest(`unknown app${missing.length > 1 ? "s" : ""}: ${missing.join(", ")}`, { parameter: "apps" });
   return rows.map((r) => r.pk);
 }
 
-function toView(db: Db, row: UserRow): UserView {
-  const granted = db
-    .select({ appId: apps.appId })
-    .from(userAppGrants)
-    .innerJoin(apps, eq(apps.pk, userAppGrants.appPk))
-    .where(eq(userAppGrants.userPk, row.pk))
-    .orderBy(asc(apps.appId))
-    .all()
-    .map((r) => r.appId);
+async function toView(db: Db, row: UserRow): Promise<UserView> {
+  const { apps, userAppGrants } = tablesOf(db);
+  const granted = (
+    await db
+      .select({ appId: apps.appId })
+      .from(userAppGrants)
+      .innerJoin(apps, eq(apps.pk, userAppGrants.appPk))
+      .where(eq(userAppGrants.userPk, row.pk))
+      .orderBy(asc(apps.appId))
+  ).map((r) => r.appId);
   return {
     id: row.pk,
     email: row.email,
@@ -125,51 +134,59 @@ function toView(db: Db, row: UserRow): UserView {
   };
 }
 
-export function listUsers(db: Db): UserView[] {
-  return db.select().from(users).orderBy(asc(users.email)).all().map((r) => toView(db, r));
+export async function listUsers(db: Db): Promise<UserView[]> {
+  const { users } = tablesOf(db);
+  const rows = await db.select().from(users).orderBy(asc(users.email));
+  return Promise.all(rows.map((r) => toView(db, r)));
 }
 
-export function getUserView(db: Db, pk: number): UserView | undefined {
-  const row = getUserByPk(db, pk);
+export async function getUserView(db: Db, pk: number): Promise<UserView | undefined> {
+  const row = await getUserByPk(db, pk);
   return row ? toView(db, row) : undefined;
 }
 
-function otherActiveAdmins(db: Db, exceptPk: number): number {
-  return db
-    .select({ n: sql<number>`COUNT(*)` })
+async function otherActiveAdmins(db: Db, exceptPk: number): Promise<number> {
+  const { users } = tablesOf(db);
+  const [row] = await db
+    .select({ n: count() })
     .from(users)
-    .where(and(eq(users.role, "admin"), eq(users.disabled, false), ne(users.pk, exceptPk)))
-    .get()!.n;
+    .where(and(eq(users.role, "admin"), eq(users.disabled, false), ne(users.pk, exceptPk)));
+  return row?.n ?? 0;
 }
 
-type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
-
-function setGrants(db: Db | Tx, userPk: number, appPks: number[]): void {
-  db.delete(userAppGrants).where(eq(userAppGrants.userPk, userPk)).run();
-  if (appPks.length > 0) db.insert(userAppGrants).values(appPks.map((appPk) => ({ userPk, appPk }))).run();
+async function setGrants(tx: Db, userPk: number, appPks: number[]): Promise<void> {
+  const { userAppGrants } = tablesOf(tx);
+  await tx.delete(userAppGrants).where(eq(userAppGrants.userPk, userPk));
+  if (appPks.length > 0) await tx.insert(userAppGrants).values(appPks.map((appPk) => ({ userPk, appPk })));
 }
 
 export async function createUser(db: Db, input: CreateUserInput): Promise<UserView> {
   const v = parse(createUserSchema, input);
-  if (getUserByEmail(db, v.email)) throw conflict(`a user with email ${v.email} already exists`);
-  const appPks = appPksFor(db, v.apps);
+  if (await getUserByEmail(db, v.email)) throw conflict(`a user with email ${v.email} already exists`);
+  const appPks = await appPksFor(db, v.apps);
   const passwordHash = await hashPassword(v.password);
   const now = Date.now();
-  const row = db.transaction((tx) => {
-    const created = tx
-      .insert(users)
-      .values({ email: v.email, passwordHash, role: v.role, disabled: v.disabled, createdMs: now, updatedMs: now })
-      .returning()
-      .get();
-    setGrants(tx, created.pk, appPks);
-    return created;
-  });
+  let row: UserRow;
+  try {
+    row = await stateTransaction(db, async (tx) => {
+      const [created] = await tx
+        .insert(tablesOf(tx).users)
+        .values({ email: v.email, passwordHash, role: v.role, disabled: v.disabled, createdMs: now, updatedMs: now })
+        .returning();
+      await setGrants(tx, created!.pk, appPks);
+      return created!;
+    });
+  } catch (error) {
+    // Another server (or request) created the same email while the password was hashed.
+    if (isUniqueViolation(error)) throw conflict(`a user with email ${v.email} already exists`);
+    throw error;
+  }
   return toView(db, row);
 }
 
 /** Finds a user by pk or email, or answers 404. */
-export function resolveUser(db: Db, who: number | string): UserRow {
-  const row = typeof who === "number" ? getUserByPk(db, who) : getUserByEmail(db, who);
+export async function resolveUser(db: Db, who: number | string): Promise<UserRow> {
+  const row = typeof who === "number" ? await getUserByPk(db, who) : await getUserByEmail(db, who);
   if (!row) throw notFound(typeof who === "number" ? `no user with id ${who}` : `no user with email ${normalizeEmail(who)}`);
   return row;
 }
@@ -180,15 +197,15 @@ export function resolveUser(db: Db, who: number | string): UserRow {
  */
 export async function updateUser(db: Db, who: number | string, input: UpdateUserInput): Promise<UserView> {
   const v = parse(updateUserSchema, input);
-  const existing = resolveUser(db, who);
-  if (v.email !== undefined && v.email !== existing.email && getUserByEmail(db, v.email)) {
+  const existing = await resolveUser(db, who);
+  if (v.email !== undefined && v.email !== existing.email && (await getUserByEmail(db, v.email))) {
     throw conflict(`a user with email ${v.email} already exists`);
   }
   const losesAdmin = existing.role === "admin" && !existing.disabled && (v.role === "viewer" || v.disabled === true);
-  if (losesAdmin && otherActiveAdmins(db, existing.pk) === 0) {
+  if (losesAdmin && (await otherActiveAdmins(db, existing.pk)) === 0) {
     throw conflict("this is the last enabled admin: add or enable another admin first");
   }
-  const appPks = v.apps === undefined ? undefined : appPksFor(db, v.apps);
+  const appPks = v.apps === undefined ? undefined : await appPksFor(db, v.apps);
   const patch: Partial<UserRow> = { updatedMs: Date.now() };
   let endSessions = false;
   if (v.email !== undefined) patch.email = v.email;
@@ -202,20 +219,27 @@ export async function updateUser(db: Db, who: number | string, input: UpdateUser
     endSessions = true;
   }
   if (endSessions) patch.sessionEpoch = existing.sessionEpoch + 1;
-  db.transaction((tx) => {
-    tx.update(users).set(patch).where(eq(users.pk, existing.pk)).run();
-    if (appPks !== undefined) setGrants(tx, existing.pk, appPks);
-  });
-  return toView(db, resolveUser(db, existing.pk));
+  try {
+    await stateTransaction(db, async (tx) => {
+      const { users } = tablesOf(tx);
+      await tx.update(users).set(patch).where(eq(users.pk, existing.pk));
+      if (appPks !== undefined) await setGrants(tx, existing.pk, appPks);
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw conflict(`a user with email ${v.email} already exists`);
+    throw error;
+  }
+  return toView(db, await resolveUser(db, existing.pk));
 }
 
 /** Removes a user with their grants and tokens. The last enabled admin stays. */
-export function removeUser(db: Db, who: number | string): UserView {
-  const existing = resolveUser(db, who);
-  if (existing.role === "admin" && !existing.disabled && otherActiveAdmins(db, existing.pk) === 0) {
+export async function removeUser(db: Db, who: number | string): Promise<UserView> {
+  const existing = await resolveUser(db, who);
+  if (existing.role === "admin" && !existing.disabled && (await otherActiveAdmins(db, existing.pk)) === 0) {
     throw conflict("this is the last enabled admin: add or enable another admin first");
   }
-  const view = toView(db, existing);
-  db.delete(users).where(eq(users.pk, existing.pk)).run();
+  const view = await toView(db, existing);
+  const { users } = tablesOf(db);
+  await db.delete(users).where(eq(users.pk, existing.pk));
   return view;
 }

@@ -8,7 +8,7 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { statementAdjustments, statements } from "@/db/schema";
-import { audit } from "@/lib/auth/audit";
+import { auditSync } from "@/lib/auth/audit";
 import type { Caller } from "@/lib/auth/authorize";
 import { HttpError } from "@/lib/http/errors";
 import { carriedSoFar, issuedBefore, statementNumber, type IssuedBody } from "./issued";
@@ -59,7 +59,7 @@ export async function issueStatement(db: Db, caller: Caller, req: IssueRequest, 
       .returning({ pk: statements.pk })
       .get();
     const target = `${draft.app} ${req.month}`;
-    audit(db, caller, "statement.issue", target, { number: statementNumber(next), timeZone: draft.timeZone, currency: draft.currency, total, carried: carried.length });
+    auditSync(db, caller, "statement.issue", target, { number: statementNumber(next), timeZone: draft.timeZone, currency: draft.currency, total, carried: carried.length });
     const carriedNow = carriedSoFar(db, earlier.map((s) => s.pk));
     if (JSON.stringify([...carriedNow]) !== JSON.stringify([...carriedThen])) {
       throw conflict("another statement carried an adjustment of this app meanwhile: issue again");
@@ -67,7 +67,7 @@ export async function issueStatement(db: Db, caller: Caller, req: IssueRequest, 
     for (const line of carried) {
       const adjusted = earlier.find((s) => s.number === line.adjusts!.number)!;
       db.insert(statementAdjustments).values({ statementPk: row.pk, adjustsPk: adjusted.pk, amount: line.amount, details: { month: adjusted.month, usage: line.adjusts!.usage } }).run();
-      audit(db, caller, "statement.adjustment", target, { number: statementNumber(next), adjusts: line.adjusts!.number, month: line.adjusts!.month, amount: line.amount, currency: draft.currency });
+      auditSync(db, caller, "statement.adjustment", target, { number: statementNumber(next), adjusts: line.adjusts!.number, month: line.adjusts!.month, amount: line.amount, currency: draft.currency });
     }
     return next;
   });

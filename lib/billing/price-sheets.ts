@@ -7,7 +7,7 @@
 import { and, asc, eq, gte, isNull, lte, desc, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { apps, priceSheets, statements, type PriceSheetRow } from "@/db/schema";
-import { audit, type AuditActor } from "@/lib/auth/audit";
+import { auditSync, type AuditActor } from "@/lib/auth/audit";
 import { HttpError, notFound } from "@/lib/http/errors";
 import { Dec, fixed, isCurrency, minorUnits, parseDecimal } from "./money";
 import { isMonth } from "./month";
@@ -111,7 +111,7 @@ export function setPriceSheet(db: Db, actor: AuditActor, input: PriceSheetInput)
     if (existing) db.update(priceSheets).set(values).where(eq(priceSheets.pk, existing.pk)).run();
     else db.insert(priceSheets).values(values).run();
     const { updatedMs: _ms, updatedBy: _by, appPk: _pk, ...details } = values;
-    audit(db, actor, "price.set", v.app ?? "default", { ...details, replaced: existing !== undefined });
+    auditSync(db, actor, "price.set", v.app ?? "default", { ...details, replaced: existing !== undefined });
     return listPriceSheets(db).find((s) => s.app === v.app && s.effectiveMonth === v.effectiveMonth)!;
   });
 }
@@ -124,7 +124,7 @@ export function removePriceSheet(db: Db, actor: AuditActor, target: { app: strin
     if (!row) throw notFound(`no price sheet of ${target.app ?? "the account default"} from ${target.effectiveMonth}`);
     assertNotIssued(db, target.app, target.effectiveMonth, "remove");
     db.delete(priceSheets).where(eq(priceSheets.pk, row.pk)).run();
-    audit(db, actor, "price.remove", target.app ?? "default", { effectiveMonth: target.effectiveMonth });
+    auditSync(db, actor, "price.remove", target.app ?? "default", { effectiveMonth: target.effectiveMonth });
   });
 }
 

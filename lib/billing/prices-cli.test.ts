@@ -60,7 +60,7 @@ describe("npm run prices", () => {
 
     expect((await prices("remove", "--app", "acme", "--from", "2026-07")).code).toBe(0);
     expect(listPriceSheets(db).map((s) => s.app)).toEqual([null]);
-    expect(listAudit(db).map((e) => [e.action, e.actor, e.target])).toEqual([
+    expect((await listAudit(db)).map((e) => [e.action, e.actor, e.target])).toEqual([
       ["price.remove", "cli", "acme"],
       ["price.set", "cli", "acme"],
       ["price.set", "cli", "default"],

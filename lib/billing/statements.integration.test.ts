@@ -29,7 +29,7 @@ const { closeIngestor, handleWebhookRequest } = await import("@/lib/ingest");
 const { recordingGenerated } = await import("@/lib/ingest/fixtures");
 
 type Emu = Awaited<ReturnType<typeof spawnEmulator>>;
-type Caller = NonNullable<ReturnType<typeof callerForUser>>;
+type Caller = NonNullable<Awaited<ReturnType<typeof callerForUser>>>;
 
 interface Truth { app: string; sessionId: string; start: number; audio: Decimal; video: Decimal; rec: boolean; parts: Array<{ uid: string; audio: Decimal; video: Decimal }> }
 
@@ -139,10 +139,10 @@ beforeAll(async () => {
   truth = await readTruth();
   const a = await createUser(warehouse(), { email: "admin@example.com", password: "admin-password-123", role: "admin" });
   const v = await createUser(warehouse(), { email: "viewer@example.com", password: "viewer-password-123", role: "viewer", apps: ["beta"] });
-  admin = callerForUser(warehouse(), a.id)!;
-  viewer = callerForUser(warehouse(), v.id)!;
-  adminToken = createApiToken(warehouse(), { userId: a.id }).token;
-  viewerToken = createApiToken(warehouse(), { userId: v.id }).token;
+  admin = (await callerForUser(warehouse(), a.id))!;
+  viewer = (await callerForUser(warehouse(), v.id))!;
+  adminToken = (await createApiToken(warehouse(), { userId: a.id })).token;
+  viewerToken = (await createApiToken(warehouse(), { userId: v.id })).token;
   // A default for everyone, beta's own sheet from February, alpha's own from July (the mid-year change).
   put(null, "2024-01", DEFAULT);
   put("beta", "2025-02", BETA);
@@ -273,7 +273,7 @@ describe("issuing freezes a month", () => {
     const oct = (await (await get("month=2025-10&tz=Asia%2FKathmandu&app=alpha")).json()) as { data: Array<{ pendingAdjustment: unknown; carriedBy: Array<{ month: string; amount: string }> }> };
     expect(oct.data[0].pendingAdjustment).toBeNull();
     expect(oct.data[0].carriedBy).toMatchObject([{ month: "2025-11", amount: "0.20" }]);
-    const audit = listAudit(warehouse(), { limit: 20 });
+    const audit = await listAudit(warehouse(), { limit: 20 });
     expect(audit.filter((e) => e.action === "statement.issue").map((e) => e.target)).toEqual(["alpha 2025-11", "alpha 2025-10"]);
     expect(audit.find((e) => e.action === "statement.adjustment")).toMatchObject({ target: "alpha 2025-11", details: { adjusts: expect.stringMatching(/^ST-/), amount: "0.20" } });
     // Issuing November again is refused, and prices of issued months are history.

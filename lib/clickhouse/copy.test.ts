@@ -39,7 +39,7 @@ function fillWarehouse(db: Db, calls: number, seed: number): void {
   })();
 }
 
-describe.skipIf(CLICKHOUSE_SKIP_REASON)("copy --to clickhouse", () => {
+describe.skipIf(CLICKHOUSE_SKIP_REASON)("copy --to clickhouse", { timeout: 180_000 }, () => {
   let server: TestClickHouse;
   const open: ClickHouse[] = [];
   const client = async (database: string) => {

@@ -145,7 +145,11 @@ export async function countBoth(db: Db, ch: ClickHouse, writeV1Facts = WRITE_V1_
  */
 export async function copyToClickHouse(db: Db, ch: ClickHouse, options: CopyOptions = {}): Promise<TableCount[]> {
   if (!options.writerV2 && ch.placement.cluster) throw new Error("copying to a cluster needs each shard's client for schema v2: pass writerV2 (openShardsV2)");
-  const o: ResolvedOptions = { batchSize: 2000, now: Date.now, writeV1Facts: WRITE_V1_FACTS, writerV2: new CallWriterV2(ch, [{ client: ch, weight: 1 }]), ...options };
+  const o: ResolvedOptions = {
+    batchSize: 2000, now: Date.now, writeV1Facts: WRITE_V1_FACTS, ...options,
+    // An option given as undefined keeps the default: one server is its own only shard.
+    writerV2: options.writerV2 ?? new CallWriterV2(ch, [{ client: ch, weight: 1 }]),
+  };
   const runStart = o.now();
   const checkpoints = o.restart ? new Map<string, Checkpoint>() : await readCheckpoints(ch);
   const copied = new Map<CopyTable, number>();

@@ -23,13 +23,24 @@ export interface EmulatorAdmin {
 }
 
 export function createAdminClient(baseUrl: string): EmulatorAdmin {
-  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(`${baseUrl}/__emulator${path}`, {
+  const send = (method: string, path: string, body?: unknown) =>
+    fetch(`${baseUrl}/__emulator${path}`, {
       method,
       headers: body === undefined ? {} : { "content-type": "application/json" },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(120_000),
     });
+  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    let res: Response;
+    try {
+      res = await send(method, path, body);
+    } catch (e) {
+      // A kept-alive connection the emulator closed as idle just as it was reused (a busy
+      // test process runs its keep-alive timer late): the request never reached it, so an
+      // idempotent one is sent once more, on a new connection.
+      if (method === "POST" || !closedUnderUs(e)) throw e;
+      res = await send(method, path, body);
+    }
     const text = await res.text();
     if (!res.ok) throw new Error(`emulator admin ${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
     return JSON.parse(text) as T;
@@ -51,4 +62,9 @@ export function createAdminClient(baseUrl: string): EmulatorAdmin {
     clearRequests: async () => void (await call("DELETE", "/requests")),
     reset: async () => void (await call("POST", "/reset")),
   };
+}
+
+function closedUnderUs(e: unknown): boolean {
+  const code = (e as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+  return code === "UND_ERR_SOCKET" || code === "ECONNRESET";
 }

@@ -46,7 +46,7 @@ async function seedWarehouse(file: string): Promise<string> {
   try {
     addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001", webhookUsername: "hook", webhookPassword: "hook-password" });
     const user = await createUser(db, { email: "reader@callboard.test", password: "reader-password-1", role: "viewer", apps: ["acme"] });
-    return createApiToken(db, { userId: user.id, name: "reports" }).token;
+    return (await createApiToken(db, { userId: user.id, name: "reports" })).token;
   } finally {
     db.$client.close();
   }

@@ -77,7 +77,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON || SKIP_WITHOUT_BUILD)("the production se
     db = openDatabase(file);
     appPk = addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001", webhookUsername: HOOK_USER, webhookPassword: HOOK_PASSWORD }).pk;
     const admin = await createUser(db, { email: "ops@callboard.test", password: "ops-password-0001", role: "admin" });
-    token = createApiToken(db, { userId: admin.id, name: "reports" }).token;
+    token = (await createApiToken(db, { userId: admin.id, name: "reports" })).token;
     app = await startTestServer({ env: { ...ch.env(DATABASE), DATABASE_PATH: file, AUTH_SECRET: TEST_SECRET } });
     base = app.base;
     reader = openClickHouse(ch.config(DATABASE));

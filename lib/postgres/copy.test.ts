@@ -31,11 +31,11 @@ async function fillSqlite(file: string): Promise<Db> {
   const admin = await createUser(db, { email: "admin@example.com", password: "correct horse battery", role: "admin" });
   const viewer = await createUser(db, { email: "viewer@example.com", password: "correct horse battery", role: "viewer", apps: ["acme"] });
   const gone = await createUser(db, { email: "gone@example.com", password: "correct horse battery", role: "viewer" });
-  removeUser(db, gone.id);
-  createApiToken(db, { userId: admin.id, name: "finance" });
-  const revoked = createApiToken(db, { userId: viewer.id, name: "old" });
-  revokeApiToken(db, revoked.view.id);
-  for (let i = 0; i < 7; i++) audit(db, { email: "admin@example.com", userId: admin.id }, "user.create", `u${i}`, { i });
+  await removeUser(db, gone.id);
+  await createApiToken(db, { userId: admin.id, name: "finance" });
+  const revoked = await createApiToken(db, { userId: viewer.id, name: "old" });
+  await revokeApiToken(db, revoked.view.id);
+  for (let i = 0; i < 7; i++) await audit(db, { email: "admin@example.com", userId: admin.id }, "user.create", `u${i}`, { i });
   const now = Date.now();
   db.insert(schema.alertRules)
     .values({ name: "Many failures", metric: "failed_calls", filters: { app: ["acme"] }, windowSeconds: 300, condition: { op: "above", value: 5 }, stateSinceMs: now, createdMs: now, updatedMs: now })

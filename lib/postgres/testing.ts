@@ -108,7 +108,12 @@ export async function startPostgres(): Promise<TestPostgres> {
       /* already stopped */
     }
   };
-  running.add(stopServer);
+  // A suite that never calls stop() (a shared server, lib/auth/test-support.ts) leaves nothing behind either.
+  const stopAndRemove = () => {
+    stopServer();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  running.add(stopAndRemove);
 
   const url = (database: string) => `postgres://${USER}:${encodeURIComponent(PASSWORD)}@127.0.0.1:${port}/${database}`;
   return {
@@ -130,7 +135,7 @@ export async function startPostgres(): Promise<TestPostgres> {
     start: startServer,
     async stop() {
       stopServer();
-      running.delete(stopServer);
+      running.delete(stopAndRemove);
       rmSync(dir, { recursive: true, force: true });
     },
   };

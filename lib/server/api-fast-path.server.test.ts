@@ -73,8 +73,8 @@ describe.skipIf(SKIP_WITHOUT_BUILD)("the lean API path (production server)", () 
     writeCalls(db, Array.from({ length: 3_000 }, (_, i) => randomCall(r, i, NOW - 90 * 86_400, 90 * 86_400)));
     const admin = await createUser(db, { ...ADMIN, role: "admin" });
     const viewer = await createUser(db, { email: "viewer@callboard.test", password: "viewer-password-1", role: "viewer", apps: ["app-two"] });
-    adminToken = createApiToken(db, { userId: admin.id, name: "script" }).token;
-    viewerToken = createApiToken(db, { userId: viewer.id, name: "script" }).token;
+    adminToken = (await createApiToken(db, { userId: admin.id, name: "script" })).token;
+    viewerToken = (await createApiToken(db, { userId: viewer.id, name: "script" })).token;
     db.$client.close();
     server = await startTestServer({ env: { DATABASE_PATH: file, AUTH_SECRET: SECRET } });
     cookie = await signInCookie(server.base);

@@ -45,7 +45,7 @@ describe.skipIf(SKIP)("BASE_PATH behind a reverse proxy (production build for /c
     const r = rng(4);
     writeCalls(db, Array.from({ length: 200 }, (_, i) => randomCall(r, i, NOW - 30 * 86_400, 30 * 86_400)));
     const admin = await createUser(db, { ...ADMIN, role: "admin" });
-    token = createApiToken(db, { userId: admin.id, scope: "read" }).token;
+    token = (await createApiToken(db, { userId: admin.id, scope: "read" })).token;
     db.$client.close();
     server = await startTestServer({ env: { DATABASE_PATH: file, AUTH_SECRET: SECRET, BASE_PATH: BASE, NEXT_DIST_DIR: DIST } });
     proxy = await startReverseProxy({ upstream: server.base, localAddress: "127.0.0.2" });

@@ -46,9 +46,11 @@ function headersOf(req: IncomingMessage): Headers {
 
 export type Refusal = { status: number; code: string; message: string } | null;
 
-/** Why a request with a body is refused before its body is read; null: hand it on. */
-export async function bodyRefusal(db: Db, req: IncomingMessage): Promise<Refusal> {
-  const url = req.url ?? "/";
+/**
+ * Why a request with a body is refused before its body is read; null: hand it on. `url`:
+ * the request's path inside the app (BASE_PATH taken off), which decides the route.
+ */
+export async function bodyRefusal(db: Db, req: IncomingMessage, url = req.url ?? "/"): Promise<Refusal> {
   const path = pathOf(url);
   const tooLarge = Number(req.headers["content-length"] ?? 0) > MAX_JSON_BODY_BYTES ? TOO_LARGE : null;
   if (isOpenPath(path)) return tooLarge;
@@ -65,7 +67,7 @@ export async function bodyRefusal(db: Db, req: IncomingMessage): Promise<Refusal
     }
     // A page's server action: the session is checked here, the rest by the action itself.
     const claims = await readSessionClaims(headers);
-    if (!claims || !callerForSession(db, claims)) throw unauthorized();
+    if (!claims || !(await callerForSession(db, claims))) throw unauthorized();
     return tooLarge;
   } catch (error) {
     if (error instanceof HttpError) return { status: error.status, code: error.code, message: error.message };
@@ -102,10 +104,16 @@ function capStreamedBody(req: IncomingMessage, res: ServerResponse): void {
  * In front of Next: `next()` hands the request on; a refused one is answered here. A
  * request without a body goes on at once (Next's proxy and routes answer it as before).
  */
-export function createBodyGate(db: () => Db): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
+export function createBodyGate(
+  db: () => Db,
+  appPathOf: (url: string) => string | undefined = (url) => url,
+): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
   return (req, res, next) => {
     if (!carriesBody(req)) return next();
-    void bodyRefusal(db(), req).then((refusal) => {
+    // Outside BASE_PATH nothing of the app answers (Next's 404): nothing to judge.
+    const appPath = appPathOf(req.url ?? "/");
+    if (appPath === undefined) return next();
+    void bodyRefusal(db(), req, appPath).then((refusal) => {
       if (refusal) return sendJsonError(req, res, refusal.status, refusal.code, refusal.message);
       capStreamedBody(req, res);
       next();

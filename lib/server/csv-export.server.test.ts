@@ -87,7 +87,7 @@ describe.skipIf(SKIP_WITHOUT_BUILD)("the calls CSV through the production server
     Object.assign(lone, { status: "ended", initiatedAt: LONE, startedAt: LONE, endedAt: LONE + 90, durationSeconds: 90 });
     writeCalls(db, [...calls, lone]);
     const admin = await createUser(db, { email: "admin@callboard.test", password: "admin-password-123", role: "admin" });
-    token = createApiToken(db, { userId: admin.id, name: "script" }).token;
+    token = (await createApiToken(db, { userId: admin.id, name: "script" })).token;
     db.$client.close();
     server = await startTestServer({ env: { DATABASE_PATH: file, AUTH_SECRET: SECRET } });
     // The worker's store is loaded before the exports (a first report waits for it).

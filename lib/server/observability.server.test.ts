@@ -37,7 +37,7 @@ async function seedWarehouse(file: string): Promise<Seeded> {
     addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001", webhookUsername: "hook", webhookPassword: HOOK_PASSWORD });
     addApp(db, { appId: "beta", name: "Beta", region: "eu", apiKey: "key-beta-0001" });
     const user = await createUser(db, { email: "reader@callboard.test", password: "reader-password-1", role: "viewer", apps: ["acme", "beta"] });
-    const token = createApiToken(db, { userId: user.id, name: "reports" }).token;
+    const token = (await createApiToken(db, { userId: user.id, name: "reports" })).token;
     // acme: two good syncs (the last 5 hours ago) and a failed one; beta synced a minute ago.
     const now = Date.now();
     const run = db.$client.prepare(

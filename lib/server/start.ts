@@ -73,7 +73,7 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
   const routeOf = createRouteResolver(appRoutes(path.join(process.cwd(), "app")));
   const ops = createOpsPaths({ metricsToken: config.METRICS_TOKEN, serveMetrics: config.METRICS_TOKEN !== undefined });
   // Bodies are refused from the request's head when they would be refused anyway (0036).
-  const bodyGate = createBodyGate(db);
+  const bodyGate = createBodyGate(db, (url) => stripBasePath(url, basePath));
 
   let overCap: (req: IncomingMessage) => boolean = () => false;
   const server = createServer({ connectionsCheckingInterval: connectionsCheckingIntervalMs(limits) }, (req, res) =>

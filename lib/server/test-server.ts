@@ -61,7 +61,7 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
       ...process.env, NODE_ENV: "production", AUTH_TRUST_HOST: "true", SYNC_INTERVAL_SECONDS: "0", LOG_LEVEL: "warn",
       NEXT_TELEMETRY_DISABLED: "1", ...options.env, PORT: String(port),
     },
-    stdio: ["ignore", options.stdout ? "pipe" : "ignore", "pipe"],
+    stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";
   child.stdout?.on("data", (c: Buffer) => {

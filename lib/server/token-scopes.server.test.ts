@@ -42,9 +42,9 @@ describe.skipIf(SKIP_WITHOUT_BUILD)("token scopes, expiry and rate limit (produc
     const r = rng(27);
     writeCalls(db, Array.from({ length: 300 }, (_, i) => randomCall(r, i, NOW - 30 * 86_400, 30 * 86_400)));
     const admin = await createUser(db, { email: "admin@callboard.test", password: "admin-password-123", role: "admin" });
-    expiredToken = createApiToken(db, { userId: admin.id, expiresMs: Date.now() - 1_000 }).token;
-    limitedToken = createApiToken(db, { userId: admin.id, scope: "read" }).token;
-    otherToken = createApiToken(db, { userId: admin.id }).token;
+    expiredToken = (await createApiToken(db, { userId: admin.id, expiresMs: Date.now() - 1_000 })).token;
+    limitedToken = (await createApiToken(db, { userId: admin.id, scope: "read" })).token;
+    otherToken = (await createApiToken(db, { userId: admin.id })).token;
     db.$client.close();
 
     const made = tokensCli(["create", "--email", "admin@callboard.test", "--scope", "read", "--expires", "30d", "--name", "finance"]);

@@ -54,7 +54,7 @@ const records: Array<Record<string, unknown>> = [
   },
   { sessionId: "ongoing-no-parts", type: "audio", mode: "call", status: "ongoing", initiator: "a", receiver: "b", receiverType: "user", startedAt: 1_700_000_000, participants: [] },
   { sessionId: "initiated-only", status: "initiated", initiatedAt: 1_600_000_000, note: "x".repeat(70_000) },
-  { sessionId: "s".repeat(127), type: "a".repeat(128), status: "ended", startedAt: 1_700_000_000, endedAt: 1_700_000_001, totalAudioMinutes: -0.5 },
+  { sessionId: "s".repeat(127), type: "a".repeat(128), status: "ended", startedAt: 1_700_000_000, endedAt: 1_700_000_001, totalAudioMinutes: 0.5 }, // negative minutes are refused by parseCallRecord (issue 30)
 ];
 
 function parsed(raw: Record<string, unknown>) {

@@ -120,6 +120,8 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
   /** v2: changes staged and not yet handed to a write, and the chain of writes of this batch. */
   private pendingV2: CallChangeV2[] = [];
   private chainV2: Promise<void> = Promise.resolve();
+  /** v2 writes queued or in flight (backpressure: drained() waits past one). */
+  private v2Queued = 0;
   /**
    * When v2 held nothing of the app at the run's start: the calls this run wrote to it.
    * Any other call is new, and its write looks nothing up (as v1's first backfill asks nothing).
@@ -282,6 +284,7 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
     if (batch.length === 0) return;
     this.pendingV2 = [];
     const known = this.storedV2;
+    this.v2Queued++;
     this.chainV2 = this.chainV2.then(async () => {
       if (this.failure) return;
       const writer = await this.writerV2();
@@ -299,6 +302,8 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
       }
     }).catch((err: unknown) => {
       this.failure ??= err instanceof Error ? err : new Error(String(err));
+    }).finally(() => {
+      this.v2Queued--;
     });
   }
 
@@ -312,6 +317,8 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
    * (backpressure) instead of buffering up to a whole batch in this process.
    */
   async drained(): Promise<void> {
+    // v2: at most one chunk written while the next fills (the changes waiting are held here).
+    if (this.v2Queued > 1) await this.chainV2;
     const insert = this.current;
     if (!insert?.body.writableNeedDrain) return;
     // A failing insert never drains: its end (done) releases the wait too.

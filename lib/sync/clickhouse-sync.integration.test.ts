@@ -151,7 +151,7 @@ const sqliteCalls = (db: Db) => db.$client.prepare("SELECT count(*) FROM calls")
 /** The sync writing schema v1 beside v2 (WRITE_V1_FACTS on, not the default): the tests below check both schemas. */
 const dual = { clickHouse: { writeV1Facts: true } };
 
-describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () => {
+describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { timeout: 180_000 }, () => {
   beforeAll(async () => {
     [emu, ch] = await Promise.all([
       spawnEmulator({ seed: SEED, now: 1_780_000_000, apps: [{ appId: "alpha", count: ALPHA }, { appId: "beta", count: BETA }] }),
@@ -198,6 +198,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", () 
 
     // Unchanged calls are recognised from ClickHouse's answer and not written again.
     const again = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", ...dual, full: true, perPage: 500, client: fastClient });
+    expect(again.error).toBeNull();
     expect(again).toMatchObject({ status: "succeeded", inserted: 0, updated: 0, unchanged: ALPHA, kind: "full" });
     const incremental = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", ...dual, perPage: 500, client: fastClient });
     expect(incremental).toMatchObject({ status: "succeeded", inserted: 0, updated: 0, stoppedEarly: true });

@@ -64,7 +64,7 @@ export async function addAppAction(_prev: ActionState, form: FormData): Promise<
       }),
     );
     const view = describeApp(row);
-    audit(warehouse, caller, "app.create", row.appId, { name: view.name, region: view.region, callsUrl: view.callsUrl, webhook: webhookSummary(view) });
+    await audit(warehouse, caller, "app.create", row.appId, { name: view.name, region: view.region, callsUrl: view.callsUrl, webhook: webhookSummary(view) });
     revalidatePath("/settings/apps");
     return { ok: `Added ${view.name} (${view.appId}).` };
   });
@@ -100,7 +100,7 @@ export async function updateAppAction(_prev: ActionState, form: FormData): Promi
     const now = describeApp(row);
     const changed = (Object.keys(now) as Array<keyof typeof now>).filter((k) => k !== "webhook" && k !== "apiKey" && JSON.stringify(now[k]) !== JSON.stringify(was[k]));
     const webhookChanged = (Object.keys(now.webhook) as Array<keyof typeof now.webhook>).filter((k) => now.webhook[k] !== was.webhook[k]);
-    audit(warehouse, caller, "app.update", appId, {
+    await audit(warehouse, caller, "app.update", appId, {
       changed,
       webhookChanged,
       webhook: webhookSummary(now),
@@ -122,7 +122,7 @@ export async function removeAppAction(_prev: ActionState, form: FormData): Promi
     }
     const existing = getAppById(warehouse, appId);
     registryErrors(() => removeApp(warehouse, appId));
-    audit(warehouse, caller, "app.remove", appId, { name: existing?.name ?? null });
+    await audit(warehouse, caller, "app.remove", appId, { name: existing?.name ?? null });
     revalidatePath("/settings/apps");
     return { ok: `Removed ${appId}.` };
   });

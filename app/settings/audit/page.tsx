@@ -15,7 +15,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   await currentAdmin();
   const raw = (await searchParams).before;
   const before = typeof raw === "string" && /^\d+$/.test(raw) ? Number(raw) : undefined;
-  const entries = listAudit(db(), { limit: PAGE, before });
+  const entries = await listAudit(db(), { limit: PAGE, before });
   const last = entries.at(-1);
   return (
     <main id="main" tabIndex={-1} className="container">

@@ -14,10 +14,10 @@ export async function createTokenAction(_prev: ActionState, form: FormData): Pro
     const scope = parseTokenScope(String(form.get("scope") ?? "full"));
     const expiresMs = parseTokenExpiry(String(form.get("expires") ?? ""));
     const warehouse = db();
-    const user = resolveUser(warehouse, String(form.get("email") ?? ""));
+    const user = await resolveUser(warehouse, String(form.get("email") ?? ""));
     const name = String(form.get("name") ?? "").trim();
-    const { token, view } = createApiToken(warehouse, { userId: user.pk, name: name || undefined, scope, expiresMs });
-    audit(warehouse, caller, "token.create", `token ${view.id}`, { name: view.name, for: view.email, scope, expiresMs });
+    const { token, view } = await createApiToken(warehouse, { userId: user.pk, name: name || undefined, scope, expiresMs });
+    await audit(warehouse, caller, "token.create", `token ${view.id}`, { name: view.name, for: view.email, scope, expiresMs });
     revalidatePath("/settings/tokens");
     // The one time this token exists in clear: it goes to this admin's browser only.
     return { ok: `Token "${view.name}" created for ${view.email}. Copy it now: it will not be shown again.`, token };
@@ -28,8 +28,8 @@ export async function revokeTokenAction(_prev: ActionState, form: FormData): Pro
   return runAction(async () => {
     const caller = await actionAdmin();
     const warehouse = db();
-    const view = revokeApiToken(warehouse, parseId(String(form.get("id") ?? "")));
-    audit(warehouse, caller, "token.revoke", `token ${view.id}`, { name: view.name, for: view.email });
+    const view = await revokeApiToken(warehouse, parseId(String(form.get("id") ?? "")));
+    await audit(warehouse, caller, "token.revoke", `token ${view.id}`, { name: view.name, for: view.email });
     revalidatePath("/settings/tokens");
     return { ok: `Revoked "${view.name}".` };
   });

@@ -16,9 +16,9 @@ const when = (ms: number | null) => (ms ? <LocalTime ms={ms} /> : "never");
 export default async function TokensPage() {
   await currentAdmin();
   const warehouse = db();
-  const tokens = listApiTokens(warehouse);
+  const tokens = await listApiTokens(warehouse);
   const now = nowMs();
-  const emails = listUsers(warehouse).filter((u) => !u.disabled).map((u) => u.email);
+  const emails = (await listUsers(warehouse)).filter((u) => !u.disabled).map((u) => u.email);
   return (
     <main id="main" tabIndex={-1} className="container">
       <h1>API tokens</h1>

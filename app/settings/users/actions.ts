@@ -24,7 +24,7 @@ export async function createUserAction(_prev: ActionState, form: FormData): Prom
     const caller = await actionAdmin();
     const warehouse = db();
     const user = await createUser(warehouse, { email: text(form, "email"), password: String(form.get("password") ?? ""), role: roleOf(form), apps: appsOf(form) });
-    audit(warehouse, caller, "user.create", user.email, { role: user.role, apps: user.apps });
+    await audit(warehouse, caller, "user.create", user.email, { role: user.role, apps: user.apps });
     revalidatePath("/settings/users");
     return { ok: `Added ${user.email}.` };
   });
@@ -42,7 +42,7 @@ export async function updateUserAction(_prev: ActionState, form: FormData): Prom
       disabled: form.get("disabled") === "on",
       ...(password ? { password } : {}),
     });
-    audit(warehouse, caller, "user.update", user.email, { role: user.role, apps: user.apps, disabled: user.disabled, passwordChanged: Boolean(password) });
+    await audit(warehouse, caller, "user.update", user.email, { role: user.role, apps: user.apps, disabled: user.disabled, passwordChanged: Boolean(password) });
     revalidatePath("/settings/users");
     return { ok: `Saved ${user.email}.` };
   });
@@ -54,8 +54,8 @@ export async function removeUserAction(_prev: ActionState, form: FormData): Prom
     const warehouse = db();
     const id = parseId(text(form, "id"));
     if (id === caller.userId) throw badRequest("You cannot remove yourself; ask another admin.");
-    const user = removeUser(warehouse, id);
-    audit(warehouse, caller, "user.remove", user.email);
+    const user = await removeUser(warehouse, id);
+    await audit(warehouse, caller, "user.remove", user.email);
     revalidatePath("/settings/users");
     return { ok: `Removed ${user.email}.` };
   });

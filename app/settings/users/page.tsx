@@ -12,7 +12,7 @@ export const metadata: Metadata = { title: "Users" };
 export default async function UsersPage() {
   await currentAdmin();
   const warehouse = db();
-  const users = listUsers(warehouse);
+  const users = await listUsers(warehouse);
   const apps: AppOption[] = listApps(warehouse).map((a) => ({ appId: a.appId, name: a.name }));
   return (
     <main id="main" tabIndex={-1} className="container">

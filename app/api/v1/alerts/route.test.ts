@@ -32,8 +32,8 @@ beforeAll(async () => {
   for (const appId of ["alpha", "beta"]) addApp(warehouse, { appId, name: appId, region: "eu", apiKey: `key-${appId}` });
   const admin = await createUser(warehouse, { email: "admin@example.com", password: "admin-password-1", role: "admin" });
   const viewer = await createUser(warehouse, { email: "viewer@example.com", password: "viewer-password-1", role: "viewer", apps: ["beta"] });
-  adminToken = createApiToken(warehouse, { userId: admin.id }).token;
-  viewerToken = createApiToken(warehouse, { userId: viewer.id }).token;
+  adminToken = (await createApiToken(warehouse, { userId: admin.id })).token;
+  viewerToken = (await createApiToken(warehouse, { userId: viewer.id })).token;
 });
 afterAll(() => {
   closeDb();
@@ -157,8 +157,8 @@ describe("changing and removing", () => {
     expect((await get(`?id=${id}`)).status).toBe(404);
   });
 
-  it("every change is audited, without the destination's path or secret", () => {
-    const entries = listAudit(db(), { limit: 1000 }).filter((e) => e.action.startsWith("alert."));
+  it("every change is audited, without the destination's path or secret", async () => {
+    const entries = (await listAudit(db(), { limit: 1000 })).filter((e) => e.action.startsWith("alert."));
     expect(new Set(entries.map((e) => e.action))).toEqual(new Set(["alert.create", "alert.update", "alert.remove"]));
     const text = JSON.stringify(entries);
     expect(text).not.toContain("secret-path");

@@ -36,7 +36,7 @@ export function POST(request: Request): Promise<Response> {
     const { app } = syncNowSchema.parse(body);
     const warehouse = db();
     const targets = app ? [resolveVisibleApp(warehouse, caller, app)] : listApps(warehouse);
-    for (const t of targets) audit(warehouse, caller, "app.sync", t.appId, { trigger: "manual" });
+    for (const t of targets) await audit(warehouse, caller, "app.sync", t.appId, { trigger: "manual" });
     const data = await startManualSync(warehouse, targets);
     const running = data.some((r) => r.status === "running");
     return Response.json({ data }, { status: running ? 202 : 200 });

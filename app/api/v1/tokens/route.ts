@@ -14,8 +14,8 @@ export function GET(request: Request): Promise<Response> {
     requireAdmin(await authorize(request));
     const warehouse = db();
     const email = new URL(request.url).searchParams.get("email");
-    const userId = email ? resolveUser(warehouse, email).pk : undefined;
-    return Response.json({ data: listApiTokens(warehouse, { userId }) });
+    const userId = email ? (await resolveUser(warehouse, email)).pk : undefined;
+    return Response.json({ data: await listApiTokens(warehouse, { userId }) });
   });
 }
 
@@ -32,9 +32,9 @@ export function POST(request: Request): Promise<Response> {
     const scope = parseTokenScope(body.scope as string | undefined);
     const expiresMs = parseTokenExpiry(body.expires as string | undefined);
     const warehouse = db();
-    const user = resolveUser(warehouse, body.email);
-    const { token, view } = createApiToken(warehouse, { userId: user.pk, name: body.name as string | undefined, scope, expiresMs });
-    audit(warehouse, caller, "token.create", `token ${view.id}`, { name: view.name, for: view.email, scope, expiresMs });
+    const user = await resolveUser(warehouse, body.email);
+    const { token, view } = await createApiToken(warehouse, { userId: user.pk, name: body.name as string | undefined, scope, expiresMs });
+    await audit(warehouse, caller, "token.create", `token ${view.id}`, { name: view.name, for: view.email, scope, expiresMs });
     return Response.json({ data: { ...view, token } }, { status: 201 });
   });
 }

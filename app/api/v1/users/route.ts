@@ -10,7 +10,7 @@ export const dynamic = "force-dynamic";
 export function GET(request: Request): Promise<Response> {
   return respond(async () => {
     requireAdmin(await authorize(request));
-    return Response.json({ data: listUsers(db()) });
+    return Response.json({ data: await listUsers(db()) });
   });
 }
 
@@ -21,7 +21,7 @@ export function POST(request: Request): Promise<Response> {
     requireAdmin(caller);
     const warehouse = db();
     const user = await createUser(warehouse, (await readJsonObject(request)) as CreateUserInput);
-    audit(warehouse, caller, "user.create", user.email, { role: user.role, apps: user.apps, disabled: user.disabled });
+    await audit(warehouse, caller, "user.create", user.email, { role: user.role, apps: user.apps, disabled: user.disabled });
     return Response.json({ data: user }, { status: 201 });
   });
 }

@@ -42,7 +42,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON || SKIP_WITHOUT_BUILD)("a frozen ClickHou
     db = openDatabase(file);
     const appPk = addApp(db, { appId: "acme", name: "Acme", region: "us", apiKey: "key-acme-0001" }).pk;
     const admin = await createUser(db, { email: "ops@frozen.test", password: "ops-password-0001", role: "admin" });
-    token = createApiToken(db, { userId: admin.id, name: "reports" }).token;
+    token = (await createApiToken(db, { userId: admin.id, name: "reports" })).token;
     reader = openClickHouse(cluster.config(DATABASE));
     // Calls on both shards (the Distributed table spreads them by session id).
     await reader.insert("calls", Array.from({ length: 40 }, (_, i) => callRow({

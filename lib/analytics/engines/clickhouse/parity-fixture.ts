@@ -57,15 +57,18 @@ async function syncAll(db: Db, appIds: string[]): Promise<void> {
   }
 }
 
+/** Each cluster target's schema v2 writer (its shards' clients); a target without a cluster makes its own. */
+type V2Writers = ReadonlyMap<ClickHouse, CallWriterV2>;
+
 /** Copies into every target (schema v2 through its writer: a cluster's needs every shard's client); returns the rows the last one copied, per table. */
-const copyAll = async (db: Db, targets: ClickHouse[], writers: ReadonlyMap<ClickHouse, CallWriterV2>) => {
+const copyAll = async (db: Db, targets: ClickHouse[], writers: V2Writers) => {
   const copied: Record<string, number> = {};
-  for (const ch of targets) for (const c of await copyToClickHouse(db, ch, { batchSize: 500, ...(writers.has(ch) ? { writerV2: writers.get(ch) } : {}) })) copied[c.table] = c.copied;
+  for (const ch of targets) for (const c of await copyToClickHouse(db, ch, { batchSize: 500, writerV2: writers.get(ch) })) copied[c.table] = c.copied;
   return copied;
 };
 
-/** Builds the warehouse and copies it into every target (already migrated), each through its v2 writer when `writers` has one. */
-export async function buildWarehouse(targets: ClickHouse[], writers: ReadonlyMap<ClickHouse, CallWriterV2> = new Map()): Promise<Warehouse> {
+/** Builds the warehouse and copies it into every target (already migrated). */
+export async function buildWarehouse(targets: ClickHouse[], writers: V2Writers = new Map()): Promise<Warehouse> {
   const apps = [
     { appId: "alpha", count: 1400, region: "in" as const },
     { appId: "beta", count: 500, region: "eu" as const },

@@ -25,7 +25,7 @@ export function POST(request: Request): Promise<Response> {
     const warehouse = db();
     if (id !== undefined) getRuleRecord(warehouse, caller, id); // 404 for an unknown rule
     const result = await runAlertsTick(warehouse, { ruleId: id });
-    audit(warehouse, caller, "alert.evaluate", id === undefined ? "alerts" : `alert ${id}`, { evaluated: result.evaluated.length, delivered: result.delivered.length });
+    await audit(warehouse, caller, "alert.evaluate", id === undefined ? "alerts" : `alert ${id}`, { evaluated: result.evaluated.length, delivered: result.delivered.length });
     const upcoming = upcomingEvaluations(warehouse).filter((u) => id === undefined || u.ruleId === id);
     return Response.json({ data: { ...result, upcoming } });
   });

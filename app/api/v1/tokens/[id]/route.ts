@@ -12,8 +12,8 @@ export function DELETE(request: Request, { params }: { params: Promise<{ id: str
     const caller = await authorize(request);
     requireAdmin(caller);
     const warehouse = db();
-    const view = revokeApiToken(warehouse, parseId((await params).id));
-    audit(warehouse, caller, "token.revoke", `token ${view.id}`, { name: view.name, for: view.email });
+    const view = await revokeApiToken(warehouse, parseId((await params).id));
+    await audit(warehouse, caller, "token.revoke", `token ${view.id}`, { name: view.name, for: view.email });
     return Response.json({ data: view });
   });
 }

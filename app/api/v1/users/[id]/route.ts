@@ -18,7 +18,7 @@ export function PATCH(request: Request, { params }: Context): Promise<Response> 
     const body = (await readJsonObject(request)) as UpdateUserInput;
     const warehouse = db();
     const user = await updateUser(warehouse, id, body);
-    audit(warehouse, caller, "user.update", user.email, {
+    await audit(warehouse, caller, "user.update", user.email, {
       role: user.role,
       apps: user.apps,
       disabled: user.disabled,
@@ -36,8 +36,8 @@ export function DELETE(request: Request, { params }: Context): Promise<Response>
     const id = parseId((await params).id);
     if (id === caller.userId) throw badRequest("you cannot remove yourself");
     const warehouse = db();
-    const user = removeUser(warehouse, id);
-    audit(warehouse, caller, "user.remove", user.email);
+    const user = await removeUser(warehouse, id);
+    await audit(warehouse, caller, "user.remove", user.email);
     return Response.json({ data: user });
   });
 }
