@@ -67,12 +67,31 @@ export const UID_CODE_SQL = (uid: string) => `cityHash64(${uid})`;
 export const SESSION_CODE_SQL = (sessionId: string) => `cityHash64(${sessionId})`;
 
 /**
- * Every row of a call (its signed rows, its participants, its call_raw rows) on one shard:
- * a hash of the app and the session code (tables holding the session id compute the code).
- * The writers insert into each shard's local table themselves (writer-v2.ts) and pick the
- * shard as the Distributed table would.
+ * The shard of a call: `cityHash64(app_pk, session_id)`, the key of v1's per-call tables
+ * (calls, recordings, client_sessions; schema.ts). Every row of a call, in v1 and v2, is on
+ * one shard, so the reports join a call's signed rows to its recordings and client
+ * sessions on each shard without moving rows between shards. The writers insert into each
+ * shard's local table themselves (writer-v2.ts) and pick the shard as the Distributed
+ * table would: this hash modulo the shards' total weight.
  */
-export const SHARD_BY_CALL = "cityHash64(app_pk, session_code)";
+export const callShardSql = (appPk: string, sessionId: string) => `cityHash64(${appPk}, ${sessionId})`;
+export const SHARD_BY_CALL = callShardSql("app_pk", "session_id");
+
+/**
+ * The same hash from a row's session code alone (participants_v2 keeps the code, not the
+ * id): `cityHash64(a, b)` is CityHash's Hash128to64 of the hashes of its arguments, an
+ * integer's being `intHash64` and a string's `cityHash64` (the session code itself), so
+ * this equals callShardSql for the code's session. Written out because participants_v2's
+ * Distributed table must route a row (the move inserts through it) where its call is; the
+ * equality is tested on 18.16 and chdb (schema-v2.integration.test.ts).
+ */
+export function shardByCallFromCode(appPk: string, sessionCode: string): string {
+  const kMul = "toUInt64(11376068507788127593)"; // 0x9ddfea08eb382d69, CityHash's Hash128to64 multiplier
+  const a0 = `bitXor(intHash64(${appPk}), ${sessionCode}) * ${kMul}`;
+  const a = `bitXor(${a0}, bitShiftRight(${a0}, 47))`;
+  const b0 = `bitXor(${sessionCode}, ${a}) * ${kMul}`;
+  return `bitXor(${b0}, bitShiftRight(${b0}, 47)) * ${kMul}`;
+}
 
 const CLOSED_COLUMNS = (Object.keys(CLOSED_SETS) as ClosedSet[]).flatMap((set) => [[set, enumType(set)], [`${set}_other`, "String"]] as const);
 
@@ -108,7 +127,7 @@ export const CALLS_V2: TableSpec = {
   engine: "VersionedCollapsingMergeTree(sign, version)",
   partitionBy: "toYYYYMM(start_at)",
   orderBy: "(app_pk, start_at, session_id)",
-  shardBy: `cityHash64(app_pk, ${SESSION_CODE_SQL("session_id")})`,
+  shardBy: SHARD_BY_CALL,
 };
 
 /**
@@ -131,7 +150,7 @@ export const CALL_RAW: TableSpec = {
   columns: [...CALLS.columns, ["previous", "String"]],
   engine: "ReplacingMergeTree(version)",
   orderBy: "(app_pk, session_id)",
-  shardBy: `cityHash64(app_pk, ${SESSION_CODE_SQL("session_id")})`,
+  shardBy: SHARD_BY_CALL,
 };
 
 /** Signed participant rows (one per participant session of a call), on their call's shard: only what reports sum or filter. */
@@ -162,7 +181,7 @@ export const PARTICIPANTS_V2: TableSpec = {
   engine: "VersionedCollapsingMergeTree(sign, version)",
   partitionBy: "toYYYYMM(start_at)",
   orderBy: "(app_pk, start_at, session_code, seq)",
-  shardBy: SHARD_BY_CALL,
+  shardBy: shardByCallFromCode("app_pk", "session_code"),
 };
 
 /** uid codes back to uids (every writer inserts the uids it codes; repeats collapse). */
