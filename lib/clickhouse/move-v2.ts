@@ -14,8 +14,8 @@ import {
  *
  * Every server reads its own v1 rows (`calls FINAL` on its local table, tombstones left
  * out) and inserts them, by INSERT … SELECT on the server itself, into v2's Distributed
- * tables, which route each row to the shard the v2 writers use (schema-v2.ts: v2 shards
- * by (app, session code), v1 by (app, session id), so a call may change shard). The insert
+ * tables, which route each row to the shard the v2 writers use (schema-v2.ts
+ * SHARD_BY_CALL: v1's own key, so a call stays on its server unless the weights changed). The insert
  * is synchronous (`insert_distributed_sync`): it returns once every shard has its rows,
  * and the views have filled each shard's pre-aggregates. The live state of each call is
  * written once with sign +1 (its v1 version kept), its participants by ARRAY JOIN (uids
