@@ -52,7 +52,10 @@ export interface Churned {
 export async function churnV2(ch: ClickHouse, where: string): Promise<Churned> {
   const db = ch.placement.database;
   const picked = await ch.rows<{ appPk: number; sessionId: string; version: number }>(
-    `SELECT app_pk AS appPk, session_id AS sessionId, version FROM ${qualified(db, CALLS_V2.name)} WHERE sign = 1 AND ${where} ORDER BY app_pk, session_id`,
+    // The live states only: a state the copy already replaced may still have its +1 row
+    // beside its cancel row (not merged yet), and churning it would write it back alive.
+    `SELECT app_pk AS appPk, session_id AS sessionId, version FROM ${qualified(db, CALLS_V2.name)} WHERE ${where}
+     GROUP BY app_pk, session_id, version HAVING sum(sign) > 0 ORDER BY app_pk, session_id`,
   );
   if (picked.length === 0) throw new Error("no call to churn");
   const keyOf = (rows: Array<{ appPk: number; sessionId: string; version: number }>): Keys => ({

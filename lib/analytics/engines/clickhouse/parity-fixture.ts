@@ -132,14 +132,17 @@ export async function buildWarehouse(targets: ClickHouse[], writers: V2Writers =
   const several = sample("WHERE c.status = 'ended' AND c.total_participants >= 2 AND c.pk % 17 = 3", 6);
   const moved = several.slice(0, 3);
   for (const round of [1, 2, 3]) {
+    // Stamped now, not at the fixture's start: the copy looks for rows changed since a minute
+    // before its previous run began, and on a loaded box that run may begin minutes later.
+    const at = Date.now();
     s.transaction(() => {
       for (const c of several) {
-        s.prepare("UPDATE calls SET duration_seconds = duration_seconds + 60, total_duration_minutes = total_duration_minutes + 1, total_audio_minutes = total_audio_minutes + 0.5, updated_ms = ? WHERE pk = ?").run(now + round * 1000, c.pk);
+        s.prepare("UPDATE calls SET duration_seconds = duration_seconds + 60, total_duration_minutes = total_duration_minutes + 1, total_audio_minutes = total_audio_minutes + 0.5, updated_ms = ? WHERE pk = ?").run(at, c.pk);
         if (round === 3) s.prepare("UPDATE calls SET status = 'rejected' WHERE pk = ?").run(c.pk);
       }
       // January 31 23:50 UTC, then February 1 00:10, then back to January: the start crosses the month each round.
       const startOf = [0, MONTH_EDGE - 600, MONTH_EDGE + 600, MONTH_EDGE - 300][round];
-      for (const c of moved) s.prepare("UPDATE calls SET started_at = ?, start_at = ?, initiated_at = ? - 20, ended_at = ? + duration_seconds, updated_ms = ? WHERE pk = ?").run(startOf, startOf, startOf, startOf, now + round * 1000 + 1, c.pk);
+      for (const c of moved) s.prepare("UPDATE calls SET started_at = ?, start_at = ?, initiated_at = ? - 20, ended_at = ? + duration_seconds, updated_ms = ? WHERE pk = ?").run(startOf, startOf, startOf, startOf, at + 1, c.pk);
     })();
     await copyAll(db, targets, writers);
   }

@@ -134,7 +134,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
 
 
   for (const c of CASES) {
-    it(`answers "${c.name}" the same`, { timeout: 180_000 }, async () => {
+    it(`answers "${c.name}" the same`, { timeout: 300_000 }, async () => {
       const scope = c.scope === "viewer" ? viewer : ADMIN;
       const base = filters(c.f);
       const calls = (await mem.report("totals", base, scope)).current.calls;
@@ -249,7 +249,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
     expect(withEvents, "calls compared with an event log").toBeGreaterThan(5);
   });
 
-  it("gives alerts the same value of every metric, over days and hours, with and without filters", { timeout: 120_000 }, async () => {
+  it("gives alerts the same value of every metric, over days and hours, with and without filters", { timeout: 300_000 }, async () => {
     const windows = [0, 3, 17, 60].flatMap((daysAgo) => {
       const from = NOW - (daysAgo + 1) * 86_400;
       return [{ from, to: from + 86_400 }, { from: from + 14 * 3600, to: from + 15 * 3600 }];
