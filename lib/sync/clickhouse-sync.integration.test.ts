@@ -361,6 +361,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
       const app = register(db, "alpha");
       const t = await truth("alpha"); // earlier tests moved the emulator on: more than ALPHA calls
       const first = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", perPage: 300, batchSize: 700, client: fastClient, ...v2Only });
+      expect(first.error).toBeNull();
       expect(first).toMatchObject({ status: "succeeded", inserted: t.calls, updated: 0 });
       await expectSame(app.pk, t, false);
       const again = await syncApp(db, getAppById(db, "alpha")!, { trigger: "test", full: true, perPage: 500, client: fastClient, ...v2Only });
