@@ -7,7 +7,7 @@
  *     emulator ("platform" mix); the production server on it with the in-memory engine;
  *     `npm run warehouse -- copy --to clickhouse` of it (calls/s, as a user runs it); the
  *     production server on the copy in ClickHouse mode. Ratios are ClickHouse / memory.
- *  2. Large: `calls` calls generated inside ClickHouse (bench/clickhouse-data.ts), the
+ *  2. Large: `calls` calls generated inside ClickHouse into schema v2 (bench/clickhouse-v2-data.ts), the
  *     production server in ClickHouse mode: p50/p95 of every report route, the calls CSV's
  *     rows/s, disk per call, peak memory of the server and of each ClickHouse server.
  *
@@ -17,7 +17,8 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os, { tmpdir } from "node:os";
 import path from "node:path";
-import { BENCH_APPS, generateCalls } from "./clickhouse-data";
+import { BENCH_APPS } from "./clickhouse-data";
+import { generateV2Calls, RESYNCED_EVERY } from "./clickhouse-v2-data";
 import { serverPid } from "./clickhouse-sync";
 import { csvRate, latency, NOW, prepareAccess, reportPaths, SECRET } from "./http-reports";
 import { ensureProductionBuild, startProductionServer } from "./production-server";
@@ -85,6 +86,15 @@ async function timeCopy(env: Record<string, string>): Promise<number> {
   return (performance.now() - t0) / 1000;
 }
 
+/** `npm run db:migrate` (the move to schema v2) as a user runs it; wall seconds. */
+async function timeMigrate(env: Record<string, string>): Promise<number> {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, ["--import", "tsx", "scripts/migrate.ts", "--no-progress"], { env: { ...process.env, ...env }, stdio: ["ignore", "inherit", "inherit"] });
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  if (code !== 0) throw new Error(`db:migrate exited with code ${code}`);
+  return (performance.now() - t0) / 1000;
+}
+
 /** A SQLite file holding what the server needs besides the facts: an admin's API token and the generated apps. */
 async function sqliteForGenerated(file: string): Promise<string> {
   const token = await prepareAccess(file);
@@ -138,12 +148,16 @@ async function sameSize(ch: TestClickHouse, dir: string, compareCalls: number, r
     const copyEnv = { DATABASE_PATH: file, ...ch.env("bench_copy") };
     const copySeconds = await timeCopy(copyEnv);
     const copyLoad = load();
+    // The copy writes schema v1; the engine reads v2: npm run db:migrate moves it (lib/clickhouse/move-v2.ts).
+    const moveSeconds = await timeMigrate(copyEnv);
+    const moveLoad = load();
     const copyDisk = diskBytes(ch.servers.map((s) => s.dir), "bench_copy");
     log("clickhouse: the ClickHouse engine on the copy…");
     const same = await measureServer(copyEnv, token, runs);
     const area1 = `clickhouse vs memory, ${millions(compareCalls)}`;
     const copyRate = Math.round(compareCalls / copySeconds);
     rows.push({ area: area1, metric: `warehouse copy --to clickhouse of ${compareCalls.toLocaleString("en")} synced calls (whole command; ${copyLoad})`, target: "", measured: `${copyRate.toLocaleString("en")} calls/s (${copySeconds.toFixed(1)} s)` });
+    rows.push({ area: area1, metric: `npm run db:migrate moving the copy to schema v2 (${moveLoad})`, target: "", measured: `${Math.round(compareCalls / moveSeconds).toLocaleString("en")} calls/s (${moveSeconds.toFixed(1)} s)` });
     rows.push({ area: area1, metric: "ClickHouse disk per call, copied calls (the platform's raw records)", target: "", measured: `${(copyDisk / compareCalls).toFixed(0)} bytes` });
     for (const [name, m] of mem.routes) {
       const c = same.routes.get(name)!;
@@ -163,7 +177,7 @@ async function generated(ch: TestClickHouse, dir: string, calls: number, runs: n
     const database = "bench_generated";
     await migrateClickHouse(ch.config(database));
     log(`clickhouse: generating ${calls.toLocaleString("en")} calls on ${cluster}…`);
-    const gen = await generateCalls(ch.servers, ch.password, database, calls, log);
+    const genSeconds = await generateV2Calls(ch.servers, ch.password, database, calls, log);
     const genLoad = load();
     const disk = diskBytes(ch.servers.map((s) => s.dir), database);
     const genFile = path.join(dir, "generated.db");
@@ -173,8 +187,8 @@ async function generated(ch: TestClickHouse, dir: string, calls: number, runs: n
     const big = await measureServer({ DATABASE_PATH: genFile, ...ch.env(database) }, genToken, runs, weekCsv);
     const area2 = `clickhouse ${millions(calls)} (${cluster})`;
     const target = calls >= 50_000_000 ? 2000 : 300;
-    rows.push({ area: area2, metric: `data: generated in ClickHouse (INSERT … SELECT from numbers(), platform-mix shape), then OPTIMIZE … FINAL (${genLoad})`, target: "", measured: `${(gen.insertSeconds).toFixed(0)} s + ${gen.optimizeSeconds.toFixed(0)} s` });
-    rows.push({ area: area2, metric: "ClickHouse disk per call (both shards, generated raw records ~260 bytes)", target: "", measured: `${(disk / calls).toFixed(0)} bytes (${(disk / 1e9).toFixed(2)} GB)` });
+    rows.push({ area: area2, metric: `data: generated in ClickHouse into schema v2 (INSERT … SELECT from numbers(), platform-mix shape, 1 in ${RESYNCED_EVERY} re-synced with its cancel row unmerged; ${genLoad})`, target: "", measured: `${genSeconds.toFixed(0)} s` });
+    rows.push({ area: area2, metric: "ClickHouse disk per call (both shards, every table, raw records included)", target: "", measured: `${(disk / calls).toFixed(0)} bytes (${(disk / 1e9).toFixed(2)} GB)` });
     for (const [name, l] of big.routes) rows.push({ area: area2, metric: `${name} (p50 / p95 of ${l.n})`, target: `p95 < ${target} ms`, measured: l.error ? `failed: ${l.error}` : `${l.p50.toFixed(1)} / ${l.p95.toFixed(1)} ms`, ok: !l.error && l.p95 < target });
     rows.push({ area: area2, metric: "routes measured at", target: "", measured: big.routesLoad });
     if (big.csv) {

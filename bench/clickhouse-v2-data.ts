@@ -6,7 +6,7 @@
  * each has its first state, that state's cancel row and a second state (the duration one
  * minute longer), left unmerged, as after a sync that changed them.
  */
-import { callColumns } from "./clickhouse-data";
+import { BENCH_APPS, callColumns, onServer } from "./clickhouse-data";
 import { CALLS_V2, PARTICIPANTS_V2 } from "@/lib/clickhouse/schema-v2";
 
 /** One call in this many was re-synced (three rows: state, cancel, new state). */
@@ -53,6 +53,7 @@ const PARTICIPANT_V2_VALUES: Record<string, string> = {
   uid_code: "cityHash64(uids[i + 1])",
   first_of_uid: "toUInt8(indexOf(uids, uids[i + 1]) = i + 1)",
   is_joined: "toUInt8(joined[i + 1])",
+  is_unanswered: "toUInt8(joined[i + 1] = 0)",
   total_audio_minutes_x1000: "if(type_ = 'audio', p_minutes[i + 1], 0)",
   total_video_minutes_x1000: "if(type_ = 'video', p_minutes[i + 1], 0)",
   total_duration_minutes_x1000: "p_minutes[i + 1]",
@@ -86,4 +87,24 @@ export function generateV2Sql(db: string, from: number, count: number, shard: nu
 export function generateUidsSql(db: string, apps: number): string {
   return `INSERT INTO \`${db}\`.uids (app_pk, uid_code, uid)
   SELECT toUInt32(1 + intDiv(number, 2500)) AS app_pk, cityHash64(uid) AS uid_code, concat('user', toString(number % 2500)) AS uid FROM numbers(${apps * 2500})`;
+}
+
+/**
+ * Generates `calls` calls into the v2 tables of `db` (migrated: tables and views on every
+ * shard), a million at a time, each shard writing its own calls into its local tables
+ * (the views fill its pre-aggregates); the uids once, through the Distributed table.
+ * Returns the seconds it took.
+ */
+export async function generateV2Calls(servers: ReadonlyArray<{ host: string; httpPort: number }>, password: string, db: string, calls: number, log: (line: string) => void): Promise<number> {
+  await onServer(servers[0], password, generateUidsSql(db, BENCH_APPS) + " SETTINGS insert_distributed_sync = 1");
+  const t0 = performance.now();
+  const chunk = 1_000_000;
+  for (let from = 0; from < calls; from += chunk) {
+    const count = Math.min(chunk, calls - from);
+    await Promise.all(servers.map(async (s, i) => {
+      for (const statement of generateV2Sql(db, from, count, i, servers.length)) await onServer(s, password, statement);
+    }));
+    log(`  v2: generated ${(from + count).toLocaleString("en")} / ${calls.toLocaleString("en")} calls (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+  }
+  return (performance.now() - t0) / 1000;
 }

@@ -11,8 +11,8 @@
 import { spawnSync } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
-import { BENCH_APPS, onServer } from "./clickhouse-data";
-import { generateUidsSql, generateV2Sql } from "./clickhouse-v2-data";
+import { onServer } from "./clickhouse-data";
+import { generateV2Calls } from "./clickhouse-v2-data";
 import { NOW } from "./http-reports";
 import type { BenchRow } from "./bench-row";
 import { createTableStatements, type Placement } from "@/lib/clickhouse/schema";
@@ -70,17 +70,7 @@ export async function runClickHouseV2Bench({ calls = 10_000_000, runs = 15 }: { 
       for (const t of V2_TABLES) for (const statement of createTableStatements(p, t)) await onServer(s, ch.password, statement);
       for (const statement of viewStatements(p)) await onServer(s, ch.password, statement);
     }
-    await onServer(ch.servers[0], ch.password, generateUidsSql(DB, BENCH_APPS) + " SETTINGS insert_distributed_sync = 1");
-    const t0 = performance.now();
-    const chunk = 1_000_000;
-    for (let from = 0; from < calls; from += chunk) {
-      const count = Math.min(chunk, calls - from);
-      await Promise.all(ch.servers.map(async (s, i) => {
-        for (const statement of generateV2Sql(DB, from, count, i, ch.servers.length)) await onServer(s, ch.password, statement);
-      }));
-      log(`  v2: generated ${(from + count).toLocaleString("en")} / ${calls.toLocaleString("en")} calls (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
-    }
-    const genSeconds = (performance.now() - t0) / 1000;
+    const genSeconds = await generateV2Calls(ch.servers, ch.password, DB, calls, log);
     rows.push({ area, metric: `data: generated in ClickHouse (INSERT … SELECT from numbers(), platform-mix shape, 1 in 10 re-synced and unmerged; ${load()})`, target: "", measured: `${genSeconds.toFixed(0)} s` });
     const [counts] = JSON.parse(await onServer(ch.servers[0], ch.password, `SELECT sum(sign) AS live, count() AS rows, (SELECT count() FROM ${DB}.participants_v2) AS prows FROM ${DB}.calls_v2 FORMAT JSON`)).data as Array<{ live: string; rows: string; prows: string }>;
     rows.push({ area, metric: "live calls / signed call rows / signed participant rows", target: "", measured: `${Number(counts.live).toLocaleString("en")} / ${Number(counts.rows).toLocaleString("en")} / ${Number(counts.prows).toLocaleString("en")}` });

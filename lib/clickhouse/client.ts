@@ -18,8 +18,8 @@ export interface ClickHouse {
   readonly label: string;
   /** The database and cluster the warehouse's tables live in. */
   readonly placement: Placement;
-  /** Runs a statement that returns nothing (DDL, ALTER). */
-  command(sql: string): Promise<void>;
+  /** Runs a statement that returns nothing (DDL, ALTER, INSERT … SELECT), with server settings for this statement alone. */
+  command(sql: string, settings?: Record<string, string | number>): Promise<void>;
   /** All rows of a query (`queryId`: its query_id, which the query can look itself up by in system.processes). */
   rows<T>(sql: string, signal?: AbortSignal, queryId?: string): Promise<T[]>;
   /** The rows of a query as they arrive (constant memory: CSV exports). */
@@ -153,9 +153,9 @@ export function openClickHouse(c: ClickHouseConfig, options: OpenOptions = {}): 
   return {
     label: c.redacted,
     placement: { database: c.database, cluster: c.cluster },
-    async command(sql) {
+    async command(sql, settings) {
       try {
-        await client.command({ query: sql });
+        await client.command({ query: sql, ...(settings ? { clickhouse_settings: settings } : {}) });
       } catch (err) {
         throw fail(err, "statement");
       }

@@ -52,7 +52,8 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("copy --to clickhouse", { timeout: 180_0
   };
   /** Each database's v2 writer (its shards' clients). */
   const writers = new Map<ClickHouse, CallWriterV2>();
-  const copy = (db: Db, ch: ClickHouse, options: Parameters<typeof copyToClickHouse>[2] = {}) => copyToClickHouse(db, ch, { writerV2: writers.get(ch), ...options });
+  // v1 beside v2 (not the default since the reports read v2) unless a test asks for v2 alone: most tests check both.
+  const copy = (db: Db, ch: ClickHouse, options: Parameters<typeof copyToClickHouse>[2] = {}) => copyToClickHouse(db, ch, { writerV2: writers.get(ch), writeV1Facts: true, ...options });
   /** v2's live calls and totals (signed sums, no FINAL): the same as v1's. */
   const sumsV2 = async (ch: ClickHouse) =>
     (await ch.rows<Record<string, number>>(
@@ -67,9 +68,10 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("copy --to clickhouse", { timeout: 180_0
   afterAll(async () => {
     await Promise.all(open.map((ch) => ch.close()));
     await server?.stop();
-  }, 120_000);
+  }, 300_000); // two shards stopping and their many small parts removed, on a box at load 15+
 
-  it("copies every table, resumes after an interruption, and never double counts", async () => {
+  // Three copies and a restart of 3,000 calls into both schemas on two shards: minutes on a loaded box.
+  it("copies every table, resumes after an interruption, and never double counts", { timeout: 360_000 }, async () => {
     const db = openFixtureDb("copy-resume");
     fillWarehouse(db, 3000, 1);
     const ch = await client("copy_resume");
@@ -232,7 +234,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("copy --to clickhouse", { timeout: 180_0
     expect(done.code).toBe(0);
     expect(done.out).not.toContain(server.password);
     expect(done.out).not.toContain(encodeURIComponent(server.password));
-    expect((await sums(ch)).calls).toBe(6000);
+    expect((await sums(ch)).calls).toBe(0); // the command writes schema v2 alone (WRITE_V1_FACTS off)
     expect((await sumsV2(ch)).calls).toBe(6000);
     const missing = await run(["copy"]);
     expect(missing.code).toBe(1);

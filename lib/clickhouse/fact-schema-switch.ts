@@ -8,4 +8,4 @@
  * `call_raw` instead of v1's `calls`. This is the only switch; nothing else reads v1 for
  * writing.
  */
-export const WRITE_V1_FACTS = true;
+export const WRITE_V1_FACTS = false;

@@ -94,7 +94,7 @@ function participantRows(s: CallStateV2, sign: 1 | -1, codes: CodesV2): Array<Re
     seen.add(p.uid);
     return {
       sign, version: s.version, app_pk: s.appPk, start_at: s.startAt, session_code: sessionCode, seq: p.seq,
-      uid_code: codes.uid(p.uid), first_of_uid: first ? 1 : 0, is_joined: p.isJoined ? 1 : 0,
+      uid_code: codes.uid(p.uid), first_of_uid: first ? 1 : 0, is_joined: p.isJoined ? 1 : 0, is_unanswered: p.state === "unanswered" ? 1 : 0,
       total_audio_minutes_x1000: p.audioX1000, total_video_minutes_x1000: p.videoX1000, total_duration_minutes_x1000: p.durationX1000,
     };
   });
@@ -121,9 +121,12 @@ export function changeRowsV2(previous: CallStateV2 | undefined, next: CallStateV
   return out;
 }
 
-/** A state without what only one call's page needs (participants' details): what a cancel row is built from. */
+/** A state without what only one call's page needs (participants' details but their state, which the rows code as is_unanswered): what a cancel row is built from. */
 export function summedState(s: CallStateV2): CallStateV2 {
-  return { ...s, participants: s.participants.map((p) => ({ seq: p.seq, uid: p.uid, isJoined: p.isJoined, audioX1000: p.audioX1000, videoX1000: p.videoX1000, durationX1000: p.durationX1000 })) };
+  return {
+    ...s,
+    participants: s.participants.map((p) => ({ seq: p.seq, uid: p.uid, isJoined: p.isJoined, state: p.state ?? null, audioX1000: p.audioX1000, videoX1000: p.videoX1000, durationX1000: p.durationX1000 })),
+  };
 }
 
 /**

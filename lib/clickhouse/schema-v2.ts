@@ -2,10 +2,12 @@ import { CALLS, localName, qualified, quoteIdentifier, type Placement, type Tabl
 
 /**
  * Schema v2 of the call facts (issue 25; docs/decisions/0034-clickhouse-schema-v2.md),
- * built the way ClickHouse answers at 100M calls. The sync and the copy write it
- * (writer-v2.ts; beside schema.ts's `calls` while WRITE_V1_FACTS is on); the reports do
- * not read it yet. The shapes are proven on 18.16 shards and on chdb by
- * schema-v2.integration.test.ts, the writers by writer-v2.integration.test.ts.
+ * built the way ClickHouse answers at 100M calls. Created on every shard by ClickHouse
+ * migration 0005; written by the sync and the copy (writer-v2.ts), filled from a v1
+ * warehouse by the move (move-v2.ts, `npm run db:migrate`), and read by every
+ * ClickHouse-mode report (lib/analytics/engines/clickhouse/conditions.ts). The shapes are
+ * proven on 18.16 shards and on chdb by schema-v2.integration.test.ts, the writers by
+ * writer-v2.integration.test.ts.
  *
  * - Facts are signed state rows (`VersionedCollapsingMergeTree(sign, version)`): a writer
  *   that replaces a call's state writes the old state again with sign −1 (its cancel row)
@@ -65,12 +67,31 @@ export const UID_CODE_SQL = (uid: string) => `cityHash64(${uid})`;
 export const SESSION_CODE_SQL = (sessionId: string) => `cityHash64(${sessionId})`;
 
 /**
- * Every row of a call (its signed rows, its participants, its call_raw rows) on one shard:
- * a hash of the app and the session code (tables holding the session id compute the code).
- * The writers insert into each shard's local table themselves (writer-v2.ts) and pick the
- * shard as the Distributed table would.
+ * The shard of a call: `cityHash64(app_pk, session_id)`, the key of v1's per-call tables
+ * (calls, recordings, client_sessions; schema.ts). Every row of a call, in v1 and v2, is on
+ * one shard, so the reports join a call's signed rows to its recordings and client
+ * sessions on each shard without moving rows between shards. The writers insert into each
+ * shard's local table themselves (writer-v2.ts) and pick the shard as the Distributed
+ * table would: this hash modulo the shards' total weight.
  */
-export const SHARD_BY_CALL = "cityHash64(app_pk, session_code)";
+export const callShardSql = (appPk: string, sessionId: string) => `cityHash64(${appPk}, ${sessionId})`;
+export const SHARD_BY_CALL = callShardSql("app_pk", "session_id");
+
+/**
+ * The same hash from a row's session code alone (participants_v2 keeps the code, not the
+ * id): `cityHash64(a, b)` is CityHash's Hash128to64 of the hashes of its arguments, an
+ * integer's being `intHash64` and a string's `cityHash64` (the session code itself), so
+ * this equals callShardSql for the code's session. Written out because participants_v2's
+ * Distributed table must route a row (the move inserts through it) where its call is; the
+ * equality is tested on 18.16 and chdb (schema-v2.integration.test.ts).
+ */
+export function shardByCallFromCode(appPk: string, sessionCode: string): string {
+  const kMul = "toUInt64(11376068507788127593)"; // 0x9ddfea08eb382d69, CityHash's Hash128to64 multiplier
+  const a0 = `bitXor(intHash64(${appPk}), ${sessionCode}) * ${kMul}`;
+  const a = `bitXor(${a0}, bitShiftRight(${a0}, 47))`;
+  const b0 = `bitXor(${sessionCode}, ${a}) * ${kMul}`;
+  return `bitXor(${b0}, bitShiftRight(${b0}, 47)) * ${kMul}`;
+}
 
 const CLOSED_COLUMNS = (Object.keys(CLOSED_SETS) as ClosedSet[]).flatMap((set) => [[set, enumType(set)], [`${set}_other`, "String"]] as const);
 
@@ -106,7 +127,7 @@ export const CALLS_V2: TableSpec = {
   engine: "VersionedCollapsingMergeTree(sign, version)",
   partitionBy: "toYYYYMM(start_at)",
   orderBy: "(app_pk, start_at, session_id)",
-  shardBy: `cityHash64(app_pk, ${SESSION_CODE_SQL("session_id")})`,
+  shardBy: SHARD_BY_CALL,
 };
 
 /**
@@ -129,7 +150,7 @@ export const CALL_RAW: TableSpec = {
   columns: [...CALLS.columns, ["previous", "String"]],
   engine: "ReplacingMergeTree(version)",
   orderBy: "(app_pk, session_id)",
-  shardBy: `cityHash64(app_pk, ${SESSION_CODE_SQL("session_id")})`,
+  shardBy: SHARD_BY_CALL,
 };
 
 /** Signed participant rows (one per participant session of a call), on their call's shard: only what reports sum or filter. */
@@ -148,6 +169,8 @@ export const PARTICIPANTS_V2: TableSpec = {
     /** 1 on the first row of each uid in its call: a call counts once per participant however often they rejoined. */
     ["first_of_uid", "UInt8"],
     ["is_joined", "UInt8"],
+    /** 1 when the participant's state is `unanswered`: the participants report counts the calls a uid left unanswered. */
+    ["is_unanswered", "UInt8"],
     ["total_audio_minutes_x1000", "Int64"],
     ["total_video_minutes_x1000", "Int64"],
     ["total_duration_minutes_x1000", "Int64"],
@@ -158,7 +181,7 @@ export const PARTICIPANTS_V2: TableSpec = {
   engine: "VersionedCollapsingMergeTree(sign, version)",
   partitionBy: "toYYYYMM(start_at)",
   orderBy: "(app_pk, start_at, session_code, seq)",
-  shardBy: SHARD_BY_CALL,
+  shardBy: shardByCallFromCode("app_pk", "session_code"),
 };
 
 /** uid codes back to uids (every writer inserts the uids it codes; repeats collapse). */
@@ -207,7 +230,9 @@ export const CALLS_BY_MONTH: TableSpec = {
   ...CALLS_BY_BUCKET,
   name: "calls_by_month",
   columns: CALLS_BY_BUCKET.columns.map(([n, t]) => (n === "bucket" ? (["month", "Date"] as const) : ([n, t] as const))),
-  partitionBy: undefined,
+  // Monthly partitions of a few hundred rows each: the move from v1 (move-v2.ts) rewrites a
+  // month whole by dropping that month from every table its rows feed.
+  partitionBy: "toYYYYMM(month)",
   orderBy: CALLS_BY_BUCKET.orderBy.replace("bucket", "month"),
   shardBy: "cityHash64(app_pk, month)",
 };
@@ -231,9 +256,6 @@ export const PARTICIPANTS_BY_MONTH: TableSpec = {
   shardBy: "cityHash64(app_pk, uid_code)",
 };
 
-/** The tables the writers write (writer-v2.ts); the pre-aggregates below are fed from them by views. */
-export const V2_BASE_TABLES = [CALLS_V2, CALL_RAW, PARTICIPANTS_V2, UIDS] as const;
-
 export const V2_TABLES = [CALLS_V2, CALL_RAW, PARTICIPANTS_V2, UIDS, CALLS_BY_BUCKET, CALLS_BY_MONTH, PARTICIPANTS_BY_MONTH] as const;
 
 /**
@@ -241,13 +263,14 @@ export const V2_TABLES = [CALLS_V2, CALL_RAW, PARTICIPANTS_V2, UIDS, CALLS_BY_BU
  * inserted into a shard's signed rows is summed into that shard's pre-aggregate (the
  * Distributed table in front of it gathers the shards).
  */
-export function viewStatements(p: Placement): string[] {
+export function viewStatements(p: Placement, onCluster = false): string[] {
   const db = p.database;
+  const on = onCluster && p.cluster ? ` ON CLUSTER ${quoteIdentifier(p.cluster)}` : "";
   const local = (t: TableSpec) => qualified(db, localName(p, t.name));
   const view = (name: string) => qualified(db, localName(p, name));
   const closed = CLOSED_COLUMNS.map(([n]) => quoteIdentifier(n)).join(", ");
   const callsInto = (target: TableSpec, viewName: string, time: string) =>
-    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${view(viewName)} TO ${local(target)} AS
+    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${view(viewName)}${on} TO ${local(target)} AS
 SELECT app_pk, ${time}, ${closed}, platform_has_recording, total_participants,
   sum(sign) AS calls, sum(sign * total_audio_minutes_x1000) AS total_audio_minutes_x1000,
   sum(sign * total_video_minutes_x1000) AS total_video_minutes_x1000,
@@ -257,7 +280,7 @@ GROUP BY app_pk, ${time.replace(/^.* AS /, "")}, ${closed}, platform_has_recordi
   return [
     callsInto(CALLS_BY_BUCKET, "calls_by_bucket_mv", "toStartOfFifteenMinutes(start_at) AS bucket"),
     callsInto(CALLS_BY_MONTH, "calls_by_month_mv", "toStartOfMonth(start_at) AS month"),
-    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${view("participants_by_month_mv")} TO ${local(PARTICIPANTS_BY_MONTH)} AS
+    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${view("participants_by_month_mv")}${on} TO ${local(PARTICIPANTS_BY_MONTH)} AS
 SELECT app_pk, uid_code, toStartOfMonth(start_at) AS month,
   sum(sign * first_of_uid) AS calls, sum(sign * is_joined) AS joined,
   sum(sign * total_audio_minutes_x1000) AS total_audio_minutes_x1000, sum(sign * total_video_minutes_x1000) AS total_video_minutes_x1000,

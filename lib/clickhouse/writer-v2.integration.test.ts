@@ -6,7 +6,7 @@ import { openClickHouse, type ClickHouse } from "./client";
 import { clusterHosts, reachAllClusterHosts } from "./cluster-hosts";
 import type { CallStateV2 } from "./rows-v2";
 import { createTableStatements, qualified, type Placement } from "./schema";
-import { V2_TABLES, viewStatements } from "./schema-v2";
+import { SHARD_BY_CALL, V2_TABLES, shardByCallFromCode, viewStatements } from "./schema-v2";
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./testing";
 import { CallWriterV2, openShardsV2, type CallChangeV2, type ShardV2, type WriteStepV2 } from "./writer-v2";
 
@@ -160,6 +160,15 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("the v2 writer on two 18.16 shards", () 
     // Both shards hold calls; every call's rows are on one of them.
     const perShard = await Promise.all(shards.map((s) => s.client.rows<{ n: number }>(`SELECT count() AS n FROM ${qualified(ch.placement.database, "calls_v2_local")}`)));
     expect(perShard.every(([r]) => Number(r.n) > 0)).toBe(true);
+    // On the shard of v1's per-call rows (recordings, client sessions): cityHash64(app_pk, session_id) % 2, in shard order.
+    for (const [i, s] of shards.entries()) {
+      const local = (t: string) => qualified(ch.placement.database, `${t}_local`);
+      const [misplaced] = await s.client.rows<Record<string, number>>(
+        `SELECT (SELECT countIf(${SHARD_BY_CALL} % 2 != ${i}) FROM ${local("calls_v2")}) AS calls, (SELECT countIf(${SHARD_BY_CALL} % 2 != ${i}) FROM ${local("call_raw")}) AS raw,
+          (SELECT countIf(${shardByCallFromCode("app_pk", "session_code")} % 2 != ${i}) FROM ${local("participants_v2")}) AS participants`,
+      );
+      expect(misplaced).toEqual({ calls: 0, raw: 0, participants: 0 });
+    }
     // The same batch again (the copy run twice): versions already stored, nothing written.
     expect((await new CallWriterV2(ch, shards).write(APP, changes(NEXT, 2_000))).written).toBe(0);
     expect(await answers(ch)).toEqual(want);

@@ -4,7 +4,7 @@ import { reachClusterHost, type ClusterHost } from "./cluster-hosts";
 import type { ClickHouseConfig } from "./config";
 import { callRawRow, changeRowsV2, stateOfCallRaw, type CallRawRead, type CallStateV2, type CodesV2 } from "./rows-v2";
 import { localName, qualified, quoteIdentifier } from "./schema";
-import { CALLS_V2, CALL_RAW, PARTICIPANTS_V2, SESSION_CODE_SQL, UID_CODE_SQL, UIDS } from "./schema-v2";
+import { CALLS_V2, CALL_RAW, PARTICIPANTS_V2, SESSION_CODE_SQL, UID_CODE_SQL, UIDS, callShardSql } from "./schema-v2";
 import { raw, sql, stringLiteral } from "./sql";
 
 /**
@@ -217,7 +217,7 @@ export class CallWriterV2 {
     await Promise.all([
       ...pieces([...new Set(sessionIds)]).map(async (ids) => {
         const rows = await this.ch.rows<{ k: string; code: string; slot: number }>(
-          `SELECT k, toString(${SESSION_CODE_SQL("k")}) AS code, cityHash64(toUInt32(${appPk}), ${SESSION_CODE_SQL("k")}) % ${weight} AS slot FROM (SELECT arrayJoin([${ids.map(stringLiteral).join(", ")}]) AS k)`,
+          `SELECT k, toString(${SESSION_CODE_SQL("k")}) AS code, ${callShardSql(`toUInt32(${appPk})`, "k")} % ${weight} AS slot FROM (SELECT arrayJoin([${ids.map(stringLiteral).join(", ")}]) AS k)`,
         );
         for (const r of rows) sessions.set(r.k, { code: r.code, slot: Number(r.slot) });
       }),

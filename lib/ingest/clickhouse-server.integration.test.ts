@@ -7,9 +7,11 @@ import { addApp } from "@/lib/apps/registry";
 import { createApiToken } from "@/lib/auth/tokens";
 import { createUser } from "@/lib/auth/users";
 import { openClickHouse, type ClickHouse } from "@/lib/clickhouse/client";
-import { callRow, eventCountRow } from "@/lib/clickhouse/rows";
+import { eventCountRow } from "@/lib/clickhouse/rows";
+import type { CallStateV2 } from "@/lib/clickhouse/rows-v2";
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/lib/clickhouse/testing";
 import { restartable, type RestartableServer } from "@/lib/clickhouse/testing-restart";
+import { CallWriterV2 } from "@/lib/clickhouse/writer-v2";
 import { resetEnvForTests } from "@/lib/config/env";
 import { SKIP_WITHOUT_BUILD, startTestServer, type TestServer } from "@/lib/server/test-server";
 import { clickHouseFacts, deliveryMix, missingInClickHouse, sqliteFacts } from "./clickhouse-forward-support";
@@ -114,13 +116,15 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON || SKIP_WITHOUT_BUILD)("the production se
   });
 
   it("answers reports, their CSV and one call from ClickHouse (a call SQLite never held)", async () => {
-    const participant = { seq: 0, uid: "ada", state: "ended", isJoined: true, totalAudioMinutes: 0, totalVideoMinutes: 2.5, totalDurationMinutes: 2.5, deviceId: null, joinedAt: 1_770_000_005, leftAt: 1_770_000_155, mid: null, raw: null };
-    await reader.insert("calls", [callRow({
+    // Written as ClickHouse mode writes calls: schema v2 alone, through its writer (one server: its own only shard).
+    const state: CallStateV2 = {
       appPk, sessionId: SESSION, version: 1, mid: null, type: "video", mode: "call", status: "ended", initiator: "ada", receiver: "bob", receiverType: "user",
       initiatedAt: 1_770_000_000, startedAt: 1_770_000_005, endedAt: 1_770_000_155, startAt: 1_770_000_005, platformHasRecording: false,
-      totalAudioMinutes: 0, totalVideoMinutes: 2.5, totalDurationMinutes: 2.5, durationSeconds: 150, totalParticipants: 1, source: "sync",
-      contentHash: null, raw: null, firstSeenMs: 1, updatedMs: 1, participants: [participant], arrival: 1,
-    })]);
+      audioX1000: 0, videoX1000: 2_500, durationX1000: 2_500, durationSeconds: 150, totalParticipants: 1, source: "sync", contentHash: null, firstSeenMs: 1, arrival: 1,
+      participants: [{ seq: 0, uid: "ada", state: "ended", isJoined: true, audioX1000: 0, videoX1000: 2_500, durationX1000: 2_500, deviceId: null, joinedAt: 1_770_000_005, leftAt: 1_770_000_155, mid: null, raw: null }],
+    };
+    const written = await new CallWriterV2(reader, [{ client: reader, weight: 1 }]).write(appPk, [{ sessionId: SESSION, version: 1, next: state, raw: null }]);
+    expect(written.written).toBe(1);
     expect(db.$client.prepare("SELECT count(*) FROM calls").pluck().get()).toBe(0);
     const list = (await (await get("/api/v1/calls?app=acme")).json()) as { data: Array<{ sessionId: string; totalVideoMinutes: number }>; meta: { pagination: { total: number } } };
     expect(list.meta.pagination.total).toBe(1);

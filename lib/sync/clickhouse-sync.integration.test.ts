@@ -148,6 +148,9 @@ const listed = async (engine: Engine, f: Filters) => (await allCalls(engine, f))
 
 const sqliteCalls = (db: Db) => db.$client.prepare("SELECT count(*) FROM calls").pluck().get() as number;
 
+/** The sync writing schema v1 beside v2 (WRITE_V1_FACTS on, not the default): the tests below check both schemas. */
+const dual = { clickHouse: { writeV1Facts: true } };
+
 describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { timeout: 180_000 }, () => {
   beforeAll(async () => {
     [emu, ch] = await Promise.all([
@@ -167,8 +170,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
     delete process.env.CLICKHOUSE_URL;
     delete process.env.CLICKHOUSE_CLUSTER;
     resetEnvForTests();
-  }, 120_000);
-
+  }, 300_000); // two shards with thousands of small parts stopped and removed, on a box at load 15+
   it("stores exactly the emulator's calls despite upstream faults, none in SQLite; a second run writes nothing", async () => {
     const t = await truth("alpha");
     const { db } = await freshWarehouse();
@@ -183,7 +185,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
       ],
     });
     try {
-      const r = await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", perPage: 200, batchSize: 700, client: fastClient });
+      const r = await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", ...dual, perPage: 200, batchSize: 700, client: fastClient });
       expect(r.error).toBeNull();
       expect(r).toMatchObject({ status: "succeeded", inserted: ALPHA, updated: 0 });
     } finally {
@@ -195,10 +197,10 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
     expect(db.$client.prepare("SELECT status, inserted FROM sync_runs").all()).toEqual([{ status: "succeeded", inserted: ALPHA }]);
 
     // Unchanged calls are recognised from ClickHouse's answer and not written again.
-    const again = await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", full: true, perPage: 500, client: fastClient });
+    const again = await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", ...dual, full: true, perPage: 500, client: fastClient });
     expect(again.error).toBeNull();
     expect(again).toMatchObject({ status: "succeeded", inserted: 0, updated: 0, unchanged: ALPHA, kind: "full" });
-    const incremental = await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", perPage: 500, client: fastClient });
+    const incremental = await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", ...dual, perPage: 500, client: fastClient });
     expect(incremental).toMatchObject({ status: "succeeded", inserted: 0, updated: 0, stoppedEarly: true });
     expect((await inClickHouse(app.pk)).versions).toBe(ALPHA);
   });
@@ -206,13 +208,13 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
   it("writes a changed call as a new version that replaces the old one, participants included", async () => {
     const { db } = await freshWarehouse();
     const app = await register(db, "alpha");
-    await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", client: fastClient });
+    await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", ...dual, client: fastClient });
     const before = await inClickHouse(app.pk);
     expect(before.ongoing).toBeGreaterThan(0);
     await emu.admin.advance({ appId: "alpha", seconds: 7200, endOngoing: true });
     const t = await truth("alpha");
     expect(t.ongoing).toBe(0);
-    const r = await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", client: fastClient });
+    const r = await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", ...dual, client: fastClient });
     expect(r.status).toBe("succeeded");
     expect(r.updated + r.refreshed).toBeGreaterThanOrEqual(before.ongoing);
     const after = await inClickHouse(app.pk);
@@ -237,7 +239,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
       const rawJson = JSON.stringify(raw);
       return { call: parsed.call, rawJson, hash: contentHash(rawJson), participantExtras: [] };
     };
-    const sink = new ClickHouseCalls(clickhouse(), db, app.pk);
+    const sink = new ClickHouseCalls(clickhouse(), db, app.pk, { writeV1Facts: true });
     sink.stage([row("ongoing", 1.25)]);
     sink.stage([row("ended", 9.5)]);
     expect(await sink.commit()).toMatchObject({ inserted: 1, updated: 1 });
@@ -254,8 +256,8 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
     const { db, file, env } = await freshWarehouse();
     const app = await register(db, "beta");
     const { out } = await killMidRun(
-      path.join(import.meta.dirname, "test-sync-child.ts"),
-      { ...process.env, ...env, DB_FILE: file, APP_ID: "beta", PAGE_DELAY_MS: "80" },
+      path.join(import.meta.dirname, "sync-child.fixture.ts"),
+      { ...process.env, ...env, DB_FILE: file, APP_ID: "beta", PAGE_DELAY_MS: "80", WRITE_V1_FACTS: "1" },
       /page 4\n/,
     );
     expect(out).not.toMatch(/done/);
@@ -264,10 +266,10 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
     expect(partial.calls).toBeGreaterThanOrEqual(200);
     expect(partial.calls).toBeLessThan(BETA);
 
-    const r = await syncApp(db, (await getAppById(db, "beta"))!, { trigger: "test", client: fastClient });
+    const r = await syncApp(db, (await getAppById(db, "beta"))!, { trigger: "test", ...dual, client: fastClient });
     expect(r.status).toBe("succeeded");
     await expectSame(app.pk, t);
-    const again = await syncApp(db, (await getAppById(db, "beta"))!, { trigger: "test", full: true, client: fastClient });
+    const again = await syncApp(db, (await getAppById(db, "beta"))!, { trigger: "test", ...dual, full: true, client: fastClient });
     expect(again).toMatchObject({ inserted: 0, updated: 0, unchanged: BETA });
     await expectSame(app.pk, t);
     expect(sqliteCalls(db)).toBe(0);
@@ -292,7 +294,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
     const local = openDatabase(path.join(dir, "warehouse.db"));
     opened.push({ db: local, dir });
     const syncBoth = async (db: Db) => {
-      for (const appId of ["alpha", "beta"]) expect((await syncApp(db, (await getAppById(db, appId))!, { trigger: "test", perPage: 300, client: fastClient })).status).toBe("succeeded");
+      for (const appId of ["alpha", "beta"]) expect((await syncApp(db, (await getAppById(db, appId))!, { trigger: "test", ...dual, perPage: 300, client: fastClient })).status).toBe("succeeded");
     };
     await register(local, "alpha");
     await register(local, "beta");
@@ -336,7 +338,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
     restarted.push(shard2);
     await shard2.down();
     try {
-      const r = await syncApp(db, (await getAppById(db, "beta"))!, { trigger: "test", client: fastClient });
+      const r = await syncApp(db, (await getAppById(db, "beta"))!, { trigger: "test", ...dual, client: fastClient });
       expect(r.status).toBe("failed");
       expect(r.error).toMatch(/ClickHouse/);
       expect(r.error).not.toContain(ch.password);
@@ -346,7 +348,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
     } finally {
       await shard2.up();
     }
-    const r = await syncApp(db, (await getAppById(db, "beta"))!, { trigger: "test", client: fastClient });
+    const r = await syncApp(db, (await getAppById(db, "beta"))!, { trigger: "test", ...dual, client: fastClient });
     expect(r.status).toBe("succeeded");
     await expectSame(app.pk, t);
   });
@@ -359,6 +361,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
       const app = await register(db, "alpha");
       const t = await truth("alpha"); // earlier tests moved the emulator on: more than ALPHA calls
       const first = await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", perPage: 300, batchSize: 700, client: fastClient, ...v2Only });
+      expect(first.error).toBeNull();
       expect(first).toMatchObject({ status: "succeeded", inserted: t.calls, updated: 0 });
       await expectSame(app.pk, t, false);
       const again = await syncApp(db, (await getAppById(db, "alpha"))!, { trigger: "test", full: true, perPage: 500, client: fastClient, ...v2Only });

@@ -1,7 +1,7 @@
 /**
  * Test fixture: a separate process that syncs one app slowly and prints each page, so
- * that a test can SIGKILL it mid-way. Env: DB_FILE, APP_ID, PAGE_DELAY_MS; WRITE_V1_FACTS=0:
- * ClickHouse mode writes schema v2 alone.
+ * that a test can SIGKILL it mid-way. Env: DB_FILE, APP_ID, PAGE_DELAY_MS; WRITE_V1_FACTS=1:
+ * ClickHouse mode writes schema v1 beside v2, =0: v2 alone (the default, lib/clickhouse/fact-schema-switch.ts).
  */
 import { openDatabase } from "@/db/client";
 import { getAppById } from "@/lib/apps/registry";
@@ -16,7 +16,7 @@ const r = await syncApp(db, app, {
   perPage: 100,
   batchSize: 150,
   prefetch: 0,
-  ...(process.env.WRITE_V1_FACTS === "0" ? { clickHouse: { writeV1Facts: false } } : {}),
+  ...(process.env.WRITE_V1_FACTS === "0" || process.env.WRITE_V1_FACTS === "1" ? { clickHouse: { writeV1Facts: process.env.WRITE_V1_FACTS === "1" } } : {}),
   client: { fetch: async (u, init) => (await new Promise((res) => setTimeout(res, delay)), fetch(u, init)) },
   onPage: ({ page }) => process.stdout.write(`page ${page}\n`),
 });

@@ -1,19 +1,60 @@
 import { and, raw, sql, type Sql } from "@/lib/clickhouse";
+import { decodeClosed, encodeClosed, SESSION_CODE_SQL, UID_CODE_SQL, type ClosedSet } from "@/lib/clickhouse/schema-v2";
 import type { Filters } from "@/lib/analytics/filters";
 import type { Tables } from "./context";
 
 /**
- * The filter model compiled to ClickHouse conditions over the current version of each
- * call (`FROM calls FINAL`: the highest version of every (app_pk, session_id), conditions
- * applied after the versions collapse). Every value goes through the encoder (`sql`).
- * The same meaning as the in-memory engine's filters: `from`/`to` on start_at (from
- * inclusive, to exclusive), enumerations by exact value, `uid`: the call lists the uid,
- * `hasRecording`: the platform's flag or a recording webhook for the session.
+ * The filter model compiled to ClickHouse conditions over schema v2's signed call rows
+ * (`calls_v2`: a state +1, its cancel row −1 with the same version and values; decision
+ * 0034). A condition holds for a cancel row exactly when it holds for the state it
+ * cancels, so conditions apply row by row and never need the versions collapsed:
+ *   - sums read every matching row: `sum(sign)` counts calls, `sum(sign × x)` totals x;
+ *   - lists read the live rows (`liveSql`): the +1 rows whose (call, version) has no cancel row.
+ * Every value goes through the encoder (`sql`). The same meaning as the in-memory engine's
+ * filters: `from`/`to` on start_at (from inclusive, to exclusive), enumerations by exact
+ * value, `uid`: the call lists the uid, `hasRecording`: the platform's flag or a recording
+ * webhook for the session.
  */
 
 export interface ConditionOptions {
   /** Leave out from/to (the heatmap's window is not a start filter). */
   ignoreTime?: boolean;
+}
+
+/** A call's start as epoch seconds (start_at is a DateTime: JSON would give it as text). */
+export const START = "toInt64(toUInt32(start_at))";
+
+/** The largest second a DateTime holds: a bound past it bounds nothing. */
+const MAX_DATETIME = 4_294_967_295;
+
+/** from/to on start_at (`column`: a DateTime of the call's start). */
+export function timeConditions(f: Pick<Filters, "from" | "to">, column = "start_at"): Sql[] {
+  const out: Sql[] = [];
+  if (f.from !== undefined) out.push(f.from > MAX_DATETIME ? raw("0") : sql`${raw(column)} >= toDateTime(${f.from})`);
+  if (f.to !== undefined && f.to <= MAX_DATETIME) out.push(sql`${raw(column)} < toDateTime(${f.to})`);
+  return out;
+}
+
+/** A closed set's filter: its code, and for a value outside the documented set the text too (an Enum8 refuses unknown names). */
+function closedCondition(set: ClosedSet, value: string): Sql {
+  const { code, other } = encodeClosed(set, value);
+  return code === "other" ? sql`${raw(set)} = 'other' AND ${raw(`${set}_other`)} = ${other}` : sql`${raw(set)} = ${code}`;
+}
+
+/**
+ * The closed sets as the platform sent them (NULL: unset), under names of their own: a
+ * SELECT alias named like its column would stand for the column in WHERE, and the codes
+ * are what conditions compare.
+ */
+export const CLOSED_VALUES = `${decodeClosed("type")} AS callType, ${decodeClosed("mode")} AS callMode, ${decodeClosed("status")} AS callStatus,
+  ${decodeClosed("receiver_type")} AS receiverType`;
+
+/** A row with CLOSED_VALUES under the names reports use. */
+export function withClosedValues<T extends { callType: string | null; callMode: string | null; callStatus: string | null }>(
+  r: T,
+): Omit<T, "callType" | "callMode" | "callStatus"> & { type: string | null; mode: string | null; status: string | null } {
+  const { callType, callMode, callStatus, ...rest } = r;
+  return { ...rest, type: callType, mode: callMode, status: callStatus };
 }
 
 /** 1 when the call has a recording: the platform's flag, or a recording webhook (co-sharded: evaluated shard by shard). */
@@ -22,23 +63,60 @@ export function hasRecordingSql(t: Tables, pks: readonly number[]): Sql {
   return sql`(platform_has_recording = 1 OR (app_pk, session_id) IN (SELECT app_pk, session_id FROM ${t.recordingsLocal} FINAL WHERE deleted = 0 AND app_pk IN ${pks}))`;
 }
 
-/** Every condition of `f` on calls of the apps `pks` (the viewer's isolation: always the first condition). */
+/**
+ * The live rows among the matching ones: +1 rows not cancelled. The cancel rows are few
+ * (re-synced and deleted calls, until merges collapse them), so the set each shard builds
+ * is small; they are looked up on the shard's own rows (a call's rows are all on its
+ * shard), narrowed to the apps and start range asked (a cancel row has its state's start).
+ */
+export function liveSql(t: Tables, f: Pick<Filters, "from" | "to">, pks: readonly number[], opts: ConditionOptions = {}): Sql {
+  const narrow = [sql`app_pk IN ${pks.length ? pks : [0]}`, ...(opts.ignoreTime ? [] : timeConditions(f))];
+  return sql`sign = 1 AND (app_pk, session_id, version) NOT IN (SELECT app_pk, session_id, version FROM ${t.callsLocal} WHERE sign = -1 AND ${and(narrow)})`;
+}
+
+/**
+ * The call states (call, version) that list `uid`: its participant rows summed by sign per
+ * state (a cancelled state sums to 0), which name their call by its session code.
+ * Co-sharded: looked up on each shard's own rows.
+ */
+function listsUidSql(t: Tables, f: Filters, uid: string, pks: readonly number[]): Sql {
+  return sql`(app_pk, ${raw(SESSION_CODE_SQL("session_id"))}, version) IN (SELECT app_pk, session_code, version FROM ${t.participantsLocal}
+    WHERE ${and([sql`app_pk IN ${pks}`, sql`uid_code = ${raw(UID_CODE_SQL(sql`${uid}`.text))}`, ...timeConditions(f)])}
+    GROUP BY app_pk, session_code, version HAVING sum(sign) > 0)`;
+}
+
+/** Every condition of `f` on call rows of the apps `pks` (the viewer's isolation: always the first condition). */
 export function callConditions(t: Tables, f: Filters, pks: readonly number[], opts: ConditionOptions = {}): Sql[] {
   if (pks.length === 0) return [raw("0")];
-  const out: Sql[] = [sql`app_pk IN ${pks}`, raw("deleted = 0")];
-  if (!opts.ignoreTime && f.from !== undefined) out.push(sql`start_at >= ${f.from}`);
-  if (!opts.ignoreTime && f.to !== undefined) out.push(sql`start_at < ${f.to}`);
-  if (f.type !== undefined) out.push(sql`type = ${f.type}`);
-  if (f.mode !== undefined) out.push(sql`mode = ${f.mode}`);
-  if (f.status !== undefined) out.push(sql`status = ${f.status}`);
-  if (f.receiverType !== undefined) out.push(sql`receiver_type = ${f.receiverType}`);
+  const out: Sql[] = [sql`app_pk IN ${pks}`];
+  if (!opts.ignoreTime) out.push(...timeConditions(f));
+  if (f.type !== undefined) out.push(closedCondition("type", f.type));
+  if (f.mode !== undefined) out.push(closedCondition("mode", f.mode));
+  if (f.status !== undefined) out.push(closedCondition("status", f.status));
+  if (f.receiverType !== undefined) out.push(closedCondition("receiver_type", f.receiverType));
   if (f.hasRecording !== undefined) out.push(sql`${hasRecordingSql(t, pks)} = ${f.hasRecording}`);
   if (f.participantsCount !== undefined) out.push(sql`total_participants = ${f.participantsCount}`);
-  if (f.uid !== undefined) out.push(sql`has(p_uid, ${f.uid})`);
+  if (f.uid !== undefined) out.push(listsUidSql(t, f, f.uid, pks));
   return out;
 }
 
-/** `FROM <calls> FINAL WHERE <conditions>`: the matching calls, one row each. */
-export function fromCalls(t: Tables, f: Filters, pks: readonly number[], opts: ConditionOptions = {}, table: Sql = t.calls): Sql {
-  return sql`FROM ${table} FINAL WHERE ${and(callConditions(t, f, pks, opts))}`;
+/** Whether `f` filters calls on more than their app and start (participant rows carry those two themselves). */
+export function hasCallDimensions(f: Filters): boolean {
+  return f.type !== undefined || f.mode !== undefined || f.status !== undefined || f.receiverType !== undefined ||
+    f.hasRecording !== undefined || f.participantsCount !== undefined || f.uid !== undefined;
+}
+
+/** `FROM <calls> WHERE <conditions>`: every signed row of the matching calls (sum with sign). */
+export function fromSignedCalls(t: Tables, f: Filters, pks: readonly number[], opts: ConditionOptions = {}, table: Sql = t.calls): Sql {
+  return sql`FROM ${table} WHERE ${and(callConditions(t, f, pks, opts))}`;
+}
+
+/** `FROM <calls> WHERE <conditions> AND live`: the matching calls, one row each (their live state). */
+export function fromLiveCalls(t: Tables, f: Filters, pks: readonly number[], opts: ConditionOptions = {}, table: Sql = t.calls): Sql {
+  return sql`FROM ${table} WHERE ${and([...callConditions(t, f, pks, opts), liveSql(t, f, pks, opts)])}`;
+}
+
+/** The (app, session) of every matching call on a shard: for IN over a co-sharded table (recordings, client sessions). */
+export function matchingCallKeysLocal(t: Tables, f: Filters, pks: readonly number[], opts: ConditionOptions = {}): Sql {
+  return sql`SELECT app_pk, session_id ${fromLiveCalls(t, f, pks, opts, t.callsLocal)}`;
 }

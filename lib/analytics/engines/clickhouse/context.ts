@@ -14,18 +14,32 @@ export interface ChContext {
   db: () => Db;
 }
 
-/** The warehouse's tables as a query names them (database-qualified). */
+/**
+ * The warehouse's tables as a query names them (database-qualified). The call facts are
+ * schema v2's signed rows (lib/clickhouse/schema-v2.ts; docs/decisions/0034): read with
+ * `sum(sign)` / `sum(sign × value)`, or as live rows (conditions.ts `liveSql`), never FINAL.
+ */
 export interface Tables {
-  /** Every shard's calls (the Distributed table in a cluster). */
+  /** Every shard's signed call rows (the Distributed table in a cluster). */
   calls: Sql;
+  /** Every shard's signed participant rows (co-sharded with their calls). */
+  participants: Sql;
+  /** uid codes back to uids (any shard may hold a code: read DISTINCT). */
+  uids: Sql;
+  /** The platform's record of each call, by key (one call's page). */
+  callRaw: Sql;
   recordings: Sql;
   eventCounts: Sql;
   /** The webhook deliveries the forwarder copied (sharded by their idempotency key, not by call). */
   deliveries: Sql;
   /** Participant sessions and their clients (co-sharded with their calls). */
   clientSessions: Sql;
+  /** Pre-aggregates kept by views over the signed rows (Distributed in a cluster). */
+  callsByBucket: Sql;
+  callsByMonth: Sql;
   /** A shard's own rows: for IN subqueries over a co-sharded table, evaluated shard by shard. */
   callsLocal: Sql;
+  participantsLocal: Sql;
   recordingsLocal: Sql;
 }
 
@@ -33,12 +47,18 @@ export function tablesOf(ch: ClickHouse): Tables {
   const p = ch.placement;
   const t = (name: string) => raw(qualified(p.database, name));
   return {
-    calls: t("calls"),
+    calls: t("calls_v2"),
+    participants: t("participants_v2"),
+    uids: t("uids"),
+    callRaw: t("call_raw"),
     recordings: t("recordings"),
     eventCounts: t("event_counts"),
     deliveries: t("webhook_deliveries"),
     clientSessions: t("client_sessions"),
-    callsLocal: t(localName(p, "calls")),
+    callsByBucket: t("calls_by_bucket"),
+    callsByMonth: t("calls_by_month"),
+    callsLocal: t(localName(p, "calls_v2")),
+    participantsLocal: t(localName(p, "participants_v2")),
     recordingsLocal: t(localName(p, "recordings")),
   };
 }

@@ -19,7 +19,8 @@ import { getAppUsage, getDailyUsage, getParticipantsPage, participantRows } from
 /**
  * The ClickHouse engine: every report of the table of reports answered by queries over
  * the ClickHouse warehouse (apps and scopes from SQLite), with the in-memory engine's
- * answers (the parity suite holds them to it). docs/decisions/0014-clickhouse-warehouse.md.
+ * answers (the parity suite holds them to it). docs/decisions/0014-clickhouse-warehouse.md; the call facts
+ * are read from schema v2's signed rows (docs/decisions/0034-clickhouse-schema-v2.md, conditions.ts).
  */
 
 type Run<T> = (ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal) => Promise<T>;
@@ -153,7 +154,7 @@ export function createClickHouseEngine(options: ClickHouseEngineOptions): Analyt
       try {
         const timedOut = new Promise<never>((_, reject) => signal.addEventListener("abort", () => reject(new Error("no answer within 3 s")), { once: true }));
         await Promise.race([ensureClickHouseSchema(), timedOut]);
-        await ctx.ch.rows(`SELECT 1 FROM ${qualified(ctx.ch.placement.database, "calls")} LIMIT 1`, signal);
+        await ctx.ch.rows(`SELECT 1 FROM ${qualified(ctx.ch.placement.database, "calls_v2")} LIMIT 1`, signal);
         const [row] = await ctx.ch.rows<{ v: string }>("SELECT version() AS v", signal);
         return { engine: "clickhouse", status: "ok", detail: `ClickHouse ${row?.v ?? "?"} answers` };
       } catch {

@@ -7,8 +7,9 @@ import { addApp } from "@/lib/apps/registry";
 import { createApiToken } from "@/lib/auth/tokens";
 import { createUser } from "@/lib/auth/users";
 import { migrateClickHouse, openClickHouse, type ClickHouse } from "@/lib/clickhouse";
-import { callRow } from "@/lib/clickhouse/rows";
+import type { CallStateV2 } from "@/lib/clickhouse/rows-v2";
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/lib/clickhouse/testing";
+import { CallWriterV2, openShardsV2 } from "@/lib/clickhouse/writer-v2";
 import { REPORT_ROUTES } from "@/lib/analytics/report-registry";
 import { SKIP_WITHOUT_BUILD, startTestServer, type TestServer } from "@/lib/server/test-server";
 
@@ -44,17 +45,20 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON || SKIP_WITHOUT_BUILD)("a frozen ClickHou
     const admin = await createUser(db, { email: "ops@frozen.test", password: "ops-password-0001", role: "admin" });
     token = (await createApiToken(db, { userId: admin.id, name: "reports" })).token;
     reader = openClickHouse(cluster.config(DATABASE));
-    // Calls on both shards (the Distributed table spreads them by session id).
-    await reader.insert("calls", Array.from({ length: 40 }, (_, i) => callRow({
+    // Calls on both shards, written as ClickHouse mode writes them: schema v2 through its writer (each shard's local tables).
+    const shards = await openShardsV2(reader, cluster.config(DATABASE));
+    const state = (i: number): CallStateV2 => ({
       appPk, sessionId: `frozen-${i}`, version: 1, mid: null, type: i % 2 ? "video" : "audio", mode: "call", status: "ended", initiator: "ada", receiver: "bob", receiverType: "user",
       initiatedAt: 1_770_000_000 + i * 60, startedAt: 1_770_000_005 + i * 60, endedAt: 1_770_000_065 + i * 60, startAt: 1_770_000_005 + i * 60, platformHasRecording: false,
-      totalAudioMinutes: 1, totalVideoMinutes: 1, totalDurationMinutes: 1, durationSeconds: 60, totalParticipants: 1, source: "sync",
-      contentHash: null, raw: null, firstSeenMs: 1, updatedMs: 1, arrival: 1,
-      participants: [{ seq: 0, uid: `u${i % 5}`, state: "ended", isJoined: true, totalAudioMinutes: 1, totalVideoMinutes: 1, totalDurationMinutes: 1, deviceId: null, joinedAt: 1_770_000_005 + i * 60, leftAt: 1_770_000_065 + i * 60, mid: null, raw: null }],
-    })));
-    const onShard2 = openClickHouse({ ...cluster.config(DATABASE), origin: `http://${cluster.servers[1].host}:${cluster.servers[1].httpPort}` });
-    expect((await onShard2.rows<{ n: number }>(`SELECT count() AS n FROM ${DATABASE}.calls_local`))[0].n).toBeGreaterThan(0);
-    await onShard2.close();
+      audioX1000: 1_000, videoX1000: 1_000, durationX1000: 1_000, durationSeconds: 60, totalParticipants: 1, source: "sync", contentHash: null, firstSeenMs: 1, arrival: 1,
+      participants: [{ seq: 0, uid: `u${i % 5}`, state: "ended", isJoined: true, audioX1000: 1_000, videoX1000: 1_000, durationX1000: 1_000, deviceId: null, joinedAt: 1_770_000_005 + i * 60, leftAt: 1_770_000_065 + i * 60, mid: null, raw: null }],
+    });
+    try {
+      await new CallWriterV2(reader, shards).write(appPk, Array.from({ length: 40 }, (_, i) => ({ sessionId: `frozen-${i}`, version: 1, next: state(i), raw: null })));
+      expect((await shards[1].client.rows<{ n: number }>(`SELECT count() AS n FROM ${DATABASE}.calls_v2_local`))[0].n).toBeGreaterThan(0);
+    } finally {
+      await Promise.all(shards.map((s) => s.client.close()));
+    }
     app = await startTestServer({ env: { ...cluster.env(DATABASE), DATABASE_PATH: file, AUTH_SECRET: SECRET, CLICKHOUSE_QUERY_TIMEOUT_SECONDS: String(TIMEOUT_SECONDS) } });
   }, 180_000);
 

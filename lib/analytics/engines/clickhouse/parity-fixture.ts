@@ -7,9 +7,9 @@
  */
 import { openDatabase, type Db } from "@/db/client";
 import { addApp, getAppById, removeApp } from "@/lib/apps/registry";
-import { callTombstone, type ClickHouse } from "@/lib/clickhouse";
+import type { ClickHouse } from "@/lib/clickhouse";
 import { copyToClickHouse } from "@/lib/clickhouse/copy";
-import type { CallWriterV2 } from "@/lib/clickhouse/writer-v2";
+import { CallWriterV2 } from "@/lib/clickhouse/writer-v2";
 import { spawnEmulator } from "@/lib/emulator/test-emulator";
 import { syncApp } from "@/lib/sync";
 import { tempDbFile, writeCalls, type FixtureCall } from "@/lib/analytics/test-fixtures";
@@ -37,7 +37,7 @@ export interface Warehouse {
   db: Db;
   /** Calls re-synced with other values, or that lost participants after the first copy. */
   changed: Array<{ app: string; sessionId: string }>;
-  /** Calls deleted (in SQLite; tombstones in ClickHouse). */
+  /** Calls deleted (in SQLite; cancel rows in ClickHouse). */
   deleted: Array<{ app: string; sessionId: string }>;
   /** Calls changed three times after the second copy, a copy after each; the first three moved across MONTH_EDGE each time. */
   changedSeveralTimes: Array<{ app: string; sessionId: string }>;
@@ -60,7 +60,7 @@ async function syncAll(db: Db, appIds: string[]): Promise<void> {
 /** Each cluster target's schema v2 writer (its shards' clients); a target without a cluster makes its own. */
 type V2Writers = ReadonlyMap<ClickHouse, CallWriterV2>;
 
-/** Copies into every target; returns the rows the last one copied, per table. */
+/** Copies into every target (schema v2 through its writer: a cluster's needs every shard's client); returns the rows the last one copied, per table. */
 const copyAll = async (db: Db, targets: ClickHouse[], writers: V2Writers) => {
   const copied: Record<string, number> = {};
   for (const ch of targets) for (const c of await copyToClickHouse(db, ch, { batchSize: 500, writerV2: writers.get(ch) })) copied[c.table] = c.copied;
@@ -132,25 +132,29 @@ export async function buildWarehouse(targets: ClickHouse[], writers: V2Writers =
   const several = sample("WHERE c.status = 'ended' AND c.total_participants >= 2 AND c.pk % 17 = 3", 6);
   const moved = several.slice(0, 3);
   for (const round of [1, 2, 3]) {
+    // Stamped now, not at the fixture's start: the copy looks for rows changed since a minute
+    // before its previous run began, and on a loaded box that run may begin minutes later.
+    const at = Date.now();
     s.transaction(() => {
       for (const c of several) {
-        s.prepare("UPDATE calls SET duration_seconds = duration_seconds + 60, total_duration_minutes = total_duration_minutes + 1, total_audio_minutes = total_audio_minutes + 0.5, updated_ms = ? WHERE pk = ?").run(now + round * 1000, c.pk);
+        s.prepare("UPDATE calls SET duration_seconds = duration_seconds + 60, total_duration_minutes = total_duration_minutes + 1, total_audio_minutes = total_audio_minutes + 0.5, updated_ms = ? WHERE pk = ?").run(at, c.pk);
         if (round === 3) s.prepare("UPDATE calls SET status = 'rejected' WHERE pk = ?").run(c.pk);
       }
       // January 31 23:50 UTC, then February 1 00:10, then back to January: the start crosses the month each round.
       const startOf = [0, MONTH_EDGE - 600, MONTH_EDGE + 600, MONTH_EDGE - 300][round];
-      for (const c of moved) s.prepare("UPDATE calls SET started_at = ?, start_at = ?, initiated_at = ? - 20, ended_at = ? + duration_seconds, updated_ms = ? WHERE pk = ?").run(startOf, startOf, startOf, startOf, now + round * 1000 + 1, c.pk);
+      for (const c of moved) s.prepare("UPDATE calls SET started_at = ?, start_at = ?, initiated_at = ? - 20, ended_at = ? + duration_seconds, updated_ms = ? WHERE pk = ?").run(startOf, startOf, startOf, startOf, at + 1, c.pk);
     })();
     await copyAll(db, targets, writers);
   }
 
-  // Deletes: an app removed (cascade in SQLite; ClickHouse keeps its rows, never read), calls deleted (tombstones).
+  // Deletes: an app removed (cascade in SQLite; ClickHouse keeps its rows, never read), calls deleted (cancel rows).
   await removeApp(db, "gamma");
   const deleted = sample("WHERE a.app_id = 'alpha' AND c.pk % 13 = 0", 4);
   for (const c of deleted) {
     const appPk = s.prepare("SELECT app_pk FROM calls WHERE pk = ?").pluck().get(c.pk) as number;
     s.prepare("DELETE FROM calls WHERE pk = ?").run(c.pk);
-    for (const ch of targets) await ch.insert("calls", [callTombstone(appPk, c.sessionId, Date.now() + 1)]);
+    // A delete in schema v2: the cancel rows of the stored state, through the target's writer (as the copy writes).
+    for (const ch of targets) await (writers.get(ch) ?? new CallWriterV2(ch, [{ client: ch, weight: 1 }])).write(appPk, [{ sessionId: c.sessionId, version: Date.now() + 1, next: undefined }]);
   }
   return {
     db,

@@ -8,7 +8,9 @@ import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/
 import { openChdb } from "@/lib/clickhouse/testing-chdb";
 import { createClickHouseEngine } from "./engine";
 import { allCalls, callArrays, collect, csvText } from "./parity-answers";
-import { CallWriterV2, openShardsV2 } from "@/lib/clickhouse/writer-v2";
+import { churnV2, holdMerges, type Churned } from "./parity-churn";
+import { forHost } from "@/lib/clickhouse/config";
+import { CallWriterV2, openShardsV2, type ShardV2 } from "@/lib/clickhouse/writer-v2";
 import { buildWarehouse, MONTH_EDGE, NOW, ODD_UIDS, TIE_START, type Warehouse } from "./parity-fixture";
 
 process.env.AUTH_SECRET ??= "parity-test-secret-at-least-32-characters!";
@@ -68,6 +70,9 @@ const CASES: Case[] = [
   { name: "a viewer of beta, beta asked", f: { apps: ["beta"], hasRecording: true }, scope: "viewer" },
 ];
 
+/** The calls whose v2 rows get a history of cancel rows (about one in twelve: parity-churn.ts). */
+const CHURNED = "cityHash64(session_id) % 12 = 5";
+
 const BOUNDED: ReportName[] = ["apps", "daily", "breakdowns", "durations", "heatmap", "engagement", "totals", "recording-summary", "clients"];
 
 /** A paged report: two pages (and one past the end), every row of the CSV and its bytes, in the same order. */
@@ -86,12 +91,13 @@ type PagedName = "participants" | "participants-combined" | "recordings-awaiting
 describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine's answers", () => {
   let cluster: TestClickHouse;
   let clusterClient: ClickHouse;
-  let shardClients: ClickHouse[] = [];
+  let clusterShards: ShardV2[] = [];
   let chdb: ClickHouse;
   let wh: Warehouse;
   let viewer: Scope;
   let mem: AnalyticsEngine;
   const targets: Array<{ name: string; engine: AnalyticsEngine }> = [];
+  const churned: Churned[] = [];
 
   beforeAll(async () => {
     cluster = await startClickHouse({ shards: 2 });
@@ -99,28 +105,36 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
     clusterClient = openClickHouse(cluster.config(DB));
     chdb = openChdb(DB);
     await applyMigrations(chdb, chdb.placement);
-    const shards = await openShardsV2(clusterClient, cluster.config(DB));
-    shardClients = shards.map((s) => s.client);
-    wh = await buildWarehouse([clusterClient, chdb], new Map([[clusterClient, new CallWriterV2(clusterClient, shards)]]));
+    // The copy writes schema v2 through its writer (every shard's client); its second and
+    // later copies replace states (cancel rows); then the churn leaves more cancel rows no
+    // merge has collapsed (parity-churn.ts).
+    clusterShards = await openShardsV2(clusterClient, cluster.config(DB));
+    wh = await buildWarehouse([clusterClient, chdb], new Map([[clusterClient, new CallWriterV2(clusterClient, clusterShards)]]));
+    const v2Local = ["calls_v2", "participants_v2", "calls_by_bucket", "calls_by_month", "participants_by_month"];
+    const shards = cluster.servers.map((s) => openClickHouse(forHost(cluster.config(DB), s.host)));
+    await holdMerges(shards, v2Local.map((t) => `${t}_local`));
+    await Promise.all(shards.map((s) => s.close()));
+    await holdMerges([chdb], v2Local);
+    for (const ch of [clusterClient, chdb]) churned.push(await churnV2(ch, CHURNED));
     mem = createMemoryEngine({ db: () => wh.db });
     viewer = { appPks: [wh.db.$client.prepare("SELECT pk FROM apps WHERE app_id = 'beta'").pluck().get() as number] };
     // The second copy carried changed calls (new versions of calls already in ClickHouse).
-    expect(wh.secondCopy.calls).toBeGreaterThanOrEqual(wh.changed.length);
+    expect(wh.secondCopy.calls_v2).toBeGreaterThanOrEqual(wh.changed.length);
     expect(wh.changedSeveralTimes).toHaveLength(6);
     for (const [name, ch] of [["two-shard cluster", clusterClient], ["chdb", chdb]] as const) targets.push({ name, engine: createClickHouseEngine({ ch, db: () => wh.db }) });
   }, 600_000); // the fixture syncs, copies five times into two targets: minutes on a busy box
 
   afterAll(async () => {
     await wh?.stop();
+    await Promise.all(clusterShards.filter((s) => s.client !== clusterClient).map((s) => s.client.close()));
     await clusterClient?.close();
-    for (const c of shardClients) await c.close();
     await chdb?.close();
     await cluster?.stop();
-  });
+  }, 120_000); // two shards stopping on a loaded box
 
 
   for (const c of CASES) {
-    it(`answers "${c.name}" the same`, { timeout: 180_000 }, async () => {
+    it(`answers "${c.name}" the same`, { timeout: 300_000 }, async () => {
       const scope = c.scope === "viewer" ? viewer : ADMIN;
       const base = filters(c.f);
       const calls = (await mem.report("totals", base, scope)).current.calls;
@@ -176,6 +190,29 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
     expect(combined.some((r) => r.apps.length > 1), "a uid used in several apps").toBe(true);
   });
 
+  it("reads schema v2 with cancel rows not yet merged: states moved a month and back, cancel rows landed before their state, deleted calls", { timeout: 180_000 }, async () => {
+    const pks = wh.db.$client.prepare("SELECT pk FROM apps").pluck().all() as number[];
+    const calls = (await mem.report("totals", filters({}), ADMIN)).current.calls;
+    for (const [i, ch] of [clusterClient, chdb].entries()) {
+      const [rows] = await ch.rows<{ cancels: number; live: number; moved: number }>(
+        `SELECT countIf(sign = -1) AS cancels, sumIf(sign, app_pk IN (${pks.join(", ")})) AS live,
+          uniqExactIf(session_id, sign = -1 AND toYYYYMM(start_at) != toYYYYMM(toDateTime(ifNull(started_at, initiated_at)))) AS moved
+        FROM ${DB}.calls_v2`,
+      );
+      expect(rows.cancels, "cancel rows").toBeGreaterThan(2 * churned[i].changed.length);
+      expect(rows.moved, "cancelled states in another month").toBeGreaterThan(20);
+      expect(rows.live, "live calls of the apps").toBe(calls);
+    }
+    const appOf = (pk: number) => wh.db.$client.prepare("SELECT app_id FROM apps WHERE pk = ?").pluck().get(pk) as string;
+    for (const [i, { engine }] of targets.entries()) {
+      for (const c of churned[i].changed.filter((c) => appOf(c.appPk)).slice(0, 40)) {
+        const ref = { app: appOf(c.appPk), sessionId: c.sessionId };
+        expect(await engine.call(ref, ADMIN), `${ref.app}/${ref.sessionId}`).toEqual(await mem.call(ref, ADMIN));
+      }
+      for (const c of churned[i].deleted.filter((c) => appOf(c.appPk))) await expect(engine.call({ app: appOf(c.appPk), sessionId: c.sessionId }, ADMIN)).rejects.toMatchObject({ status: 404 });
+    }
+  });
+
   it("has runs of equal keys across page edges, in an order only arrival gives, listed the same by every engine", async () => {
     const f = filters({ sort: "start", order: "desc" });
     const ties = (await allCalls(mem, f, ADMIN)).filter((r) => r.startAt === TIE_START);
@@ -197,7 +234,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
     }
   });
 
-  it("answers one call the same: changed calls, calls that lost participants, calls changed several times or moved across a month, deleted calls (404) and a sample", { timeout: 120_000 }, async () => {
+  it("answers one call the same: changed calls, calls that lost participants, calls changed several times or moved across a month, deleted calls (404) and a sample", { timeout: 300_000 }, async () => {
     const sample = wh.db.$client.prepare("SELECT a.app_id AS app, c.session_id AS sessionId FROM calls c JOIN apps a ON a.pk = c.app_pk WHERE c.pk % 50 = 0").all() as Array<{ app: string; sessionId: string }>;
     let withEvents = 0;
     for (const { name: target, engine } of targets) {
@@ -212,7 +249,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
     expect(withEvents, "calls compared with an event log").toBeGreaterThan(5);
   });
 
-  it("gives alerts the same value of every metric, over days and hours, with and without filters", { timeout: 120_000 }, async () => {
+  it("gives alerts the same value of every metric, over days and hours, with and without filters", { timeout: 300_000 }, async () => {
     const windows = [0, 3, 17, 60].flatMap((daysAgo) => {
       const from = NOW - (daysAgo + 1) * 86_400;
       return [{ from, to: from + 86_400 }, { from: from + 14 * 3600, to: from + 15 * 3600 }];

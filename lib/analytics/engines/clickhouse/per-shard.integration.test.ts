@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateCallsSql, onServer } from "@/bench/clickhouse-data";
 import { migrateClickHouse, openClickHouse, type ClickHouse } from "@/lib/clickhouse";
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/lib/clickhouse/testing";
+import { moveToV2 } from "@/lib/clickhouse/move-v2";
 import { filters } from "../../filters";
 import { openFixtureDb } from "../../test-fixtures";
 import { createClickHouseEngine } from "./engine";
@@ -34,6 +35,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse participants, aggregated per
     cluster = await startClickHouse({ shards: 2, profileSettings: { max_rows_to_group_by: MAX_KEYS, group_by_overflow_mode: "throw" } });
     await migrateClickHouse(cluster.config(DB));
     await Promise.all(cluster.servers.map((s, i) => onServer(s, cluster.password, generateCallsSql(`\`${DB}\`.calls_local`, 0, CALLS, i, cluster.servers.length))));
+    await moveToV2(cluster.config(DB)); // generated in v1; the reports read v2
     ch = openClickHouse(cluster.config(DB));
   }, 120_000);
 

@@ -1,5 +1,5 @@
 import { notFound } from "@/lib/http/errors";
-import { join, raw, sql, type Sql } from "@/lib/clickhouse";
+import { raw, sql, type Sql } from "@/lib/clickhouse";
 import type { Filters } from "@/lib/analytics/filters";
 import { pageOf, type CallDetail, type CallListJsonRow, type CallListRow, type Page } from "@/lib/analytics/report-types";
 import { parseRawRecord } from "@/lib/analytics/raw-record";
@@ -7,7 +7,7 @@ import type { Scope } from "@/lib/analytics/scope";
 import { getCallClients } from "@/lib/analytics/clients";
 import { getCallEvents } from "@/lib/ingest/call-events";
 import { appScope, tablesOf, type AppScope, type ChContext, type Tables } from "../context";
-import { fromCalls, hasRecordingSql } from "../conditions";
+import { CLOSED_VALUES, fromLiveCalls, fromSignedCalls, hasRecordingSql, START } from "../conditions";
 import { callKey, linksPerCall } from "./recording-status";
 import { ARRIVAL_ORDER, minutes } from "./shared";
 
@@ -15,24 +15,27 @@ import { ARRIVAL_ORDER, minutes } from "./shared";
  * The calls list (one page, its total), its CSV (every matching call, streamed in the
  * list's order) and one call with its participants and recordings.
  *
- * Order: the sort key, then arrival (`calls.arrival`: the SQLite pk when copied, the
+ * Order: the sort key, then arrival (`calls_v2.arrival`: the SQLite pk when copied, the
  * sync's arrival clock otherwise), then (app, session id) for rows stored before arrival
  * was kept — in `desc` the exact reverse. The in-memory engine's order is the sort key,
  * then SQLite's pk: a copied warehouse lists calls with equal keys exactly as its source,
  * and a sync numbers new calls in the order SQLite would (docs/decisions/0014 §10).
  */
 
-/** What a list row is made of (`calls` columns; has a recording computed). */
+/** What a list row is made of (a live `calls_v2` row; has a recording computed). */
 function listColumns(t: Tables, pks: readonly number[]): Sql {
-  return sql`app_pk AS appPk, session_id AS sessionId, type, mode, status, initiator, receiver, receiver_type AS receiverType,
-    initiated_at AS initiatedAt, started_at AS startedAt, ended_at AS endedAt, start_at AS startAt,
+  return sql`app_pk AS appPk, session_id AS sessionId, ${raw(CLOSED_VALUES)}, initiator, receiver,
+    initiated_at AS initiatedAt, started_at AS startedAt, ended_at AS endedAt, ${raw(START)} AS startAt,
     ${hasRecordingSql(t, pks)} AS hasRecording, platform_has_recording AS flagged, total_audio_minutes_x1000 AS audioX1000, total_video_minutes_x1000 AS videoX1000,
     total_duration_minutes_x1000 AS durationX1000, duration_seconds AS durationSeconds, total_participants AS totalParticipants`;
 }
 
 /** A list row as ClickHouse returns it: the app's pk, the flag as 0/1, minutes in thousandths. */
-type ListRowRaw = Omit<CallListRow, "app" | "hasRecording" | "totalAudioMinutes" | "totalVideoMinutes" | "totalDurationMinutes"> & {
+type ListRowRaw = Omit<CallListRow, "app" | "type" | "mode" | "status" | "hasRecording" | "totalAudioMinutes" | "totalVideoMinutes" | "totalDurationMinutes"> & {
   appPk: number;
+  callType: string | null;
+  callMode: string | null;
+  callStatus: string | null;
   hasRecording: number;
   /** The platform's own flag (hasRecording: the flag or a link received). */
   flagged: number;
@@ -58,9 +61,9 @@ function toRow(r: ListRowRaw, apps: AppScope): CallListRow {
   return {
     app: apps.appId(r.appPk),
     sessionId: r.sessionId,
-    type: r.type,
-    mode: r.mode,
-    status: r.status,
+    type: r.callType,
+    mode: r.callMode,
+    status: r.callStatus,
     initiator: r.initiator,
     receiver: r.receiver,
     receiverType: r.receiverType,
@@ -80,39 +83,20 @@ function toRow(r: ListRowRaw, apps: AppScope): CallListRow {
 /**
  * The matching calls, one page, sorted by `sort`/`order`, with the total; each row with
  * its recording facts (the platform's flag, the links received: recording-status.ts).
+ * The total sums signs over every matching row; the page reads the live rows (no FINAL:
+ * conditions.ts), each shard sorting its own and the first server merging the pages.
  */
 export async function getCalls(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<Page<CallListJsonRow>> {
   const apps = appScope(ctx, f, scope);
   const t = tablesOf(ctx.ch);
-  const from = fromCalls(t, f, apps.pks);
   const offset = (f.page - 1) * f.perPage;
-  const [count, keys] = await Promise.all([
-    ctx.ch.rows<{ n: number }>(sql`SELECT count() AS n ${from}`.text, signal),
-    ctx.ch.rows<{ appPk: number; sessionId: string }>(sql`SELECT app_pk AS appPk, session_id AS sessionId ${from} ${orderBy(f)} LIMIT ${offset}, ${f.perPage}`.text, signal),
+  const [count, rows] = await Promise.all([
+    ctx.ch.rows<{ n: number }>(sql`SELECT sum(sign) AS n ${fromSignedCalls(t, f, apps.pks)}`.text, signal),
+    ctx.ch.rows<ListRowRaw>(sql`SELECT ${listColumns(t, apps.pks)} ${fromLiveCalls(t, f, apps.pks)} ${orderBy(f)} LIMIT ${offset}, ${f.perPage}`.text, signal),
   ]);
-  const rows = await pageRows(ctx, t, keys, signal);
   const links = await linksPerCall(ctx, rows, signal);
   const data = rows.map((r) => ({ ...toRow(r, apps), recording: { flagged: r.flagged !== 0, links: links.get(callKey(r.appPk, r.sessionId)) ?? 0 } }));
   return pageOf(data, count[0]?.n ?? 0, f);
-}
-
-/**
- * The list rows of one page's calls, in the page's order. The page is found first by
- * its keys alone (a FINAL read of the sort and filter columns: the list's wide columns
- * would be read and sorted for every matching call), then its rows are read by key (the
- * table's primary key: a few granules). A call changed in between shows its newest
- * version; one deleted in between leaves the page one row short.
- */
-async function pageRows(ctx: ChContext, t: Tables, keys: ReadonlyArray<{ appPk: number; sessionId: string }>, signal?: AbortSignal): Promise<ListRowRaw[]> {
-  if (keys.length === 0) return [];
-  const pks = [...new Set(keys.map((k) => k.appPk))];
-  const found = await ctx.ch.rows<ListRowRaw>(
-    sql`SELECT ${listColumns(t, pks)} FROM ${t.calls} FINAL
-      WHERE app_pk IN ${pks} AND (app_pk, session_id) IN (${join(keys.map((k) => sql`(${k.appPk}, ${k.sessionId})`), ", ")}) AND deleted = 0`.text,
-    signal,
-  );
-  const byKey = new Map(found.map((r) => [callKey(r.appPk, r.sessionId), r]));
-  return keys.flatMap((k) => byKey.get(callKey(k.appPk, k.sessionId)) ?? []);
 }
 
 /** Rows per CSV batch. */
@@ -126,12 +110,12 @@ const CSV_BATCH = 2048;
 export function callsCsvBatches(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): AsyncIterable<unknown[][]> {
   const apps = appScope(ctx, f, scope);
   const t = tablesOf(ctx.ch);
-  const query = sql`SELECT ${listColumns(t, apps.pks)} ${fromCalls(t, f, apps.pks)} ${orderBy(f)}`.text;
+  const query = sql`SELECT ${listColumns(t, apps.pks)} ${fromLiveCalls(t, f, apps.pks)} ${orderBy(f)}`.text;
   return (async function* () {
     let batch: unknown[][] = [];
     for await (const r of ctx.ch.stream<ListRowRaw>(query, signal)) {
       batch.push([
-        apps.appId(r.appPk), r.sessionId, r.type, r.mode, r.status, r.initiator, r.receiver, r.receiverType, r.initiatedAt, r.startedAt,
+        apps.appId(r.appPk), r.sessionId, r.callType, r.callMode, r.callStatus, r.initiator, r.receiver, r.receiverType, r.initiatedAt, r.startedAt,
         r.endedAt, r.startAt, r.hasRecording, minutes(r.audioX1000), minutes(r.videoX1000), minutes(r.durationX1000), r.durationSeconds,
         r.totalParticipants,
       ]);
@@ -144,7 +128,11 @@ export function callsCsvBatches(ctx: ChContext, f: Filters, scope: Scope, signal
   })();
 }
 
-type DetailRaw = ListRowRaw & {
+/** A signed row of one call: the live state is the version whose signs do not sum to 0. */
+type DetailRaw = ListRowRaw & { sign: number; version: number };
+
+/** One call's by-key row (call_raw: v1's call columns): what only its page shows. */
+interface CallRawDetail {
   mid: string | null;
   source: string;
   raw: string | null;
@@ -159,12 +147,28 @@ type DetailRaw = ListRowRaw & {
   p_joined_at: Array<number | null>;
   p_left_at: Array<number | null>;
   p_mid: Array<string | null>;
-};
+}
+
+/** The rows (state and cancel rows alike: identical values) whose signs add up to more than 0, one each. */
+function liveOf<T extends { sign: number }>(rows: T[], key: (r: T) => string): T[] {
+  const sums = new Map<string, { row: T; sum: number }>();
+  for (const r of rows) {
+    const k = key(r);
+    const s = sums.get(k);
+    if (s) s.sum += r.sign;
+    else sums.set(k, { row: r, sum: r.sign });
+  }
+  return [...sums.values()].filter((s) => s.sum > 0).map((s) => s.row);
+}
 
 /**
  * One call with its participants (platform order), recordings and event log; 404 when it
- * does not exist or its app is not visible. The event log is the ingest's: read from the
- * local SQLite's stored deliveries, as the in-memory engine reads it (decision 0014 §12).
+ * does not exist or its app is not visible. Every read is bounded to the call's key: its
+ * signed rows (the live version chosen here: whether the call exists, and the columns the
+ * list shows), and its by-key row (`call_raw` FINAL over one key: mid, source, the raw
+ * record and the participants with their details, which the signed rows do not keep).
+ * The event log is the ingest's: read from the local SQLite's stored deliveries, as the
+ * in-memory engine reads it (decision 0014 §12).
  */
 export async function getCall(ctx: ChContext, ref: { app: string; sessionId: string }, scope: Scope, signal?: AbortSignal): Promise<CallDetail> {
   const apps = appScope(ctx, { apps: [] }, scope);
@@ -172,37 +176,39 @@ export async function getCall(ctx: ChContext, ref: { app: string; sessionId: str
   if (!app) throw notFound(`app "${ref.app}" not found`);
   const t = tablesOf(ctx.ch);
   const key = sql`app_pk = ${app.pk} AND session_id = ${ref.sessionId}`;
-  const [calls, recordings] = await Promise.all([
-    ctx.ch.rows<DetailRaw>(
-      sql`SELECT ${listColumns(t, [app.pk])}, mid, source, raw, p_seq, p_uid, p_state, p_is_joined, p_total_audio_minutes_x1000 AS p_audio,
-        p_total_video_minutes_x1000 AS p_video, p_total_duration_minutes_x1000 AS p_total, p_device_id, p_joined_at, p_left_at, p_mid
-      FROM ${t.calls} FINAL WHERE ${key} AND deleted = 0`.text,
-      signal,
-    ),
+  const [versions, recordings, raws] = await Promise.all([
+    ctx.ch.rows<DetailRaw>(sql`SELECT sign, version, ${listColumns(t, [app.pk])} FROM ${t.calls} WHERE ${key}`.text, signal),
     ctx.ch.rows<CallDetail["recordings"][number]>(
       sql`SELECT recording_url AS recordingUrl, recording_date AS recordingDate, duration, start_time AS startTime, received_ms AS receivedMs
       FROM ${t.recordings} FINAL WHERE ${key} AND deleted = 0 ORDER BY start_time ASC NULLS FIRST, received_ms ASC, recording_url ASC`.text,
       signal,
     ),
+    ctx.ch.rows<CallRawDetail>(
+      sql`SELECT mid, source, raw, p_seq, p_uid, p_state, p_is_joined, p_total_audio_minutes_x1000 AS p_audio, p_total_video_minutes_x1000 AS p_video,
+        p_total_duration_minutes_x1000 AS p_total, p_device_id, p_joined_at, p_left_at, p_mid
+      FROM ${t.callRaw} FINAL WHERE ${key} AND deleted = 0`.text,
+      signal,
+    ),
   ]);
-  const c = calls[0];
+  const c = liveOf(versions, (r) => String(r.version)).sort((a, b) => b.version - a.version)[0];
   if (!c) throw notFound(`call "${ref.sessionId}" not found in app "${ref.app}"`);
-  const participants = c.p_seq
+  const d = raws[0];
+  const participants = (d?.p_seq ?? [])
     .map((seq, i) => ({
       seq,
-      uid: c.p_uid[i],
-      state: c.p_state[i],
-      isJoined: c.p_is_joined[i] !== 0,
-      joinedAt: c.p_joined_at[i],
-      leftAt: c.p_left_at[i],
-      totalAudioMinutes: minutes(c.p_audio[i]),
-      totalVideoMinutes: minutes(c.p_video[i]),
-      totalDurationMinutes: minutes(c.p_total[i]),
-      deviceId: c.p_device_id[i],
-      mid: c.p_mid[i],
+      uid: d.p_uid[i],
+      state: d.p_state[i],
+      isJoined: d.p_is_joined[i] !== 0,
+      joinedAt: d.p_joined_at[i],
+      leftAt: d.p_left_at[i],
+      totalAudioMinutes: minutes(d.p_audio[i]),
+      totalVideoMinutes: minutes(d.p_video[i]),
+      totalDurationMinutes: minutes(d.p_total[i]),
+      deviceId: d.p_device_id[i],
+      mid: d.p_mid[i],
     }))
     .sort((a, b) => a.seq - b.seq);
   const events = getCallEvents(ctx.db(), app.pk, ref.sessionId);
   const clients = getCallClients(ctx.db(), app.pk, ref.sessionId);
-  return { ...toRow(c, apps), mid: c.mid, source: c.source, raw: parseRawRecord(c.raw), participants, recordings, events, clients };
+  return { ...toRow(c, apps), mid: d?.mid ?? null, source: d?.source ?? "sync", raw: parseRawRecord(d?.raw ? d.raw : null), participants, recordings, events, clients };
 }

@@ -4,7 +4,7 @@ import type { Filters } from "@/lib/analytics/filters";
 import { CLIENT_DIMENSIONS, type ClientRow } from "@/lib/analytics/report-types";
 import type { Scope } from "@/lib/analytics/scope";
 import { appScope, tablesOf, type ChContext } from "../context";
-import { callConditions } from "../conditions";
+import { matchingCallKeysLocal } from "../conditions";
 import { hasCallFilters } from "./recordings";
 
 /**
@@ -21,8 +21,7 @@ export async function getClients(ctx: ChContext, f: Filters, scope: Scope, signa
   if (f.from !== undefined) conds.push(sql`counted_at >= ${f.from}`);
   if (f.to !== undefined) conds.push(sql`counted_at < ${f.to}`);
   if (hasCallFilters(f)) {
-    const calls = callConditions(t, { ...f, from: undefined, to: undefined }, apps.pks);
-    conds.push(sql`(app_pk, session_id) IN (SELECT app_pk, session_id FROM ${t.callsLocal} FINAL WHERE ${and(calls)})`);
+    conds.push(sql`(app_pk, session_id) IN (${matchingCallKeysLocal(t, { ...f, from: undefined, to: undefined }, apps.pks)})`);
   }
   const values = raw(`[${CLIENT_DIMENSIONS.map((d) => `('${d}', ${CLIENT_VALUE_SQL[d]})`).join(", ")}]`);
   const query = sql`SELECT app_pk AS appPk, d.1 AS dimension, d.2 AS value, count() AS sessions, uniqExact(session_id) AS calls

@@ -4,7 +4,7 @@ import { round3, type HeatmapCell } from "@/lib/analytics/report-types";
 import type { Scope } from "@/lib/analytics/scope";
 import { WEEKDAYS, nextLocalHourStart, offsetSegments, type OffsetSegment } from "@/lib/time/tz";
 import { appScope, tablesOf, type ChContext } from "../context";
-import { callConditions } from "../conditions";
+import { callConditions, START, timeConditions } from "../conditions";
 
 /**
  * Concurrent calls by weekday × local hour, with the in-memory engine's meaning: for
@@ -22,9 +22,9 @@ import { callConditions } from "../conditions";
 /** Calls that run longer than this many quarter hours stop counting after it (as the in-memory engine). */
 const MAX_CROSSINGS = 10_000;
 
-/** A call's first and last quarter hour (its start quarter while ongoing), as SQL over `calls`. */
-const QUARTERS = `toInt64(floor(start_at / 900)) AS q_start,
-  greatest(q_start, least(toInt64(floor((greatest(ifNull(ended_at, start_at), start_at) - 1) / 900)), q_start + ${MAX_CROSSINGS})) AS q_last`;
+/** A call's first and last quarter hour (its start quarter while ongoing), as SQL over `calls_v2` (with the row's sign). */
+const QUARTERS = `sign, ${START} AS start_s, toInt64(floor(start_s / 900)) AS q_start,
+  greatest(q_start, least(toInt64(floor((greatest(ifNull(ended_at, start_s), start_s) - 1) / 900)), q_start + ${MAX_CROSSINGS})) AS q_last`;
 
 /** Heatmap cell (weekday × 24 + hour) of local hour number h (hours since the local epoch; 1970-01-01 was a Thursday). */
 function hourCell(h: number): number {
@@ -51,25 +51,26 @@ interface QuarterEvents {
 }
 
 /**
- * One FINAL read of the matching calls: per quarter hour, the calls starting, +1 where a
- * call's run past its start quarter begins and −1 after it ends, and a mark on each call's
- * last quarter (the data's extent when the window is open). `window`: only the calls that
+ * One read of the matching calls' signed rows: per quarter hour, the calls starting, +1
+ * where a call's run past its start quarter begins and −1 after it ends, and a mark on
+ * each call's last quarter (the data's extent when the window is open), every one times
+ * the row's sign (a cancelled state and its cancel row add up to nothing). `window`: only the calls that
  * can touch these quarters (bounds on start_at the table can use); the sweep counts only
  * inside it.
  */
 function quarterEvents(ctx: ChContext, conds: Sql[], window: { qLo: number; qHi: number } | undefined, signal?: AbortSignal): Promise<QuarterEvents[]> {
   const t = tablesOf(ctx.ch);
   const bounded = window
-    ? [...conds, sql`start_at < ${window.qHi * 900}`, sql`start_at >= ${(window.qLo - MAX_CROSSINGS - 1) * 900}`]
+    ? [...conds, ...timeConditions({ to: window.qHi * 900, from: Math.max(0, (window.qLo - MAX_CROSSINGS - 1) * 900) })]
     : conds;
   const touching = window ? sql`WHERE q_start < ${window.qHi} AND q_last >= ${window.qLo}` : raw("");
   return ctx.ch.rows<QuarterEvents>(
-    sql`SELECT tupleElement(ev, 1) AS q, sum(tupleElement(ev, 2)) AS starts, sum(tupleElement(ev, 3)) AS delta, max(tupleElement(ev, 4)) AS last
+    sql`SELECT tupleElement(ev, 1) AS q, sum(tupleElement(ev, 2)) AS starts, sum(tupleElement(ev, 3)) AS delta, sum(tupleElement(ev, 4)) AS last
       FROM (
-        SELECT toInt64(q_last > q_start) AS runs,
-          [(q_start, toInt64(1), toInt64(0), toInt64(0)), (q_start + 1, toInt64(0), runs, toInt64(0)), (q_last + 1, toInt64(0), -runs, toInt64(0)),
-           (q_last, toInt64(0), toInt64(0), toInt64(1))] AS evs
-        FROM (SELECT ${raw(QUARTERS)} FROM ${t.calls} FINAL WHERE ${and(bounded)})
+        SELECT toInt64(sign) AS s, toInt64(q_last > q_start) * s AS runs,
+          [(q_start, s, toInt64(0), toInt64(0)), (q_start + 1, toInt64(0), runs, toInt64(0)), (q_last + 1, toInt64(0), -runs, toInt64(0)),
+           (q_last, toInt64(0), toInt64(0), s)] AS evs
+        FROM (SELECT ${raw(QUARTERS)} FROM ${t.calls} WHERE ${and(bounded)})
         ${touching}
       )
       ARRAY JOIN evs AS ev

@@ -7,7 +7,7 @@ import {
 } from "@/lib/analytics/report-types";
 import type { Scope } from "@/lib/analytics/scope";
 import { appScope, tablesOf, type ChContext } from "../context";
-import { fromCalls, hasRecordingSql } from "../conditions";
+import { CLOSED_VALUES, fromSignedCalls, hasRecordingSql, withClosedValues } from "../conditions";
 import { minutes } from "./shared";
 import { callsPerParticipantQuery } from "./usage";
 
@@ -31,19 +31,21 @@ interface CubeRow {
 
 /**
  * The cube of the matching calls; with `splitAt`, each combination also split by whether
- * the call starts before that instant — two adjacent periods from one FINAL read.
+ * the call starts before that instant — two adjacent periods from one read.
  */
 async function cubeOf(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal, splitAt?: number): Promise<CubeRow[]> {
   const apps = appScope(ctx, f, scope);
   const t = tablesOf(ctx.ch);
-  const before = splitAt === undefined ? raw("toUInt8(0)") : sql`toUInt8(start_at < ${splitAt})`;
-  return ctx.ch.rows<CubeRow>(
-    sql`SELECT type, mode, status, receiver_type AS receiverType, ${hasRecordingSql(t, apps.pks)} AS hasRecording, ${before} AS before, count() AS calls,
-        sum(total_audio_minutes_x1000) AS audioX1000, sum(total_video_minutes_x1000) AS videoX1000, sum(duration_seconds) AS durS,
-        sum(total_participants) AS parts
-      ${fromCalls(t, f, apps.pks)} GROUP BY type, mode, status, receiverType, hasRecording, before`.text,
+  const before = splitAt === undefined ? raw("toUInt8(0)") : sql`toUInt8(start_at < toDateTime(${splitAt}))`;
+  // Signed sums: a combination whose calls all cancelled sums to 0 and is left out (a breakdown lists `other` only when some call has one).
+  const rows = await ctx.ch.rows<CubeRow & { callType: string | null; callMode: string | null; callStatus: string | null }>(
+    sql`SELECT ${raw(CLOSED_VALUES)}, ${hasRecordingSql(t, apps.pks)} AS hasRecording, ${before} AS before, sum(sign) AS calls,
+        sum(sign * total_audio_minutes_x1000) AS audioX1000, sum(sign * total_video_minutes_x1000) AS videoX1000, sum(sign * duration_seconds) AS durS,
+        sum(sign * total_participants) AS parts
+      ${fromSignedCalls(t, f, apps.pks)} GROUP BY callType, callMode, callStatus, receiverType, hasRecording, before HAVING calls != 0`.text,
     signal,
   );
+  return rows.map(withClosedValues);
 }
 
 function totalsOf(rows: CubeRow[]): Totals {
@@ -124,7 +126,7 @@ export async function getDurationDistribution(ctx: ChContext, f: Filters, scope:
   const apps = appScope(ctx, f, scope);
   const t = tablesOf(ctx.ch);
   const rows = await ctx.ch.rows<{ bucket: number; calls: number }>(
-    sql`SELECT ${raw(BUCKET_SQL)} AS bucket, count() AS calls ${fromCalls(t, f, apps.pks)} GROUP BY bucket`.text,
+    sql`SELECT ${raw(BUCKET_SQL)} AS bucket, sum(sign) AS calls ${fromSignedCalls(t, f, apps.pks)} GROUP BY bucket`.text,
     signal,
   );
   const byBucket = new Map(rows.map((r) => [r.bucket, r.calls]));

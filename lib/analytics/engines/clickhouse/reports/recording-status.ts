@@ -3,7 +3,8 @@ import type { Filters } from "@/lib/analytics/filters";
 import { pageOf, type AwaitingRecordingRow, type Page, type RecordingSummary } from "@/lib/analytics/report-types";
 import type { Scope } from "@/lib/analytics/scope";
 import { appScope, tablesOf, type AppScope, type ChContext, type Tables } from "../context";
-import { fromCalls } from "../conditions";
+import { CLOSED_VALUES, fromLiveCalls, fromSignedCalls, matchingCallKeysLocal, START } from "../conditions";
+import { filters } from "@/lib/analytics/filters";
 import { hasCallFilters, RECORDING_TIME } from "./recordings";
 import { ARRIVAL_ORDER } from "./shared";
 
@@ -26,12 +27,12 @@ export async function getRecordingSummary(ctx: ChContext, f: Filters, scope: Sco
   const none: RecordingSummary = { flagged: 0, withLink: 0, awaiting: 0, linkNotFlagged: 0, links: 0, linksForUnsyncedCalls: 0 };
   if (apps.pks.length === 0) return none;
   const link = hasLinkSql(t, apps.pks);
-  const matching = sql`SELECT app_pk, session_id ${fromCalls(t, f, apps.pks, {}, t.callsLocal)}`;
+  const matching = matchingCallKeysLocal(t, f, apps.pks);
   const [calls, links, unsynced] = await Promise.all([
     ctx.ch.rows<{ flagged: number; awaiting: number; withLink: number; notFlagged: number }>(
-      sql`SELECT countIf(platform_has_recording = 1) AS flagged, countIf(platform_has_recording = 1 AND NOT ${link}) AS awaiting,
-          countIf(${link}) AS withLink, countIf(platform_has_recording = 0 AND ${link}) AS notFlagged
-        ${fromCalls(t, f, apps.pks)}`.text,
+      sql`SELECT sumIf(sign, platform_has_recording = 1) AS flagged, sumIf(sign, platform_has_recording = 1 AND NOT ${link}) AS awaiting,
+          sumIf(sign, ${link}) AS withLink, sumIf(sign, platform_has_recording = 0 AND ${link}) AS notFlagged
+        ${fromSignedCalls(t, f, apps.pks)}`.text,
       signal,
     ),
     // Every link of a matching call (its recordings: co-sharded, the call looked up on the recording's shard).
@@ -47,7 +48,7 @@ export async function getRecordingSummary(ctx: ChContext, f: Filters, scope: Sco
             sql`app_pk IN ${apps.pks}`, raw("deleted = 0"),
             f.from !== undefined ? sql`${raw(RECORDING_TIME)} >= ${f.from}` : undefined,
             f.to !== undefined ? sql`${raw(RECORDING_TIME)} < ${f.to}` : undefined,
-            sql`(app_pk, session_id) NOT IN (SELECT app_pk, session_id FROM ${t.callsLocal} FINAL WHERE app_pk IN ${apps.pks} AND deleted = 0)`,
+            sql`(app_pk, session_id) NOT IN (${matchingCallKeysLocal(t, filters({ apps: f.apps }), apps.pks)})`,
           ])}`.text,
           signal,
         ),
@@ -63,22 +64,24 @@ export async function getRecordingSummary(ctx: ChContext, f: Filters, scope: Sco
   };
 }
 
-const AWAITING_COLUMNS = `app_pk AS appPk, session_id AS sessionId, type, mode, status, initiator, receiver, receiver_type AS receiverType,
-  start_at AS startAt, ended_at AS endedAt, duration_seconds AS durationSeconds`;
+const AWAITING_COLUMNS = `app_pk AS appPk, session_id AS sessionId, ${CLOSED_VALUES}, initiator, receiver,
+  ${START} AS startAt, ended_at AS endedAt, duration_seconds AS durationSeconds`;
 
 /** Flagged calls without a link, newest first (ties: latest arrival first, as the in-memory engine's pk; calls.ts ARRIVAL_ORDER). */
 function awaitingQuery(t: Tables, f: Filters, pks: readonly number[]): Sql {
   if (pks.length === 0) return sql`SELECT ${raw(AWAITING_COLUMNS)} FROM ${t.calls} WHERE 0`;
-  return sql`SELECT ${raw(AWAITING_COLUMNS)} ${fromCalls(t, f, pks)} AND platform_has_recording = 1 AND NOT ${hasLinkSql(t, pks)}`;
+  return sql`SELECT ${raw(AWAITING_COLUMNS)} ${fromLiveCalls(t, f, pks)} AND platform_has_recording = 1 AND NOT ${hasLinkSql(t, pks)}`;
 }
 
 const AWAITING_ORDER = raw(`ORDER BY start_at DESC, ${ARRIVAL_ORDER("DESC")}`);
 
-type AwaitingRaw = Omit<AwaitingRecordingRow, "app"> & { appPk: number };
+type AwaitingRaw = Omit<AwaitingRecordingRow, "app" | "type" | "mode" | "status"> & { appPk: number; callType: string | null; callMode: string | null; callStatus: string | null };
 
 function toAwaitingRow(r: AwaitingRaw, apps: AppScope): AwaitingRecordingRow {
-  const { appPk, ...rest } = r;
-  return { app: apps.appId(appPk), ...rest };
+  return {
+    app: apps.appId(r.appPk), sessionId: r.sessionId, type: r.callType, mode: r.callMode, status: r.callStatus, initiator: r.initiator, receiver: r.receiver,
+    receiverType: r.receiverType, startAt: r.startAt, endedAt: r.endedAt, durationSeconds: r.durationSeconds,
+  };
 }
 
 export async function getAwaitingRecordings(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<Page<AwaitingRecordingRow>> {

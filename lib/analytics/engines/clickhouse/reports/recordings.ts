@@ -3,7 +3,8 @@ import type { Filters } from "@/lib/analytics/filters";
 import { pageOf, type Page, type RecordingRow } from "@/lib/analytics/report-types";
 import type { Scope } from "@/lib/analytics/scope";
 import { appScope, tablesOf, type AppScope, type ChContext } from "../context";
-import { callConditions } from "../conditions";
+import { matchingCallKeysLocal, START } from "../conditions";
+import { decodeClosed } from "@/lib/clickhouse/schema-v2";
 
 /**
  * Recordings, newest first (by startTime, else arrival second), with the in-memory
@@ -29,8 +30,7 @@ function fromRecordings(ctx: ChContext, f: Filters, apps: AppScope): Sql {
   if (f.from !== undefined) conds.push(sql`${raw(RECORDING_TIME)} >= ${f.from}`);
   if (f.to !== undefined) conds.push(sql`${raw(RECORDING_TIME)} < ${f.to}`);
   if (hasCallFilters(f)) {
-    const callConds = callConditions(t, { ...f, from: undefined, to: undefined }, apps.pks);
-    conds.push(sql`(app_pk, session_id) IN (SELECT app_pk, session_id FROM ${t.callsLocal} FINAL WHERE ${and(callConds)})`);
+    conds.push(sql`(app_pk, session_id) IN (${matchingCallKeysLocal(t, { ...f, from: undefined, to: undefined }, apps.pks)})`);
   }
   return sql`FROM ${t.recordings} FINAL WHERE ${and(conds)}`;
 }
@@ -52,12 +52,15 @@ async function callsOf(ctx: ChContext, rows: RecordingRaw[], signal?: AbortSigna
     const [app, session] = k.split("\u0000");
     return sql`(${Number(app)}, ${session})`;
   }), ", ");
-  const found = await ctx.ch.rows<{ appPk: number; sessionId: string; type: string | null; startAt: number }>(
-    sql`SELECT app_pk AS appPk, session_id AS sessionId, type, start_at AS startAt FROM ${t.calls} FINAL
-      WHERE (app_pk, session_id) IN (${keys}) AND deleted = 0`.text,
+  // The live rows of these calls: their keys, and the cancel rows among their own rows.
+  const pks = [...new Set(rows.map((r) => r.appPk))];
+  const found = await ctx.ch.rows<{ appPk: number; sessionId: string; callType: string | null; startAt: number }>(
+    sql`SELECT app_pk AS appPk, session_id AS sessionId, ${raw(decodeClosed("type"))} AS callType, ${raw(START)} AS startAt FROM ${t.calls}
+      WHERE app_pk IN ${pks} AND (app_pk, session_id) IN (${keys}) AND sign = 1
+        AND (app_pk, session_id, version) NOT IN (SELECT app_pk, session_id, version FROM ${t.callsLocal} WHERE sign = -1 AND app_pk IN ${pks} AND (app_pk, session_id) IN (${keys}))`.text,
     signal,
   );
-  for (const c of found) out.set(`${c.appPk}\u0000${c.sessionId}`, { type: c.type, startAt: c.startAt });
+  for (const c of found) out.set(`${c.appPk}\u0000${c.sessionId}`, { type: c.callType, startAt: c.startAt });
   return out;
 }
 

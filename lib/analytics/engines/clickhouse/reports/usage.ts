@@ -4,74 +4,81 @@ import { pageOf, round3, type AppUsageRow, type DailyUsageRow, type Page, type P
 import type { Scope } from "@/lib/analytics/scope";
 import { dayNumberToDate, localDayNumber, offsetSegments, offsetSql } from "@/lib/time/tz";
 import { appScope, tablesOf, type ChContext } from "../context";
-import { callConditions, fromCalls, hasRecordingSql } from "../conditions";
+import { callConditions, fromSignedCalls, hasCallDimensions, hasRecordingSql, START, timeConditions } from "../conditions";
+import { SESSION_CODE_SQL } from "@/lib/clickhouse/schema-v2";
 import { minutes } from "./shared";
 
 /** The participants, apps and daily reports. */
 
 /**
- * The participant rows of the matching calls, unnested where the calls are read: `FROM
- * calls FINAL ARRAY JOIN … WHERE …` in one SELECT, so that over a Distributed table each
- * shard unnests and aggregates its own calls and sends only its (app, uid) groups (a
- * subquery would ship every participant row to the first shard). Conditions are on the
- * call's columns: after ARRAY JOIN they keep or drop all of a call's rows together.
- * `columns` may name `uid` and, per row, `occ` (1 on the uid's first row in its call),
- * `pj` / `occ_j` (joined, and 1 on the uid's first row with that joined flag), `pu` /
- * `occ_u` (the same for state unanswered), `pa` / `pv` / `pt` (minutes in thousandths).
+ * The live participant rows of the matching calls (`participants_v2`: signed like the
+ * calls, a cancel row per replaced row): +1 rows not cancelled (the cancel rows, few, looked
+ * up on the shard's own rows), of the apps and start range asked, and — when the filters
+ * name call dimensions (type, uid, …) — of the call states that match them (looked up on
+ * the shard's own calls: co-sharded; participant rows name their call by its session
+ * code). Each shard aggregates its own rows. `person`: only the uids containing the search
+ * (personCondition).
  */
-function unnestedParticipants(ctx: ChContext, f: Filters, pks: readonly number[], columns: Sql, tail: Sql, arrays = FULL_ROWS, rows: Sql[] = []): Sql {
+export function fromLiveParticipants(ctx: ChContext, f: Filters, pks: readonly number[], options: { person?: boolean } = {}): Sql {
   const t = tablesOf(ctx.ch);
-  return sql`SELECT ${columns} FROM ${t.calls} FINAL ARRAY JOIN ${arrays} WHERE ${and([...callConditions(t, f, pks), ...rows])} ${tail}`;
+  if (pks.length === 0) return sql`FROM ${t.participants} WHERE 0`;
+  const narrow = [sql`app_pk IN ${pks}`, ...timeConditions(f)];
+  const conds = [
+    ...narrow,
+    raw("sign = 1"),
+    sql`(app_pk, session_code, version, seq) NOT IN (SELECT app_pk, session_code, version, seq FROM ${t.participantsLocal} WHERE sign = -1 AND ${and(narrow)})`,
+  ];
+  if (hasCallDimensions(f)) {
+    conds.push(sql`(app_pk, session_code, version) IN (SELECT app_pk, ${raw(SESSION_CODE_SQL("session_id"))}, version FROM ${t.callsLocal} WHERE ${and(callConditions(t, f, pks))} AND sign = 1)`);
+  }
+  if (options.person) conds.push(...personCondition(ctx, f, pks));
+  return sql`FROM ${t.participants} WHERE ${and(conds)}`;
 }
 
 /**
- * The participants reports' `person` search on the unnested rows (lib/analytics/person.ts:
- * the uid contains the text, ASCII letters without case); none without one.
+ * The participants reports' `person` search (lib/analytics/person.ts: the uid contains the
+ * text, ASCII letters without case, as `positionCaseInsensitive` compares) over the uids
+ * table: the codes of the matching uids, gathered once from every shard (GLOBAL: a uid's
+ * row is on the shard of its code, not of its calls). None without a search.
  */
-function personRows(f: Filters): Sql[] {
-  return f.person === undefined ? [] : [sql`positionCaseInsensitive(uid, ${f.person}) > 0`];
+function personCondition(ctx: ChContext, f: Filters, pks: readonly number[]): Sql[] {
+  if (f.person === undefined || f.person === "") return [];
+  const t = tablesOf(ctx.ch);
+  return [sql`uid_code GLOBAL IN (SELECT uid_code FROM ${t.uids} WHERE app_pk IN ${pks} AND positionCaseInsensitive(uid, ${f.person}) > 0)`];
 }
-
-/** Every per-row array the participants report needs (unnestedParticipants). */
-const FULL_ROWS = raw(`p_uid AS uid, arrayEnumerateUniq(p_uid) AS occ, p_is_joined AS pj, arrayEnumerateUniq(p_uid, p_is_joined) AS occ_j,
-  arrayMap(s -> toUInt8(ifNull(s = 'unanswered', 0)), p_state) AS pu,
-  arrayEnumerateUniq(p_uid, arrayMap(s -> toUInt8(ifNull(s = 'unanswered', 0)), p_state)) AS occ_u,
-  p_total_audio_minutes_x1000 AS pa, p_total_video_minutes_x1000 AS pv, p_total_duration_minutes_x1000 AS pt`);
-
-/** Each uid once per call: what counting participants and their calls needs (every array joined is computed). */
-const DISTINCT_UIDS = raw("arrayDistinct(p_uid) AS uid");
 
 /**
  * Per (app, uid) over the matching calls: a uid listed twice in one call is one call (its
  * rows merged: minutes summed, joined / unanswered if any row is), as the in-memory
- * engine counts "distinct calls" — counted on the uid's first row in the call
- * (`arrayEnumerateUniq`), with no per-call GROUP BY: each shard aggregates straight to
- * (app, uid), in memory bounded by the participants, not the calls.
+ * engine counts "distinct calls": calls by the uid's first row in each call
+ * (`first_of_uid`), joined and unanswered as the distinct calls (session codes) with such
+ * a row. Each shard aggregates its rows to (app, uid code) (a call's rows are on one
+ * shard, so the distinct counts add up); the uids are then joined by code.
  */
 export function participantsQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
-  return unnestedParticipants(
-    ctx, f, pks,
-    raw(`app_pk AS appPk, uid, countIf(occ = 1) AS calls, countIf(pj = 1 AND occ_j = 1) AS joined, countIf(pu = 1 AND occ_u = 1) AS unanswered,
-      sum(pa) AS audioX1000, sum(pv) AS videoX1000, sum(pt) AS totalX1000, min(start_at) AS firstCallAt, max(start_at) AS lastCallAt`),
-    raw("GROUP BY app_pk, uid"),
-    FULL_ROWS,
-    personRows(f),
-  );
+  const t = tablesOf(ctx.ch);
+  return sql`SELECT appPk, uid, calls, joined, unanswered, audioX1000, videoX1000, totalX1000, firstCallAt, lastCallAt FROM (
+      SELECT app_pk AS appPk, uid_code, sum(first_of_uid) AS calls, uniqExactIf(session_code, is_joined = 1) AS joined,
+        uniqExactIf(session_code, is_unanswered = 1) AS unanswered,
+        sum(total_audio_minutes_x1000) AS audioX1000, sum(total_video_minutes_x1000) AS videoX1000, sum(total_duration_minutes_x1000) AS totalX1000,
+        min(${raw(START)}) AS firstCallAt, max(${raw(START)}) AS lastCallAt
+      ${fromLiveParticipants(ctx, f, pks, { person: true })} GROUP BY app_pk, uid_code
+    ) AS p ALL INNER JOIN (SELECT DISTINCT app_pk AS appPk, uid_code, uid FROM ${t.uids} WHERE app_pk IN ${pks.length ? pks : [0]}) AS u USING (appPk, uid_code)`;
 }
 
 /** How many participants (app × uid) the matching calls list. */
 function participantsCountQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
-  return sql`SELECT count() AS n FROM (${unnestedParticipants(ctx, f, pks, raw("app_pk, uid"), raw("GROUP BY app_pk, uid"), DISTINCT_UIDS, personRows(f))})`;
+  return sql`SELECT count() AS n FROM (SELECT app_pk, uid_code ${fromLiveParticipants(ctx, f, pks, { person: true })} GROUP BY app_pk, uid_code)`;
 }
 
-/** How many distinct uids (across apps) the matching calls list. */
+/** How many distinct uids (across apps) the matching calls list (a uid's code is the same in every app). */
 export function uidCountQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
-  return sql`SELECT count() AS n FROM (${unnestedParticipants(ctx, f, pks, raw("uid"), raw("GROUP BY uid"), DISTINCT_UIDS, personRows(f))})`;
+  return sql`SELECT uniqExact(uid_code) AS n ${fromLiveParticipants(ctx, f, pks, { person: true })}`;
 }
 
 /** Per (app, uid): the number of distinct matching calls listing it (the engagement report's input). */
 export function callsPerParticipantQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
-  return unnestedParticipants(ctx, f, pks, raw("app_pk, uid, count() AS calls"), raw("GROUP BY app_pk, uid"), DISTINCT_UIDS);
+  return sql`SELECT app_pk, uid_code, sum(first_of_uid) AS calls ${fromLiveParticipants(ctx, f, pks)} GROUP BY app_pk, uid_code`;
 }
 
 /**
@@ -131,13 +138,20 @@ export function participantRows(ctx: ChContext, f: Filters, scope: Scope, signal
 export async function getAppUsage(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<AppUsageRow[]> {
   const apps = appScope(ctx, f, scope);
   const t = tablesOf(ctx.ch);
-  const rows = await ctx.ch.rows<{ appPk: number; calls: number; audioX1000: number; videoX1000: number; recordings: number; participants: number }>(
-    sql`SELECT app_pk AS appPk, count() AS calls, sum(total_audio_minutes_x1000) AS audioX1000, sum(total_video_minutes_x1000) AS videoX1000,
-        sum(${hasRecordingSql(t, apps.pks)}) AS recordings, uniqExactArray(p_uid) AS participants
-      ${fromCalls(t, f, apps.pks)} GROUP BY app_pk`.text,
-    signal,
-  );
+  const [rows, people] = await Promise.all([
+    ctx.ch.rows<{ appPk: number; calls: number; audioX1000: number; videoX1000: number; recordings: number }>(
+      sql`SELECT app_pk AS appPk, sum(sign) AS calls, sum(sign * total_audio_minutes_x1000) AS audioX1000, sum(sign * total_video_minutes_x1000) AS videoX1000,
+          sum(sign * ${hasRecordingSql(t, apps.pks)}) AS recordings
+        ${fromSignedCalls(t, f, apps.pks)} GROUP BY app_pk`.text,
+      signal,
+    ),
+    ctx.ch.rows<{ appPk: number; participants: number }>(
+      sql`SELECT app_pk AS appPk, uniqExact(uid_code) AS participants ${fromLiveParticipants(ctx, f, apps.pks)} GROUP BY app_pk`.text,
+      signal,
+    ),
+  ]);
   const byPk = new Map(rows.map((r) => [r.appPk, r]));
+  const participantsOf = new Map(people.map((r) => [r.appPk, r.participants]));
   const wanted = new Set(apps.pks);
   return apps.visible
     .filter((a) => wanted.has(a.pk))
@@ -147,7 +161,7 @@ export async function getAppUsage(ctx: ChContext, f: Filters, scope: Scope, sign
       const video = r?.videoX1000 ?? 0;
       return {
         app: a.appId, name: a.name, calls: r?.calls ?? 0, audioMinutes: minutes(audio), videoMinutes: minutes(video),
-        totalMinutes: minutes(audio + video), recordings: r?.recordings ?? 0, participants: r?.participants ?? 0,
+        totalMinutes: minutes(audio + video), recordings: r?.recordings ?? 0, participants: participantsOf.get(a.pk) ?? 0,
       };
     });
 }
@@ -165,16 +179,14 @@ const MAX_DAYS = 366 * 20;
 export async function getDailyUsage(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<DailyUsageRow[]> {
   const apps = appScope(ctx, f, scope);
   const t = tablesOf(ctx.ch);
-  const from = fromCalls(t, f, apps.pks);
   // The zone's offsets over a range holding every matching call's start: [from, to) when
-  // given, else the bounds of every stored start of these apps (all versions, no FINAL:
-  // a cheap read of one column), so that one FINAL read gives the days and the matching
-  // calls' own extent.
+  // given, else the bounds of every stored start of these apps (every row, cancelled ones
+  // too: a superset is enough for the offsets).
   let segLo = f.from;
   let segHi = f.to;
   if (segLo === undefined || segHi === undefined) {
     const [b] = await ctx.ch.rows<{ n: number; min: number; max: number }>(
-      sql`SELECT count() AS n, min(start_at) AS min, max(start_at) AS max FROM ${t.calls} WHERE app_pk IN ${apps.pks.length ? apps.pks : [0]} AND deleted = 0`.text,
+      sql`SELECT count() AS n, min(${raw(START)}) AS min, max(${raw(START)}) AS max FROM ${t.calls} WHERE app_pk IN ${apps.pks.length ? apps.pks : [0]}`.text,
       signal,
     );
     if (!b || b.n === 0) return [];
@@ -182,24 +194,28 @@ export async function getDailyUsage(ctx: ChContext, f: Filters, scope: Scope, si
     segHi ??= b.max + 1;
   }
   if (segHi <= segLo) return [];
-  const offset = raw(offsetSql(offsetSegments(f.tz, segLo, segHi), "start_at"));
-  const rows = await ctx.ch.rows<{ day: number; calls: number; audioX1000: number; videoX1000: number; durS: number; parts: number; min: number; max: number }>(
-    sql`SELECT toInt64(floor((start_at + ${offset}) / 86400)) AS day, count() AS calls, sum(total_audio_minutes_x1000) AS audioX1000,
-        sum(total_video_minutes_x1000) AS videoX1000, sum(duration_seconds) AS durS, sum(total_participants) AS parts,
-        min(start_at) AS min, max(start_at) AS max
-      ${from} GROUP BY day`.text,
+  const offset = raw(offsetSql(offsetSegments(f.tz, segLo, segHi), START));
+  // Signed sums per day; a day whose calls all cancelled sums to 0 calls and is left out.
+  const rows = await ctx.ch.rows<{ day: number; calls: number; audioX1000: number; videoX1000: number; durS: number; parts: number }>(
+    sql`SELECT toInt64(floor((${raw(START)} + ${offset}) / 86400)) AS day, sum(sign) AS calls, sum(sign * total_audio_minutes_x1000) AS audioX1000,
+        sum(sign * total_video_minutes_x1000) AS videoX1000, sum(sign * duration_seconds) AS durS, sum(sign * total_participants) AS parts
+      ${fromSignedCalls(t, f, apps.pks)} GROUP BY day HAVING calls != 0`.text,
     signal,
   );
-  let lo = f.from;
-  let hi = f.to;
-  if (lo === undefined || hi === undefined) {
+  // Without from/to the days run from the first to the last day with a matching call (its local day: every offset is whole quarter hours).
+  let first: number;
+  let last: number;
+  if (f.from !== undefined && f.to !== undefined) {
+    if (f.to <= f.from) return [];
+    first = localDayNumber(f.tz, f.from);
+    last = localDayNumber(f.tz, f.to - 1);
+  } else {
     if (rows.length === 0) return [];
-    lo ??= Math.floor(Math.min(...rows.map((r) => r.min)) / 900) * 900;
-    hi ??= Math.floor(Math.max(...rows.map((r) => r.max)) / 900) * 900 + 900;
+    first = f.from !== undefined ? localDayNumber(f.tz, f.from) : Math.min(...rows.map((r) => r.day));
+    last = f.to !== undefined ? localDayNumber(f.tz, f.to - 1) : Math.max(...rows.map((r) => r.day));
   }
-  if (hi <= lo) return [];
-  const first = localDayNumber(f.tz, lo);
-  const days = Math.min(localDayNumber(f.tz, hi - 1) - first + 1, MAX_DAYS);
+  const days = Math.min(last - first + 1, MAX_DAYS);
+  if (days <= 0) return [];
   const byDay = new Map(rows.map((r) => [r.day, r]));
   return Array.from({ length: days }, (_, d) => {
     const r = byDay.get(first + d);
