@@ -256,7 +256,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("sync into ClickHouse (two shards)", { t
     const { db, file, env } = await freshWarehouse();
     const app = await register(db, "beta");
     const { out } = await killMidRun(
-      path.join(import.meta.dirname, "sync-child.fixture.ts"),
+      path.join(import.meta.dirname, "test-sync-child.ts"),
       { ...process.env, ...env, DB_FILE: file, APP_ID: "beta", PAGE_DELAY_MS: "80", WRITE_V1_FACTS: "1" },
       /page 4\n/,
     );
