@@ -18,8 +18,12 @@ export interface ClickHouse {
   readonly label: string;
   /** The database and cluster the warehouse's tables live in. */
   readonly placement: Placement;
-  /** Runs a statement that returns nothing (DDL, ALTER, INSERT … SELECT), with server settings for this statement alone. */
-  command(sql: string, settings?: Record<string, string | number>): Promise<void>;
+  /**
+   * Runs a statement that returns nothing (DDL, ALTER, INSERT … SELECT), with server
+   * settings for this statement alone; `queryId` names it in system.processes (so a later
+   * run can find and kill what a killed process left running on the server).
+   */
+  command(sql: string, settings?: Record<string, string | number>, queryId?: string): Promise<void>;
   /** All rows of a query (`queryId`: its query_id, which the query can look itself up by in system.processes). */
   rows<T>(sql: string, signal?: AbortSignal, queryId?: string): Promise<T[]>;
   /** The rows of a query as they arrive (constant memory: CSV exports). */
@@ -153,9 +157,9 @@ export function openClickHouse(c: ClickHouseConfig, options: OpenOptions = {}): 
   return {
     label: c.redacted,
     placement: { database: c.database, cluster: c.cluster },
-    async command(sql, settings) {
+    async command(sql, settings, queryId) {
       try {
-        await client.command({ query: sql, ...(settings ? { clickhouse_settings: settings } : {}) });
+        await client.command({ query: sql, ...(settings ? { clickhouse_settings: settings } : {}), ...(queryId ? { query_id: queryId } : {}) });
       } catch (err) {
         throw fail(err, "statement");
       }

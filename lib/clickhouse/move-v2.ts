@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { ClickHouseConfig } from "./config";
 import { openClickHouse, type ClickHouse } from "./client";
 import { clusterHosts, reachAllClusterHosts } from "./cluster-hosts";
@@ -197,6 +198,21 @@ const n = (v: unknown) => Number(v ?? 0);
 const SYNC_INSERT = { insert_distributed_sync: 1 };
 
 /**
+ * The query ids of the move's writes start with this. An INSERT … SELECT runs on the
+ * server: a `db:migrate` killed while one runs leaves it running there, and it would add
+ * its rows to the month the next run has just dropped. So a run first kills, and waits
+ * out, every move write still running on any server (and the parts a Distributed insert
+ * sent on to the other shards, which carry its id as their initial query's).
+ */
+const MOVE_QUERY = "callboard-move-v2-";
+
+async function stopEarlierMoves(servers: readonly ClickHouse[]): Promise<void> {
+  for (const server of servers) {
+    await server.command(`KILL QUERY WHERE query_id LIKE '${MOVE_QUERY}%' OR initial_query_id LIKE '${MOVE_QUERY}%' SYNC`);
+  }
+}
+
+/**
  * Moves a warehouse's v1 rows month by month; resumes after its checkpoints. `servers`:
  * every server of the cluster (each reads its own v1 rows), or the one server; `label`
  * names the warehouse in progress and errors.
@@ -221,11 +237,12 @@ export async function moveServersToV2(servers: readonly ClickHouse[], p: Placeme
   const report = (month: number, step: MoveProgress["step"], calls?: number) =>
     options.onProgress?.({ host: label, month, step, monthsDone, monthsTotal: all.length, calls });
   const [first] = servers;
+  if (pending.length > 0) await stopEarlierMoves(servers);
   for (const month of pending) {
     const { drop, write } = moveStatements(p, month);
     for (const server of servers) for (const s of drop) await server.command(s);
     report(month, "dropped");
-    for (const server of servers) for (const s of write) await server.command(s, p.cluster ? SYNC_INSERT : undefined);
+    for (const server of servers) for (const s of write) await server.command(s, p.cluster ? SYNC_INSERT : undefined, `${MOVE_QUERY}${randomUUID()}`);
     const [want] = await first.rows<{ calls: number; participants: number }>(
       `SELECT count() AS calls, sum(length(p_uid)) AS participants FROM ${routed(CALLS.name)} FINAL WHERE deleted = 0 AND toYYYYMM(toDateTime(start_at)) = ${month}`,
     );
