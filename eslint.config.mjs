@@ -31,6 +31,7 @@ const LAYERS = [
   { folder: "locks", above: ["sync", "apps"] },
   { folder: "apps", above: ["sync"] },
   { folder: "ingest", above: ["health"] },
+  { folder: "clickhouse", above: ["ingest", "sync", "analytics", "apps", "emulator"] },
 ];
 const layerBlocks = LAYERS.map(({ folder, above }) => ({
   files: [`lib/${folder}/**/*.{ts,tsx}`],

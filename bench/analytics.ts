@@ -195,7 +195,7 @@ export async function runAnalyticsBench(opts: AnalyticsBenchOptions): Promise<Be
       const rss0 = process.memoryUsage().rss;
       let peak = rss0;
       t0 = performance.now();
-      const reader = A.REPORTS.calls.csv.stream(await engine.csv("calls", A.filters(), scope)).getReader();
+      const reader = A.REPORT_CSV_WRITERS.calls.csv.stream(await engine.csv("calls", A.filters(), scope)).getReader();
       let firstByte = 0;
       let bytes = 0;
       for (let i = 0; ; i++) {

@@ -24,7 +24,7 @@ import { csvRate, latency, NOW, prepareAccess, reportPaths, SECRET } from "./htt
 import { ensureProductionBuild, startProductionServer } from "./production-server";
 import type { BenchRow } from "./bench-row";
 import { measureSyncBackfill } from "./sync-backfill";
-import type { TestClickHouse } from "@/lib/clickhouse/testing";
+import type { TestClickHouse } from "@/lib/clickhouse/test-clickhouse";
 
 const DAY = 86_400;
 const load = () => `load ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`;
@@ -121,7 +121,7 @@ export interface ClickHouseReportsOptions {
 export async function runClickHouseReportsBench({ calls = 10_000_000, compareCalls = 1_000_000, runs = 30 }: ClickHouseReportsOptions = {}): Promise<BenchRow[]> {
   ensureProductionBuild();
   process.env.LOG_LEVEL ??= "silent";
-  const { startClickHouse } = await import("@/lib/clickhouse/testing");
+  const { startClickHouse } = await import("@/lib/clickhouse/test-clickhouse");
   const dir = mkdtempSync(path.join(tmpdir(), "callboard-bench-chreports-"));
   const ch = await startClickHouse({ shards: 2, parentDir: dir });
   const rows: BenchRow[] = [];

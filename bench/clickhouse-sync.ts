@@ -45,7 +45,7 @@ export interface ClickHouseSyncOptions {
 export async function measureClickHouseSync({ calls = 1_000_000, shards = 2, batchSize, mix = "platform", prerender = false, writeV1Facts }: ClickHouseSyncOptions = {}): Promise<ClickHouseSyncResult> {
   process.env.AUTH_SECRET ??= "bench-only-secret-bench-only-secret-000";
   process.env.LOG_LEVEL ??= "silent";
-  const { startClickHouse } = await import("@/lib/clickhouse/testing");
+  const { startClickHouse } = await import("@/lib/clickhouse/test-clickhouse");
   const ch = await startClickHouse({ shards });
   const emu = await spawnBenchEmulator(calls, { mix, prerender });
   const dir = mkdtempSync(path.join(tmpdir(), "callboard-bench-chsync-"));

@@ -59,7 +59,7 @@ function diskBytes(dirs: string[]): Map<string, number> {
 }
 
 export async function runClickHouseV2Bench({ calls = 10_000_000, runs = 15 }: { calls?: number; runs?: number } = {}): Promise<BenchRow[]> {
-  const { startClickHouse } = await import("@/lib/clickhouse/testing");
+  const { startClickHouse } = await import("@/lib/clickhouse/test-clickhouse");
   const ch = await startClickHouse({ shards: 2, profileSettings: { log_queries: 1, max_threads: 2 } });
   const rows: BenchRow[] = [];
   const area = `clickhouse v2 schema ${(calls / 1e6).toLocaleString("en")}M (2 × 18.16 shards)`;

@@ -29,7 +29,7 @@ import { createUser } from "@/lib/auth/users";
 import { addApp } from "@/lib/apps/registry";
 import { basicAuthHeader } from "@/lib/ingest/auth";
 import { messageSent, participantJoined } from "@/lib/ingest/test-deliveries";
-import { createIngestHttpHandler } from "@/lib/ingest/http";
+import { createIngestHttpHandler } from "@/lib/ingest/webhook-handler";
 import { createPostgresIngestor, storeDelivery } from "@/lib/ingest/postgres-inbox";
 import { parsePostgresConfig } from "@/lib/postgres/config";
 import { POSTGRES_SKIP_REASON, startPostgres } from "@/lib/postgres/test-postgres";

@@ -37,7 +37,8 @@ import { isSessionIdOrder } from "@/lib/emulator/session-ids";
 import { parseCallRecord } from "@/lib/platform/call-record";
 import { threadCpuMs } from "@/lib/sync/thread-cpu";
 import { workerSink } from "@/lib/sync/write-sink";
-import { CallWriter, contentHash, extraParticipantJson, resolveRawBytes, resolveRawTexts, toWriteRow, tuneForBackfill, type PendingCall } from "@/lib/sync/writer";
+import { contentHash, extraParticipantJson, resolveRawBytes, resolveRawTexts, toWriteRow, type PendingCall } from "@/lib/sync/pending-rows";
+import { CallWriter, tuneForBackfill } from "@/lib/sync/writer";
 
 const opts = new Command()
   .option("--calls <n>", "calls", "200000")

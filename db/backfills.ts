@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
-import { applyClientSessionChange, clientSessionChange, JOIN_TRIGGERS, LEAVE_TRIGGERS, prepareClientSessionStatements } from "@/lib/ingest/client-sessions";
-import { isObject } from "@/lib/ingest/envelope";
+import { applyClientSessionChange, prepareClientSessionStatements } from "@/lib/ingest/client-sessions";
+import { clientSessionChange, JOIN_TRIGGERS, LEAVE_TRIGGERS } from "@/lib/platform/client-session-facts";
+import { isObject } from "@/lib/platform/webhook-envelope";
 import { logger } from "@/lib/log/logger";
 
 /**

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 /**
  * Comments that name a file must name one that exists (issue 28: several pointed at
  * files moved or renamed long before). Two checks over every comment line of the code
- * and README.md: a path from the repository's root (`lib/ingest/http.ts`) must exist; a
+ * and README.md: a path from the repository's root (`lib/ingest/webhook-handler.ts`) must exist; a
  * bare file name (`store.ts`) must be the name of some file of the repository. Decision
  * records are left out: they say what the code was when they were written.
  */

@@ -10,12 +10,6 @@ import { describe, expect, it } from "vitest";
  */
 const NOT_YET_RENAMED = new Set([
   "e2e/fixture.ts", // Playwright's own word for it
-  "lib/analytics/engines/clickhouse/parity-answers.ts",
-  "lib/analytics/engines/clickhouse/parity-churn.ts",
-  "lib/analytics/engines/clickhouse/parity-deliveries.ts",
-  "lib/analytics/engines/clickhouse/parity-fixture.ts",
-  "lib/clickhouse/testing.ts",
-  "lib/clickhouse/writer-v2-child.fixture.ts",
 ]);
 const OTHER_SCHEMES = /(^|[./-])(testing|fixtures?|parity-[\w-]+)\.tsx?$|\.fixture\.tsx?$/;
 

@@ -10,8 +10,8 @@ import { spawn } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Command } from "commander";
-import { startClickHouse } from "@/lib/clickhouse/testing";
-import { restartable } from "@/lib/clickhouse/testing-restart";
+import { startClickHouse } from "@/lib/clickhouse/test-clickhouse";
+import { restartable } from "@/lib/clickhouse/test-restart";
 
 const opts = new Command("e2e-clickhouse")
   .requiredOption("--port <port>")

@@ -6,7 +6,7 @@
  */
 import type { Filters } from "./filters";
 import type { CallDetail, CallRef } from "./report-types";
-import type { CsvSource, ReportJson, ReportName } from "./reports";
+import type { CsvSource, ReportJson, ReportName } from "./report-csv-writers";
 import type { Scope } from "./scope";
 
 export type EngineKind = "memory" | "clickhouse";

@@ -20,7 +20,7 @@ import { createMemoryEngine } from "./engines/memory";
 import type { AnalyticsEngine, EngineKind } from "./engine-interface";
 
 export type { AnalyticsEngine, EngineHealth, EngineKind } from "./engine-interface";
-export type { CsvBatch, CsvSource, ReportJson, ReportName, ReportRow } from "./reports";
+export type { CsvBatch, CsvSource, ReportJson, ReportName, ReportRow } from "./report-csv-writers";
 
 /** What an engine is built from: the warehouse (apps, scopes, and the memory engine's facts) and the environment. */
 export interface EngineContext {

@@ -8,7 +8,7 @@ import { clickHouseEventCounts } from "./engines/clickhouse";
  * The events report (webhook deliveries per app, trigger and local day) from where this
  * process keeps its facts: ClickHouse when CLICKHOUSE_URL is set (the counts every
  * Callboard server forwarded there), else the SQLite warehouse. Outside the table of
- * reports (REPORTS): its rows are the ingest's, not the calls'.
+ * reports (REPORT_CSV_WRITERS): its rows are the ingest's, not the calls'.
  */
 export async function eventCounts(db: Db, appPks: number[], params: EventCountsParams, signal?: AbortSignal): Promise<EventCount[]> {
   return engineKind(env()) === "clickhouse" ? clickHouseEventCounts(db, appPks, params, signal) : getEventCounts(db, appPks, params);

@@ -11,6 +11,6 @@ export {
   type EngagementBucketRow, type HeatmapCell, type Page, type Pagination, type ParticipantUsageRow, type RecordingDetail, type RecordingRow, type Totals,
   type TotalsCsvRow, type TotalsReport, type CallEventRow, type CallClientRow, type ClientRow, type CombinedParticipantRow, type RecordingFacts, type CallListJsonRow, type RecordingSummary, type AwaitingRecordingRow,
 } from "./report-types";
-export { REPORTS, type ReportName, type ReportJson, type ReportRow, type CsvBatch, type CsvSource } from "./reports";
+export { REPORT_CSV_WRITERS, type ReportName, type ReportJson, type ReportRow, type CsvBatch, type CsvSource } from "./report-csv-writers";
 export { analyticsEngine, type AnalyticsEngine, type EngineHealth, type EngineKind } from "./engine";
 export { DURATION_BUCKETS, TYPES, MODES, STATUSES, RECEIVER_TYPES } from "./dims";

@@ -5,7 +5,7 @@ import { toErrorResponse } from "@/lib/http/errors";
 import { logger } from "@/lib/log/logger";
 import { analyticsEngine, type AnalyticsEngine } from "./engine";
 import { parseFilters } from "./filters";
-import { REPORTS, type ReportName } from "./reports";
+import { REPORT_CSV_WRITERS, type ReportName } from "./report-csv-writers";
 
 /**
  * The whole of an analytics route handler: authorize, parse the filters, ask the
@@ -32,7 +32,7 @@ export async function handleReport<N extends ReportName>(request: Request, name:
       // Resolved (and a 404 answered) before the first byte; rows are then pulled as the client reads.
       const batches = await engine.csv(name, f, caller, request.signal);
       // ISO columns in the filters' zone; the file named for what it holds (report, filters, range).
-      return new Response(REPORTS[name].csv.stream(batches, request.signal, csvContext(f.tz)), { headers: csvHeaders(csvDownloadName(name, f)) });
+      return new Response(REPORT_CSV_WRITERS[name].csv.stream(batches, request.signal, csvContext(f.tz)), { headers: csvHeaders(csvDownloadName(name, f)) });
     }
     return Response.json(await engine.report(name, f, caller, request.signal), { headers: privateJson });
   } catch (error) {

@@ -12,7 +12,7 @@ import type {
  * The one table of reports. Per report: its name (the key), its route under /api/v1,
  * which of the report-only query parameters it reads, the type of its JSON answer and
  * of its CSV rows, and its CSV columns. Everything else is derived from it: the CSV
- * writers (reports.ts), the token fast path's routes (REPORT_ROUTES, below), the
+ * writers (report-csv-writers.ts), the token fast path's routes (REPORT_ROUTES, below), the
  * dashboard's URLs and the row type of every `useReport` (lib/ui/reports.ts,
  * components/use-report.ts). report-registry.test.ts walks app/api/v1 and this table
  * both ways. Client-safe: it imports only data (the CSV columns) and types.

@@ -1,6 +1,6 @@
 /**
  * The answers of every report, engine-agnostic: the JSON rows each route sends, the
- * same rows the CSV columns name (reports.ts), and the few constants that define what a
+ * same rows the CSV columns name (report-csv-writers.ts), and the few constants that define what a
  * report counts. Every engine (lib/analytics/engines/*) produces exactly these.
  */
 import type { CallEventRow } from "@/lib/ingest/call-events";

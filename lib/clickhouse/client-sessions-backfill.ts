@@ -1,5 +1,5 @@
-import { JOIN_TRIGGERS, joinFacts } from "@/lib/ingest/client-sessions";
-import { isObject } from "@/lib/ingest/envelope";
+import { JOIN_TRIGGERS, joinFacts } from "@/lib/platform/client-session-facts";
+import { isObject } from "@/lib/platform/webhook-envelope";
 import type { ClickHouse } from "./client";
 import { clientSessionRow } from "./rows";
 import { qualified } from "./schema";

@@ -8,7 +8,7 @@ import { quoteIdentifier, type Placement } from "./schema";
 
 /**
  * What the warehouse code needs from ClickHouse, whoever answers: a server over HTTP
- * (`@clickhouse/client`, here) or the embedded chdb in tests (testing-chdb.ts), so that
+ * (`@clickhouse/client`, here) or the embedded chdb in tests (test-chdb.ts), so that
  * the same DDL and queries run on both. Rows are JSON objects (64-bit integers as
  * numbers). Every error thrown is a ClickHouseError whose message never holds the
  * password.

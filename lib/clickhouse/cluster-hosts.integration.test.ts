@@ -9,7 +9,7 @@ import { openClickHouse, type ClickHouse } from "./client";
 import { forHost } from "./config";
 import { migrateClickHouse } from "./migrate";
 import { MIGRATED_TABLES } from "./migrations";
-import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./testing";
+import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./test-clickhouse";
 
 /**
  * Issue 25, item 4: migrations reach every shard `system.clusters` lists, or stop with an

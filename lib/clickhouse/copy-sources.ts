@@ -1,5 +1,5 @@
 import type { Db } from "@/db/client";
-import { eventTime, triggerCategory } from "@/lib/ingest/envelope";
+import { eventTime, triggerCategory } from "@/lib/platform/webhook-envelope";
 import { callRow, clientSessionRowOfSqlite, deliveryRow, eventCountRow, recordingRow, thousandths, type ClientSessionSqliteRow, type ParticipantFact } from "./rows";
 import type { CallChangeV2 } from "./writer-v2";
 

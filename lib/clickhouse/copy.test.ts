@@ -10,7 +10,7 @@ import { CopyMismatchError, copyToClickHouse, type CopyProgress } from "./copy";
 import { migrateClickHouse } from "./migrate";
 import { callRow } from "./rows";
 import { CallWriterV2, openShardsV2 } from "./writer-v2";
-import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./testing";
+import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./test-clickhouse";
 
 process.env.AUTH_SECRET ??= "copy-test-secret-at-least-32-characters!!";
 

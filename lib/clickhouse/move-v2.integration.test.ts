@@ -8,9 +8,9 @@ import { applyMigrations, migrateClickHouse } from "./migrate";
 import { MOVE_CHECKPOINTS_TABLE, moveServersToV2, moveToV2, type MoveProgress } from "./move-v2";
 import { callRow, callTombstone, type CallFact } from "./rows";
 import { decodeClosed, V2_TABLES } from "./schema-v2";
-import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./testing";
+import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./test-clickhouse";
 import { CallWriterV2, openShardsV2 } from "./writer-v2";
-import { openChdb } from "./testing-chdb";
+import { openChdb } from "./test-chdb";
 
 /**
  * Migration 0005 and the move of a v1 warehouse to schema v2 (move-v2.ts) on two real

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ClickHouseError, openClickHouse, QUERY_TIMEOUT_CODE, type ClickHouse } from "./client";
-import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./testing";
+import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./test-clickhouse";
 
 /**
  * Issue 30 item 5: a query past its deadline (queryTimeoutMs, CLICKHOUSE_QUERY_TIMEOUT_SECONDS

@@ -5,7 +5,7 @@ import { migrateClickHouse } from "./migrate";
 import { insertRowBinary, rowBinaryEncoder, Writer } from "./row-binary";
 import { callRow, deliveryRow, eventCountRow, recordingRow, type CallFact } from "./rows";
 import { CALLS, EVENT_COUNTS, RECORDINGS, WEBHOOK_DELIVERIES } from "./schema";
-import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./testing";
+import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./test-clickhouse";
 
 /**
  * RowBinary must store exactly what the JSONEachRow path stores: the same rows (from the

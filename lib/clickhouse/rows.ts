@@ -1,4 +1,4 @@
-import type { ClientSessionFacts } from "@/lib/ingest/client-sessions";
+import type { ClientSessionFacts } from "@/lib/platform/client-session-facts";
 
 /**
  * The shape of every row written to the ClickHouse fact tables (schema.ts), built in one

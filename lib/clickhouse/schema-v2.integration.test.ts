@@ -5,8 +5,8 @@ import { changeRowsV2, type CallStateV2 } from "./rows-v2";
 import { createTableStatements, localName, qualified, type Placement } from "./schema";
 import { CALLS_BY_BUCKET, CALLS_BY_MONTH, CALLS_V2, PARTICIPANTS_BY_MONTH, PARTICIPANTS_V2, SESSION_CODE_SQL, SHARD_BY_CALL, UID_CODE_SQL, UIDS, V2_TABLES, decodeClosed, shardByCallFromCode, viewStatements } from "./schema-v2";
 import { stringLiteral } from "./sql";
-import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./testing";
-import { openChdb } from "./testing-chdb";
+import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./test-clickhouse";
+import { openChdb } from "./test-chdb";
 
 /**
  * Schema v2's mechanisms on two 18.16 shards and on chdb (a current ClickHouse): calls that

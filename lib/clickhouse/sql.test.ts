@@ -3,8 +3,8 @@ import { parseFilters } from "@/lib/analytics";
 import { NASTY_UIDS } from "@/lib/emulator/population";
 import { openClickHouse, type ClickHouse } from "./client";
 import { and, array, integerLiteral, literal, raw, sql, stringLiteral } from "./sql";
-import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./testing";
-import { openChdb } from "./testing-chdb";
+import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./test-clickhouse";
+import { openChdb } from "./test-chdb";
 
 /**
  * The one encoder of values into ClickHouse SQL, tried with every kind of input the

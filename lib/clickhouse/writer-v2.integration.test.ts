@@ -7,7 +7,7 @@ import { clusterHosts, reachAllClusterHosts } from "./cluster-hosts";
 import type { CallStateV2 } from "./rows-v2";
 import { createTableStatements, qualified, type Placement } from "./schema";
 import { SHARD_BY_CALL, V2_TABLES, shardByCallFromCode, viewStatements } from "./schema-v2";
-import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./testing";
+import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./test-clickhouse";
 import { CallWriterV2, openShardsV2, type CallChangeV2, type ShardV2, type WriteStepV2 } from "./writer-v2";
 
 /**
@@ -197,7 +197,7 @@ const STEPS: WriteStepV2[] = ["looked-up", "uids", "raw", "calls", "participants
   async function killedAt(step: WriteStepV2) {
     const env = await fresh();
     await new CallWriterV2(env.ch, env.shards).write(APP, changes(FIRST.map((s) => [s.sessionId, s]), 1_000));
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "writer-v2-child.fixture.ts")], {
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "test-writer-v2-child.ts")], {
       env: { ...process.env, ...cluster.env(env.database), APP_PK: String(APP), CHANGES: JSON.stringify(changes(NEXT, 2_000)), KILL_STEP: step },
       stdio: ["ignore", "pipe", "pipe"],
     });

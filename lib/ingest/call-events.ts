@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { eventTime, isLiveTrigger, isObject, parseLive, parseRecording, RECORDING_TRIGGER } from "./envelope";
+import { eventTime, isLiveTrigger, isObject, parseLive, parseRecording, RECORDING_TRIGGER } from "../platform/webhook-envelope";
 
 /**
  * One call's event log: every webhook delivery stored for its session (initiated,

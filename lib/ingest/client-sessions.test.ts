@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { joinFacts } from "./client-sessions";
-import { isObject, toEpochSeconds } from "./envelope";
+import { joinFacts } from "@/lib/platform/client-session-facts";
+import { isObject, toEpochSeconds } from "../platform/webhook-envelope";
 
 /**
  * The ingest keeps what a join says in `client_sessions`, read from the parsed body in

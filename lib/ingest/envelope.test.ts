@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InvalidEventError, parseLive, parseRecording, toEpochSeconds, triggerCategory } from "./envelope";
+import { InvalidEventError, parseLive, parseRecording, toEpochSeconds, triggerCategory } from "@/lib/platform/webhook-envelope";
 import { canonicalJson } from "./keys";
 import { checkBasicAuth, parseBasic } from "./auth";
 

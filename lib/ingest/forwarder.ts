@@ -2,7 +2,7 @@ import type { Statement } from "better-sqlite3";
 import type { Db } from "@/db/client";
 import { logger, type Logger } from "@/lib/log/logger";
 import { clientSessionRowOfSqlite, type ClientSessionSqliteRow, type DeliveryFact as WarehouseDelivery, type RecordingFact as WarehouseRecording } from "@/lib/clickhouse/rows";
-import { countBucket, isObject, triggerCategory } from "./envelope";
+import { countBucket, isObject, triggerCategory } from "../platform/webhook-envelope";
 
 /**
  * ClickHouse mode: the ingest keeps answering from SQLite (a delivery is durable in the

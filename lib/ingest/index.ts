@@ -2,11 +2,11 @@
 export { createIngestor, MAX_BODY_BYTES } from "./ingest";
 export type { IngestApp, IngestHeaders, IngestResult, Ingestor, IngestorOptions, Preflight } from "./ingest";
 export { getIngestor, closeIngestor, openIngestConnection } from "./runtime";
-export { createIngestHttpHandler, matchIngestPath, INGEST_PREFIX } from "./http";
+export { createIngestHttpHandler, matchIngestPath, INGEST_PREFIX } from "./webhook-handler";
 export { handleWebhookRequest } from "./web";
 export { basicAuthHeader } from "./auth";
-export { toEpochSeconds, triggerCategory, CHAT_TRIGGERS, CALL_TRIGGERS, MEETING_TRIGGERS, RECORDING_TRIGGER } from "./envelope";
-export type { TriggerCategory, Envelope } from "./envelope";
+export { toEpochSeconds, triggerCategory, CHAT_TRIGGERS, CALL_TRIGGERS, MEETING_TRIGGERS, RECORDING_TRIGGER } from "../platform/webhook-envelope";
+export type { TriggerCategory, Envelope } from "../platform/webhook-envelope";
 export {
   getLiveSessions, getEventCounts, getRecentDeliveries, countDeliveries, ingestUrlFor, describeWebhook,
 } from "./queries";

@@ -11,9 +11,9 @@ import { checkBasicAuth } from "./auth";
 import {
   countBucket, envelopeSchema, InvalidEventError, isLiveTrigger, parseLive, parseRecording,
   RECORDING_TRIGGER, triggerCategory, type Envelope,
-} from "./envelope";
+} from "../platform/webhook-envelope";
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "./json-depth";
-import { clientSessionChange, type ClientSessionChange } from "./client-sessions";
+import { clientSessionChange, type ClientSessionChange } from "@/lib/platform/client-session-facts";
 import { bodyKey, liveKey, recordingKey } from "./keys";
 import { GroupCommitter, StoreUnavailableError, type Effect, type GroupCommitterOptions, type PreparedDelivery, type Rejection, type StoreOutcome } from "./store";
 
@@ -21,7 +21,7 @@ import { GroupCommitter, StoreUnavailableError, type Effect, type GroupCommitter
  * The webhook route, independent of the HTTP layer: `preflight` decides from the
  * method, app and headers alone (so an unauthenticated request never has its body
  * read), `accept` takes the body, validates it and answers once it is durable.
- * Both the lean node:http handler (http.ts, wired in front of Next by lib/server/start.ts)
+ * Both the lean node:http handler (webhook-handler.ts, wired in front of Next by lib/server/start.ts)
  * and the Next.js route (app/api/webhooks/[appId]/route.ts) call these.
  *
  * Order of checks: method (405) → app exists (404) → credentials (401) → webhook

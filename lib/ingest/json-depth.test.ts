@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "./json-depth";
 import { bodyKey, canonicalJson } from "./keys";
 import { messageSent, recordingGenerated, sessionEnded } from "./test-deliveries";
-import type { Envelope } from "./envelope";
+import type { Envelope } from "../platform/webhook-envelope";
 
 const bytes = (s: string) => Buffer.from(s, "utf8");
 const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);

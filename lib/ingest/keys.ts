@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { eventTime, type Envelope, type LiveEvent, type RecordingEvent } from "./envelope";
+import { eventTime, type Envelope, type LiveEvent, type RecordingEvent } from "../platform/webhook-envelope";
 
 /**
  * Idempotency keys. The platform documents no event id and warns that deliveries can

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migratePostgres } from "@/db/postgres/client";
 import { closeClickHouse, clickhouse } from "@/lib/clickhouse/client";
 import { migrateClickHouse } from "@/lib/clickhouse/migrate";
-import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/lib/clickhouse/testing";
+import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/lib/clickhouse/test-clickhouse";
 import { resetEnvForTests } from "@/lib/config/env";
 import { parsePostgresConfig } from "@/lib/postgres/config";
 import { POSTGRES_SKIP_REASON, startPostgres, type TestPostgres } from "@/lib/postgres/test-postgres";

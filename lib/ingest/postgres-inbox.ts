@@ -2,7 +2,7 @@ import type pg from "pg";
 import type { PgDb } from "@/db/postgres/client";
 import { stateDbOfPostgres } from "@/db/state";
 import { logger } from "@/lib/log/logger";
-import { triggerCategory, type LiveEvent } from "./envelope";
+import { triggerCategory, type LiveEvent } from "../platform/webhook-envelope";
 import { bucketOf, type DeliveryFact, type EventCountFact, type ForwardTarget } from "./forwarder";
 import { ingestorOver, type DeliveryStore, type Ingestor } from "./ingest";
 import type { Effect } from "./statements";

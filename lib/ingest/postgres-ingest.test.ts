@@ -9,7 +9,7 @@ import { parsePostgresConfig } from "@/lib/postgres/config";
 import { POSTGRES_SKIP_REASON, startPostgres, type TestPostgres } from "@/lib/postgres/test-postgres";
 import { basicAuthHeader } from "./auth";
 import { messageSent, participantJoined, sessionStarted } from "./test-deliveries";
-import { createIngestHttpHandler } from "./http";
+import { createIngestHttpHandler } from "./webhook-handler";
 import { createPostgresIngestor } from "./postgres-inbox";
 import { postJson, type RawResponse } from "./test-harness";
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migratePostgres } from "@/db/postgres/client";
 import { parsePostgresConfig } from "@/lib/postgres/config";
 import { POSTGRES_SKIP_REASON, startPostgres, type TestPostgres } from "@/lib/postgres/test-postgres";
-import { envelopeSchema, isLiveTrigger, parseLive, parseRecording, RECORDING_TRIGGER } from "./envelope";
+import { envelopeSchema, isLiveTrigger, parseLive, parseRecording, RECORDING_TRIGGER } from "../platform/webhook-envelope";
 import { callInitiated, participantJoined, participantLeft, recordingGenerated, sessionEnded, sessionStarted, type Delivery } from "./test-deliveries";
 import { liveKey, recordingKey } from "./keys";
 import { storeDelivery, type IncomingDelivery } from "./postgres-inbox";

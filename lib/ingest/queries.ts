@@ -2,7 +2,7 @@ import { and, desc, eq, gte, inArray, lt, ne, or, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { apps, calls, eventCounts, liveOccupants, liveSessions, webhookDeliveries, webhookRejections, type AppRow } from "@/db/schema";
 import { HttpError } from "@/lib/http/errors";
-import { triggerCategory, type TriggerCategory } from "./envelope";
+import { triggerCategory, type TriggerCategory } from "../platform/webhook-envelope";
 import { ingestUrlFor } from "./url";
 
 export { ingestUrlFor };

@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
-import { prepareClientSessionStatements, type ClientSessionChange } from "./client-sessions";
-import type { LiveEvent, RecordingEvent } from "./envelope";
+import type { ClientSessionChange } from "@/lib/platform/client-session-facts";
+import { prepareClientSessionStatements } from "./client-sessions";
+import type { LiveEvent, RecordingEvent } from "../platform/webhook-envelope";
 
 export type Effect =
   | { kind: "recording"; recording: RecordingEvent }

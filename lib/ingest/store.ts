@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import { logger } from "@/lib/log/logger";
-import { applyClientSessionChange, type ClientSessionChange } from "./client-sessions";
+import type { ClientSessionChange } from "@/lib/platform/client-session-facts";
+import { applyClientSessionChange } from "./client-sessions";
 import { applyEffect, prepareStatements, type PreparedDelivery, type Statements } from "./statements";
 import { noteWriteFailure, noteWriteSuccess, writeFailureReason } from "./write-state";
 import type { WalSyncer } from "./wal-sync";

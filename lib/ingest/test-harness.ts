@@ -12,7 +12,7 @@ import { openDatabase, type Db } from "@/db/client";
 import { addApp } from "@/lib/apps/registry";
 import { resetEnvForTests } from "@/lib/config/env";
 import { basicAuthHeader } from "./auth";
-import { createIngestHttpHandler } from "./http";
+import { createIngestHttpHandler } from "./webhook-handler";
 import { createIngestor, type IngestorOptions, type SqliteIngestor } from "./ingest";
 import { openIngestConnection } from "./runtime";
 import { WalSyncer } from "./wal-sync";

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { mulberry32 } from "@/lib/emulator/prng";
 import { HOSTILE_RECORDS } from "@/lib/sync/test-hostile-records";
-import { extraParticipantJson } from "@/lib/sync/writer";
+import { extraParticipantJson } from "@/lib/sync/pending-rows";
 import { CallFields, ParticipantFields, readCallsPage } from "./page-reader";
 
 const page = (data: string, meta = `{"pagination":{"total_pages":3}}`) => Buffer.from(`{"data":${data},"meta":${meta}}`);

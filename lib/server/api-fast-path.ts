@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { gzipSync } from "node:zlib";
 import { REPORT_ROUTES } from "@/lib/analytics/report-registry";
-import type { ReportName } from "@/lib/analytics/reports";
+import type { ReportName } from "@/lib/analytics/report-csv-writers";
 import { securityHeaders } from "@/lib/http/security-headers";
 import { streamAhead } from "./stream-ahead";
 

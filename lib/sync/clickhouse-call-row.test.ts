@@ -5,7 +5,7 @@ import { callRow, type CallFact, type ParticipantFact } from "@/lib/clickhouse/r
 import { CALLS } from "@/lib/clickhouse/schema";
 import { parseCallRecord } from "@/lib/platform/call-record";
 import { writeCallRow } from "./clickhouse-call-row";
-import { contentHash, extraParticipantJson, PART_WIDTH, resolveRawTexts, toWriteRow, W, type PendingCall, type WriteRow } from "./writer";
+import { contentHash, extraParticipantJson, PART_WIDTH, resolveRawTexts, toWriteRow, W, type PendingCall, type WriteRow } from "./pending-rows";
 
 /**
  * The sync's direct RowBinary encoding of a call (clickhouse-call-row.ts) against the path

@@ -1,7 +1,7 @@
 import { thousandths } from "@/lib/clickhouse/rows";
 import type { Writer } from "@/lib/clickhouse/row-binary";
 import { CALLS } from "@/lib/clickhouse/schema";
-import type { PendingCall } from "./writer";
+import type { PendingCall } from "./pending-rows";
 
 /**
  * The sync's calls, as it stages them (PendingCall: the parsed call, its hash, its raw

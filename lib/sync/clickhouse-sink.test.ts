@@ -8,7 +8,7 @@ import type { CallWriterV2 } from "@/lib/clickhouse/writer-v2";
 import type { ClickHouse } from "@/lib/clickhouse/client";
 import { parseCallRecord } from "@/lib/platform/call-record";
 import { ClickHouseCalls, nextArrival } from "./clickhouse-sink";
-import { contentHash, type PendingCall } from "./writer";
+import { contentHash, type PendingCall } from "./pending-rows";
 
 /**
  * The sink's flow control, against a ClickHouse that takes the insert body slowly (a real

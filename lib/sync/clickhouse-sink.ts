@@ -15,7 +15,8 @@ import { processWriterV2, type CallChangeV2, type CallWriterV2, type StoredCallV
 import { CALL_ROW_COLUMNS, writeCallRow } from "./clickhouse-call-row";
 import type { StoredCalls } from "./stored-calls";
 import type { WriteSink } from "./write-sink";
-import { progressWriter, type BatchResult, type Existing, type PendingCall, type SyncProgress } from "./writer";
+import { type Existing, type PendingCall } from "./pending-rows";
+import { progressWriter, type BatchResult, type SyncProgress } from "./writer";
 
 /**
  * The sync in ClickHouse mode: calls and their participants go to ClickHouse's `calls`

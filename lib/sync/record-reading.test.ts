@@ -26,7 +26,8 @@ import { RunState } from "./run-state";
 import type { StoredCalls } from "./stored-calls";
 import type { SyncSummary } from "./summary";
 import { workerSink, type WriteSink } from "./write-sink";
-import { CallWriter, toWriteRow, type PendingCall, type WriteRow } from "./writer";
+import { toWriteRow, type PendingCall, type WriteRow } from "./pending-rows";
+import { CallWriter } from "./writer";
 
 process.env.AUTH_SECRET ??= "test-secret-test-secret-test-secret-00";
 const dir = mkdtempSync(path.join(tmpdir(), "callboard-record-reading-"));

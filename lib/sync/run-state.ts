@@ -6,7 +6,7 @@ import type { StoredCalls } from "./stored-calls";
 import type { SyncSummary } from "./summary";
 import type { WriteSink } from "./write-sink";
 import { fieldsRow } from "./write-row";
-import { contentHash, extraParticipantJson, isFinalStatus, toWriteRow, W, type Existing, type PendingCall, type WriteRow } from "./writer";
+import { contentHash, extraParticipantJson, isFinalStatus, toWriteRow, W, type Existing, type PendingCall, type WriteRow } from "./pending-rows";
 
 const MAX_REASONS = 100;
 

@@ -8,7 +8,7 @@ import { generateCallAt, makeContext } from "@/lib/emulator/generator";
 import type { SessionIdOrder } from "@/lib/emulator/session-ids";
 import { keysScattered, scatteredCacheKiB, BACKFILL_CACHE_KIB, SCATTERED_CACHE_MAX_KIB } from "./scattered-keys";
 import type { SyncHarness } from "./test-sync";
-import { W, type WriteRow } from "./writer";
+import { W, type WriteRow } from "./pending-rows";
 
 process.env.AUTH_SECRET ??= "integration-test-secret-at-least-32-characters";
 process.env.LOG_LEVEL ??= "silent";

@@ -1,4 +1,4 @@
-import { W, type WriteRow } from "./writer";
+import { W, type WriteRow } from "./pending-rows";
 
 /**
  * Session ids that do not follow time (docs/decisions/0027).

@@ -1,4 +1,4 @@
-import type { Existing } from "./writer";
+import type { Existing } from "./pending-rows";
 
 /**
  * What a sync asks of the warehouse it writes to, to tell new, changed and unchanged

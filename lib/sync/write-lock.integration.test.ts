@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SyncHarness as Harness } from "./test-sync";
-import type { PendingCall } from "./writer";
+import type { PendingCall } from "./pending-rows";
 
 process.env.AUTH_SECRET ??= "integration-test-secret-at-least-32-characters";
 process.env.LOG_LEVEL ??= "silent";

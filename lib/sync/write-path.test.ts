@@ -17,7 +17,8 @@ import { generateCallAt, makeContext } from "@/lib/emulator/generator";
 import { DATA_MIXES, type DataMixName } from "@/lib/emulator/mixes";
 import { serializeServed } from "@/lib/emulator/quirks";
 import { parseCallRecord } from "@/lib/platform/call-record";
-import { CallWriter, contentHash, extraParticipantJson, resolveRawBytes, resolveRawTexts, toWriteRow, PART_WIDTH, W, type WriteRow } from "./writer";
+import { contentHash, extraParticipantJson, resolveRawBytes, resolveRawTexts, toWriteRow, PART_WIDTH, W, type WriteRow } from "./pending-rows";
+import { CallWriter } from "./writer";
 
 process.env.AUTH_SECRET ??= "test-secret-test-secret-test-secret-00";
 

@@ -14,7 +14,7 @@ import { parseCallRecord } from "@/lib/platform/call-record";
 import { CallFields, ParticipantFields, readCallsPage } from "@/lib/platform/page-reader";
 import { HOSTILE_RECORDS } from "./test-hostile-records";
 import { fieldsRow } from "./write-row";
-import { toWriteRow, W, type WriteRow } from "./writer";
+import { toWriteRow, W, type WriteRow } from "./pending-rows";
 
 /** The reference: the parsed call made into its row (hash left null, as fieldsRow leaves it). */
 function expectedRow(fields: CallFields, extras: Array<string | null>, start: number, end: number): WriteRow | undefined {

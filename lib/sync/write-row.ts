@@ -1,6 +1,6 @@
 import { Bad, round6, toArray, toBool, toEpoch, toHms, toId, toInt, toLabel, toMinuteAmount, toMinutes, toStr } from "@/lib/platform/call-record";
 import type { CallFields, ParticipantFields } from "@/lib/platform/page-reader";
-import { W, type WriteRow } from "./writer";
+import { W, type WriteRow } from "./pending-rows";
 
 /**
  * A record read by its known fields (page-reader.ts) straight into the flat row the

@@ -3,7 +3,8 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { Db } from "@/db/client";
-import { resolveRawTexts, toWriteRow, type BatchResult, type CallWriter, type PendingCall, type SyncProgress, type WriteRow } from "./writer";
+import { resolveRawTexts, toWriteRow, type PendingCall, type WriteRow } from "./pending-rows";
+import { type BatchResult, type CallWriter, type SyncProgress } from "./writer";
 
 /**
  * Where batches are written: inline on this thread, or on a worker thread with its own

@@ -20,7 +20,8 @@ import { openDatabase } from "@/db/client";
 import { threadCpuMs } from "./thread-cpu";
 import type { WorkerConnectionLimits } from "./write-sink";
 import { keysScattered, meanIdLength, scatteredCacheKiB } from "./scattered-keys";
-import { CallWriter, resolveRawBytes, tuneForBackfill, W, type BatchResult, type SyncProgress, type WriteRow } from "./writer";
+import { resolveRawBytes, W, type WriteRow } from "./pending-rows";
+import { CallWriter, tuneForBackfill, type BatchResult, type SyncProgress } from "./writer";
 
 const { file, appPk, limits } = workerData as { file: string; appPk: number; limits: WorkerConnectionLimits };
 const db = openDatabase(file, { migrate: false });

@@ -2,7 +2,7 @@ import { handleWebhookRequest } from "@/lib/ingest/web";
 
 /**
  * Webhook ingest under plain `next dev` / `next start`. `npm start` answers this path
- * from the lean node:http handler (lib/ingest/http.ts, wired in front of Next by
+ * from the lean node:http handler (lib/ingest/webhook-handler.ts, wired in front of Next by
  * lib/server/start.ts) before Next sees it; both call the same lib/ingest code
  * (docs/decisions/0003-webhook-ingest.md).
  */

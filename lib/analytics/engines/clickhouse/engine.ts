@@ -3,7 +3,7 @@ import { clickhouse, ensureClickHouseSchema, qualified, type ClickHouse } from "
 import type { AnalyticsEngine, EngineHealth } from "../../engine-interface";
 import type { Filters } from "../../filters";
 import type { CallDetail, CallRef } from "../../report-types";
-import type { CsvBatch, CsvSource, ReportJson, ReportName } from "../../reports";
+import type { CsvBatch, CsvSource, ReportJson, ReportName } from "../../report-csv-writers";
 import type { Scope } from "../../scope";
 import type { ChContext } from "./context";
 import { unavailableAsHttp } from "./errors";

@@ -3,7 +3,7 @@ import type { Db } from "@/db/client";
 import { openFixtureDb } from "@/lib/analytics/test-fixtures";
 import { applyMigrations, eventCountRow, type ClickHouse } from "@/lib/clickhouse";
 import { copyToClickHouse } from "@/lib/clickhouse/copy";
-import { openChdb } from "@/lib/clickhouse/testing-chdb";
+import { openChdb } from "@/lib/clickhouse/test-chdb";
 import { getEventCounts as fromSqlite } from "@/lib/ingest/queries";
 import { getEventCounts } from "./reports/events";
 

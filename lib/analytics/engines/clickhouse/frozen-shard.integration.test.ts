@@ -8,7 +8,7 @@ import { createApiToken } from "@/lib/auth/tokens";
 import { createUser } from "@/lib/auth/users";
 import { migrateClickHouse, openClickHouse, type ClickHouse } from "@/lib/clickhouse";
 import type { CallStateV2 } from "@/lib/clickhouse/rows-v2";
-import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/lib/clickhouse/testing";
+import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/lib/clickhouse/test-clickhouse";
 import { CallWriterV2, openShardsV2 } from "@/lib/clickhouse/writer-v2";
 import { REPORT_ROUTES } from "@/lib/analytics/report-registry";
 import { SKIP_WITHOUT_BUILD, startTestServer, type TestServer } from "@/lib/server/test-server";

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "@/db/client";
 import { filters, type Scope } from "@/lib/analytics";
-import { REPORTS, type ReportName } from "@/lib/analytics/reports";
+import { REPORT_CSV_WRITERS, type ReportName } from "@/lib/analytics/report-csv-writers";
 import { openFixtureDb, randomCall, rng, writeCalls } from "@/lib/analytics/test-fixtures";
 import { applyMigrations, type ClickHouse } from "@/lib/clickhouse";
 import { copyToClickHouse } from "@/lib/clickhouse/copy";
-import { openChdb } from "@/lib/clickhouse/testing-chdb";
+import { openChdb } from "@/lib/clickhouse/test-chdb";
 import { createClickHouseEngine } from "./engine";
 
 process.env.AUTH_SECRET ??= "isolation-test-secret-at-least-32-chars!!";
@@ -17,7 +17,7 @@ process.env.AUTH_SECRET ??= "isolation-test-secret-at-least-32-chars!!";
  */
 
 /** Every report of the table (a report added later is checked without a change here). */
-const REPORT_NAMES = Object.keys(REPORTS) as ReportName[];
+const REPORT_NAMES = Object.keys(REPORT_CSV_WRITERS) as ReportName[];
 const FACT_READ = /FROM `isolation`\.`(calls|calls_v2|participants_v2|uids|call_raw|recordings|event_counts|webhook_deliveries|client_sessions)(_local)?`/g;
 
 describe("ClickHouse engine: viewer isolation inside every query (chdb)", () => {

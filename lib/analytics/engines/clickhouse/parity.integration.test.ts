@@ -4,19 +4,19 @@ import { createMemoryEngine } from "@/lib/analytics/engines/memory";
 import { measure } from "@/lib/alerts/metrics";
 import { METRIC_NAMES } from "@/lib/alerts/schema";
 import { applyMigrations, migrateClickHouse, openClickHouse, type ClickHouse } from "@/lib/clickhouse";
-import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/lib/clickhouse/testing";
-import { openChdb } from "@/lib/clickhouse/testing-chdb";
+import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/lib/clickhouse/test-clickhouse";
+import { openChdb } from "@/lib/clickhouse/test-chdb";
 import { createClickHouseEngine } from "./engine";
-import { allCalls, callArrays, collect, csvText } from "./parity-answers";
-import { churnV2, holdMerges, type Churned } from "./parity-churn";
+import { allCalls, callArrays, collect, csvText } from "./test-parity-answers";
+import { churnV2, holdMerges, type Churned } from "./test-parity-churn";
 import { forHost } from "@/lib/clickhouse/config";
 import { CallWriterV2, openShardsV2, type ShardV2 } from "@/lib/clickhouse/writer-v2";
-import { buildWarehouse, MONTH_EDGE, NOW, ODD_UIDS, TIE_START, type Warehouse } from "./parity-fixture";
+import { buildWarehouse, MONTH_EDGE, NOW, ODD_UIDS, TIE_START, type Warehouse } from "./test-parity-fixture";
 
 process.env.AUTH_SECRET ??= "parity-test-secret-at-least-32-characters!";
 
 /**
- * The parity suite: one synced warehouse (parity-fixture.ts) answered by the in-memory
+ * The parity suite: one synced warehouse (test-parity-fixture.ts) answered by the in-memory
  * engine over SQLite and by the ClickHouse engine over (1) a two-shard Distributed cluster
  * of real clickhouse-server processes and (2) chdb, a current ClickHouse in-process —
  * every report, under every filter set below, compared exactly through the engine
@@ -70,7 +70,7 @@ const CASES: Case[] = [
   { name: "a viewer of beta, beta asked", f: { apps: ["beta"], hasRecording: true }, scope: "viewer" },
 ];
 
-/** The calls whose v2 rows get a history of cancel rows (about one in twelve: parity-churn.ts). */
+/** The calls whose v2 rows get a history of cancel rows (about one in twelve: test-parity-churn.ts). */
 const CHURNED = "cityHash64(session_id) % 12 = 5";
 
 const BOUNDED: ReportName[] = ["apps", "daily", "breakdowns", "durations", "heatmap", "engagement", "totals", "recording-summary", "clients"];
@@ -107,7 +107,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
     await applyMigrations(chdb, chdb.placement);
     // The copy writes schema v2 through its writer (every shard's client); its second and
     // later copies replace states (cancel rows); then the churn leaves more cancel rows no
-    // merge has collapsed (parity-churn.ts).
+    // merge has collapsed (test-parity-churn.ts).
     clusterShards = await openShardsV2(clusterClient, cluster.config(DB));
     wh = await buildWarehouse([clusterClient, chdb], new Map([[clusterClient, new CallWriterV2(clusterClient, clusterShards)]]));
     const v2Local = ["calls_v2", "participants_v2", "calls_by_bucket", "calls_by_month", "participants_by_month"];
@@ -154,7 +154,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
           const f = { ...base, ...s };
           const all = await allCalls(mem, f, scope);
           const lastPage = Math.max(1, Math.ceil(all.length / 40));
-          // The first pages and the last (runs of equal keys cross their edges: parity-fixture.ts TIE_START, 0-minute calls).
+          // The first pages and the last (runs of equal keys cross their edges: test-parity-fixture.ts TIE_START, 0-minute calls).
           for (const page of new Set([1, 2, 3, Math.max(1, lastPage - 1), lastPage, lastPage + 1])) {
             const fp = { ...f, page, perPage: 40 };
             expect(await engine.report("calls", fp, scope), at(`calls ${s.sort} ${s.order} page ${page}`)).toEqual(await mem.report("calls", fp, scope));

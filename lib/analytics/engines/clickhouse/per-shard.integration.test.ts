@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateCallsSql, onServer } from "@/bench/clickhouse-data";
 import { migrateClickHouse, openClickHouse, type ClickHouse } from "@/lib/clickhouse";
-import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/lib/clickhouse/testing";
+import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/lib/clickhouse/test-clickhouse";
 import { moveToV2 } from "@/lib/clickhouse/move-v2";
 import { filters } from "../../filters";
 import { openFixtureDb } from "../../test-fixtures";

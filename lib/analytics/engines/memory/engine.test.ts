@@ -3,7 +3,7 @@ import { csvStream } from "@/lib/export/csv";
 import { HttpError } from "@/lib/http/errors";
 import { PARTICIPANT_COLUMNS } from "../../csv-columns";
 import { filters, type Filters } from "../../filters";
-import { REPORTS as TABLE, type ReportName, type ReportRow } from "../../reports";
+import { REPORT_CSV_WRITERS as TABLE, type ReportName, type ReportRow } from "../../report-csv-writers";
 import { openFixtureDb, randomCall, rng, writeCalls } from "../../test-fixtures";
 import * as A from "./direct";
 import { createMemoryEngine } from "./engine";

@@ -2,7 +2,7 @@ import type { Db } from "@/db/client";
 import { logger } from "@/lib/log/logger";
 import type { AnalyticsEngine, EngineHealth } from "../../engine-interface";
 import type { Filters } from "../../filters";
-import type { CsvSource, ReportName, ReportRow } from "../../reports";
+import type { CsvSource, ReportName, ReportRow } from "../../report-csv-writers";
 import type { Scope } from "../../scope";
 import { getCall } from "./reports/calls";
 import { processWorker, type OffThread } from "./worker/off-thread";

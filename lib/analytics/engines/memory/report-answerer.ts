@@ -1,6 +1,6 @@
 import type { Db } from "@/db/client";
 import type { Filters } from "../../filters";
-import type { CsvSource, ReportJson, ReportName, ReportRow } from "../../reports";
+import type { CsvSource, ReportJson, ReportName, ReportRow } from "../../report-csv-writers";
 import type { Scope } from "../../scope";
 
 /** The store's values of a batch of the calls CSV's pks (reports/calls-csv.ts storeRows): what the worker sends the request's thread. */

@@ -1,7 +1,7 @@
 import type { Db } from "@/db/client";
 import type { Filters } from "../../filters";
 import { pageOf, round3, type CombinedParticipantRow, type TotalsCsvRow } from "../../report-types";
-import type { ReportName } from "../../reports";
+import type { ReportName } from "../../report-csv-writers";
 import type { Scope } from "../../scope";
 import { getCalls, iterateCalls } from "./reports/calls";
 import { callsCsvBatches, callsCsvOrder } from "./reports/calls-csv";

@@ -11,7 +11,7 @@ import type { Db } from "@/db/client";
 import type { Caller } from "@/lib/auth/authorize";
 import type { Filters } from "../../filters";
 import { handleReport as handleRoute } from "../../report-handler";
-import type { ReportJson, ReportName } from "../../reports";
+import type { ReportJson, ReportName } from "../../report-csv-writers";
 import type { Scope } from "../../scope";
 import { createMemoryEngine } from "./engine";
 import { inProcess, processWorker, type OffThread } from "./worker/off-thread";

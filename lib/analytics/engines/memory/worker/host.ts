@@ -7,7 +7,7 @@ import type { Db } from "@/db/client";
 import { HttpError } from "@/lib/http/errors";
 import { logger } from "@/lib/log/logger";
 import type { Filters } from "../../../filters";
-import type { ReportJson, ReportName, ReportRow } from "../../../reports";
+import type { ReportJson, ReportName, ReportRow } from "../../../report-csv-writers";
 import type { Scope } from "../../../scope";
 import type { HeadFirstOrder, ReportAnswerer, RowOrder, StoreRows, StoreValuesOf } from "../report-answerer";
 import { REPORT_ANSWERERS } from "../report-answerers";

@@ -1,5 +1,5 @@
 import type { Filters } from "../../../filters";
-import type { ReportJson, ReportName, ReportRow } from "../../../reports";
+import type { ReportJson, ReportName, ReportRow } from "../../../report-csv-writers";
 import type { Scope } from "../../../scope";
 import type { HeadFirstOrder, ReportAnswerer, StoreValuesOf } from "../report-answerer";
 import { analyticsWorker, storeValuesOffThread } from "./host";

@@ -1,5 +1,5 @@
 import type { Filters } from "../../../filters";
-import type { ReportJson, ReportName, ReportRow } from "../../../reports";
+import type { ReportJson, ReportName, ReportRow } from "../../../report-csv-writers";
 import type { Scope } from "../../../scope";
 import type { RowOrder, StoreRows } from "../report-answerer";
 

@@ -9,7 +9,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { openDatabase } from "@/db/client";
 import type { Filters } from "../../../filters";
 import { MAX_CROSSINGS } from "../../../report-types";
-import type { ReportName, ReportRow } from "../../../reports";
+import type { ReportName, ReportRow } from "../../../report-csv-writers";
 import type { Scope } from "../../../scope";
 import { CSV_MMAP_BYTES, callsCsvLines, storeRows } from "../reports/calls-csv";
 import { reserveSortScratch } from "../scan/order";

@@ -1,17 +1,17 @@
 /**
  * Test support of the parity suite: what both engines are asked, through the one engine
  * interface (lib/analytics/engine-interface.ts) that routes, pages, statements and alerts
- * use, and written to CSV by the same writers (REPORTS) — so that only the engines differ.
+ * use, and written to CSV by the same writers (REPORT_CSV_WRITERS) — so that only the engines differ.
  */
 import type { AnalyticsEngine } from "@/lib/analytics/engine-interface";
 import type { Filters } from "@/lib/analytics/filters";
-import { REPORTS, type ReportName } from "@/lib/analytics/reports";
+import { REPORT_CSV_WRITERS, type ReportName } from "@/lib/analytics/report-csv-writers";
 import { csvContext } from "@/lib/export/csv";
 import type { Scope } from "@/lib/analytics/scope";
 
 /** A report's CSV as its route writes it (derived ISO columns in the filters' zone). */
 export async function csvText<N extends ReportName>(engine: AnalyticsEngine, name: N, f: Filters, scope: Scope): Promise<string> {
-  return textOf(REPORTS[name].csv.stream(await engine.csv(name, f, scope), undefined, csvContext(f.tz)));
+  return textOf(REPORT_CSV_WRITERS[name].csv.stream(await engine.csv(name, f, scope), undefined, csvContext(f.tz)));
 }
 
 export { allCalls } from "@/lib/analytics/test-fixtures";

@@ -5,7 +5,7 @@ import { REPORT_NAMES, REPORT_REGISTRY, type ReportCsvKind, type ReportName, typ
  * The CSV writer of every report, derived from the table of reports
  * (report-registry.ts: names, routes, types, columns): server-side, as it pulls in the
  * CSV writers. An engine (lib/analytics/engine.ts) answers a report by name; the route
- * writes what it answers with `REPORTS[name].csv.stream`.
+ * writes what it answers with `REPORT_CSV_WRITERS[name].csv.stream`.
  */
 
 export type { ReportJson, ReportName, ReportRow } from "./report-registry";
@@ -57,4 +57,4 @@ function writerOf<N extends ReportName>(name: N): ReportSpec<N> {
   return { name, csv: format as unknown as CsvFormat<N> };
 }
 
-export const REPORTS = Object.fromEntries(REPORT_NAMES.map((name) => [name, writerOf(name)])) as unknown as { readonly [N in ReportName]: ReportSpec<N> };
+export const REPORT_CSV_WRITERS = Object.fromEntries(REPORT_NAMES.map((name) => [name, writerOf(name)])) as unknown as { readonly [N in ReportName]: ReportSpec<N> };

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
-import { clickHouseServerBinary, stopProcess, type TestClickHouse } from "./testing";
+import { clickHouseServerBinary, stopProcess, type TestClickHouse } from "./test-clickhouse";
 
 /**
- * Test support beside the harness (testing.ts): takes one of its servers down and brings
+ * Test support beside the harness (test-clickhouse.ts): takes one of its servers down and brings
  * it back on the same directory, ports and data, as an operator restarting ClickHouse
  * would. What the live-path suites need to show that nothing acknowledged while
  * ClickHouse was away is lost.

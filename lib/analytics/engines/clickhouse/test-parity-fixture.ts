@@ -13,7 +13,7 @@ import { CallWriterV2 } from "@/lib/clickhouse/writer-v2";
 import { spawnEmulator } from "@/lib/emulator/test-emulator";
 import { syncApp } from "@/lib/sync";
 import { tempDbFile, writeCalls, type FixtureCall } from "@/lib/analytics/test-fixtures";
-import { sendCallDeliveries } from "./parity-deliveries";
+import { sendCallDeliveries } from "./test-parity-deliveries";
 
 /** 2026-04-15T00:00Z: eight months of history cover the autumn DST ends and the March 2026 starts. */
 export const NOW = 1_776_211_200;
