@@ -26,13 +26,13 @@ export default async function SyncPage({ searchParams }: { searchParams: Promise
     if (message === null) throw error;
     return <PageError title="Sync" message={message} resetHref="/sync" />;
   }
-  const runs = getSyncRuns(warehouse, appPks, { limit: p.limit, before: p.before, status: p.status === "any" ? undefined : p.status });
+  const runs = await getSyncRuns(warehouse, appPks, { limit: p.limit, before: p.before, status: p.status === "any" ? undefined : p.status });
   return (
     <main id="main" tabIndex={-1} className="container">
       <SyncView
         params={p}
         apps={await appOptions(warehouse, caller)}
-        initial={{ data: runs, apps: getSyncStatus(warehouse, appPks), forwarding: getForwardingStatus(warehouse, { withError: caller.role === "admin" }) }}
+        initial={{ data: runs, apps: await getSyncStatus(warehouse, appPks), forwarding: getForwardingStatus(warehouse, { withError: caller.role === "admin" }) }}
         isAdmin={caller.role === "admin"}
         loadedAtMs={nowMs()}
       />

@@ -87,7 +87,7 @@ export async function measure(db: Db, engine: AnalyticsEngine, metric: Metric, f
     case "failedSyncRuns": {
       const pks = await appPksOf(db, f);
       const count = metric === "webhookDeliveries" ? countDeliveries : countFailedRuns;
-      return { value: count(db, pks, range.from * 1000, range.to * 1000), calls: needCalls ? await callsIn(engine, cf) : 0 };
+      return { value: await count(db, pks, range.from * 1000, range.to * 1000), calls: needCalls ? await callsIn(engine, cf) : 0 };
     }
   }
 }

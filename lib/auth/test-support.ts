@@ -72,8 +72,9 @@ let databases = 0;
  * test Postgres, started on first use and stopped when the last store on it is disposed
  * (a test worker may end without an exit event, so the server's own exit hook is not enough).
  * `connect()` opens another handle on the same state: a second Callboard server.
+ * `location` is where a child process finds the same state: the file, or the Postgres URL.
  */
-export async function freshState(dialect: StateDialect): Promise<{ db: Db; connect(): Db; dispose(): Promise<void> }> {
+export async function freshState(dialect: StateDialect): Promise<{ db: Db; connect(): Db; location: string; dispose(): Promise<void> }> {
   if (dialect === "sqlite") {
     const ctx = freshDb();
     const others: Db[] = [];
@@ -85,6 +86,7 @@ export async function freshState(dialect: StateDialect): Promise<{ db: Db; conne
     return {
       db: ctx.db,
       connect,
+      location: ctx.file,
       async dispose() {
         for (const other of others) other.$client.close();
         ctx.dispose();
@@ -106,6 +108,7 @@ export async function freshState(dialect: StateDialect): Promise<{ db: Db; conne
   return {
     db: connect(),
     connect,
+    location: url,
     async dispose() {
       await Promise.all(pools.map((p) => p.$client.end()));
       if (--openPostgresStates === 0) {

@@ -16,7 +16,8 @@ import { CALL_ROW_COLUMNS, writeCallRow } from "./clickhouse-call-row";
 import type { StoredCalls } from "./stored-calls";
 import type { WriteSink } from "./write-sink";
 import { type Existing, type PendingCall } from "./pending-rows";
-import { progressWriter, type BatchResult, type SyncProgress } from "./writer";
+import type { BatchResult, SyncProgress } from "./writer";
+import { runProgressWriter } from "./run-record";
 
 /**
  * The sync in ClickHouse mode: calls and their participants go to ClickHouse's `calls`
@@ -113,7 +114,8 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
   private counts = { inserted: 0, updated: 0 };
   /** An insert failed: nothing more is sent, and the next commit throws it. */
   private failure: Error | undefined;
-  private readonly progress: (runPk: number, p: SyncProgress) => void;
+  /** The run's progress on its row, in Callboard's state (the SQLite file or Postgres). */
+  private readonly progress: ReturnType<typeof runProgressWriter>;
   private readonly writeV1: boolean;
   private readonly writerV2: () => Promise<CallWriterV2>;
   /** v2: stored states the pages looked up (completed where they had not landed whole), for the batch's writes. */
@@ -135,7 +137,7 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
     private readonly appPk: number,
     options: ClickHouseCallsOptions = {},
   ) {
-    this.progress = progressWriter(db.$client);
+    this.progress = runProgressWriter(db);
     this.writeV1 = options.writeV1Facts ?? WRITE_V1_FACTS;
     this.writerV2 = options.writerV2 ?? processWriterV2;
   }
@@ -368,17 +370,16 @@ export class ClickHouseCalls implements StoredCalls, WriteSink {
   }
 
   saveProgress(runPk: number, counts: SyncProgress): void {
-    try {
-      this.progress(runPk, counts);
-    } catch {
-      /* advisory: the run's final row is written by the sync itself */
-    }
+    // Advisory: the run's final row is written by the sync itself, after close().
+    this.progress.save(runPk, counts);
   }
 
   async close(): Promise<void> {
     // Only after a failed run is an insert still open: what it carried is not committed.
     this.current?.body.destroy();
     this.current = undefined;
+    // The run's final row is written after this: no progress write may land behind it.
+    await this.progress.settled();
   }
 }
 

@@ -10,10 +10,22 @@ import { UpstreamNotConvergingError } from "./convergence";
 
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
-/** SQLite's result code of a warehouse error (better-sqlite3's, or one relayed by the write worker). */
+/**
+ * The SQLite error inside `err`: better-sqlite3's own, one relayed by the write worker, or
+ * the cause of drizzle's wrapper (an awaited drizzle query throws DrizzleQueryError with
+ * better-sqlite3's error as its cause).
+ */
+function sqliteErrorOf(err: unknown): { code: string; message: string } | undefined {
+  for (let e: unknown = err, depth = 0; e && typeof e === "object" && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && code.startsWith("SQLITE_")) return { code, message: errorText(e) };
+  }
+  return undefined;
+}
+
+/** SQLite's result code of a warehouse error. */
 export function sqliteCode(err: unknown): string | undefined {
-  const code = err && typeof err === "object" ? (err as { code?: unknown }).code : undefined;
-  return typeof code === "string" && code.startsWith("SQLITE_") ? code : undefined;
+  return sqliteErrorOf(err)?.code;
 }
 
 /** The warehouse itself failed: nothing more is written in this run. */
@@ -22,8 +34,9 @@ export function isWarehouseFailure(err: unknown): boolean {
 }
 
 export function describeWarehouseError(err: unknown): string {
-  const code = sqliteCode(err) ?? "SQLITE_ERROR";
-  const raw = `${code}: ${errorText(err)}`;
+  const inner = sqliteErrorOf(err);
+  const code = inner?.code ?? "SQLITE_ERROR";
+  const raw = `${code}: ${inner?.message ?? errorText(err)}`;
   if (code === "SQLITE_FULL") return `the warehouse's disk is full (${raw}); free space, then sync again`;
   if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) {
     return `the warehouse stayed locked by another connection for longer than the busy timeout (${raw}); sync again once that writer (a backup, a sqlite3 session) is done`;

@@ -76,7 +76,7 @@ describe("resuming a failed backfill (issue 18)", () => {
     expect(second).toMatchObject({ status: "succeeded", kind: "full", resumedFromPage: handled + 1 });
     expect(runRow(db, second.runPk)).toMatchObject({ status: "succeeded", per_page: PER_PAGE, start_page: handled + 1, resumed_from_run: first.runPk });
     // What the Sync page and GET /api/v1/sync show of it.
-    expect(getSyncRuns(db, [(await getAppById(db, "big"))!.pk], { limit: 1 })[0]).toMatchObject({ id: second.runPk, startPage: handled + 1, resumedFromRun: first.runPk });
+    expect((await getSyncRuns(db, [(await getAppById(db, "big"))!.pk], { limit: 1 }))[0]).toMatchObject({ id: second.runPk, startPage: handled + 1, resumedFromRun: first.runPk });
     const pages = await listedPages();
     // The tail from there to the end, then the head from page 1 until known calls.
     expect(pages[0]).toBe(handled + 1);

@@ -1,4 +1,6 @@
+import { desc, eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
+import { tablesOf } from "@/db/state";
 
 /**
  * Resuming a backfill that failed part-way (issue 18; docs/decisions/0008).
@@ -30,16 +32,18 @@ export interface ResumePoint {
   perPage: number;
 }
 
-/** Where the app's unfinished backfill continues, or null to start from page 1. */
-export function findResumePoint(db: Db, appPk: number): ResumePoint | null {
-  const last = db.$client
-    .prepare<[number], { pk: number; status: string; per_page: number | null; committed_page: number | null }>(
-      "SELECT pk, status, per_page, committed_page FROM sync_runs WHERE app_pk = ? ORDER BY pk DESC LIMIT 1",
-    )
-    .get(appPk);
-  if (!last || last.status !== "failed" || last.per_page === null || last.committed_page === null) return null;
-  if (last.committed_page < 1) return null; // nothing committed: the same as starting over
-  return { fromRun: last.pk, page: last.committed_page + 1, perPage: last.per_page };
+/** Where the app's unfinished backfill continues, or null to start from page 1 (on either store of the state). */
+export async function findResumePoint(db: Db, appPk: number): Promise<ResumePoint | null> {
+  const { syncRuns } = tablesOf(db);
+  const [last] = await db
+    .select({ pk: syncRuns.pk, status: syncRuns.status, perPage: syncRuns.perPage, committedPage: syncRuns.committedPage })
+    .from(syncRuns)
+    .where(eq(syncRuns.appPk, appPk))
+    .orderBy(desc(syncRuns.pk))
+    .limit(1);
+  if (!last || last.status !== "failed" || last.perPage === null || last.committedPage === null) return null;
+  if (last.committedPage < 1) return null; // nothing committed: the same as starting over
+  return { fromRun: last.pk, page: last.committedPage + 1, perPage: last.perPage };
 }
 
 /**

@@ -1,10 +1,14 @@
-import { and, desc, eq, inArray, lt, sql } from "drizzle-orm";
+import { and, count, desc, eq, gt, gte, inArray, lt } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { apps, syncRuns, type AppRow } from "@/db/schema";
+import type { AppRow } from "@/db/schema";
+import { tablesOf } from "@/db/state";
 import { syncApp } from "./sync-app";
 import type { SyncCounts } from "./writer";
 
-/** Read side of the sync for the dashboard and the API. Every query is limited to `appPks`. */
+/**
+ * Read side of the sync for the dashboard and the API. Every query is limited to `appPks`,
+ * and written once for both stores of the state (decision 0042): what any server ran shows.
+ */
 
 export interface SyncRunView extends SyncCounts {
   id: number;
@@ -34,21 +38,21 @@ export interface SyncRunsParams {
 }
 
 /** Newest first. */
-export function getSyncRuns(db: Db, appPks: readonly number[], params: SyncRunsParams = {}): SyncRunView[] {
+export async function getSyncRuns(db: Db, appPks: readonly number[], params: SyncRunsParams = {}): Promise<SyncRunView[]> {
   if (appPks.length === 0) return [];
+  const { apps, syncRuns } = tablesOf(db);
   const limit = Math.max(1, Math.min(500, Math.floor(params.limit ?? 50)));
   const conds = [inArray(syncRuns.appPk, [...appPks])];
   if (params.before !== undefined) conds.push(lt(syncRuns.pk, params.before));
   if (params.status !== undefined) conds.push(eq(syncRuns.status, params.status));
-  return db
+  const rows = await db
     .select({ run: syncRuns, appId: apps.appId, appName: apps.name })
     .from(syncRuns)
     .innerJoin(apps, eq(apps.pk, syncRuns.appPk))
     .where(and(...conds))
     .orderBy(desc(syncRuns.startedMs), desc(syncRuns.pk))
-    .limit(limit)
-    .all()
-    .map(({ run, appId, appName }) => ({
+    .limit(limit);
+  return rows.map(({ run, appId, appName }) => ({
       id: run.pk,
       appId,
       appName,
@@ -76,20 +80,22 @@ export function getSyncRuns(db: Db, appPks: readonly number[], params: SyncRunsP
  * Runs of these apps that failed and finished in [fromMs, toMs) (the alerts' "failed
  * sync runs"). A run is never longer than a day, which bounds the index range on start.
  */
-export function countFailedRuns(db: Db, appPks: readonly number[], fromMs: number, toMs: number): number {
+export async function countFailedRuns(db: Db, appPks: readonly number[], fromMs: number, toMs: number): Promise<number> {
   if (appPks.length === 0 || !(toMs > fromMs)) return 0;
-  const row = db
-    .select({ n: sql<number>`count(*)` })
+  const { syncRuns } = tablesOf(db);
+  const [row] = await db
+    .select({ n: count() })
     .from(syncRuns)
     .where(
       and(
         inArray(syncRuns.appPk, [...appPks]),
-        sql`${syncRuns.startedMs} >= ${fromMs - 86_400_000} AND ${syncRuns.startedMs} < ${toMs}`,
+        gte(syncRuns.startedMs, fromMs - 86_400_000),
+        lt(syncRuns.startedMs, toMs),
         eq(syncRuns.status, "failed"),
-        sql`${syncRuns.finishedMs} >= ${fromMs} AND ${syncRuns.finishedMs} < ${toMs}`,
+        gte(syncRuns.finishedMs, fromMs),
+        lt(syncRuns.finishedMs, toMs),
       ),
-    )
-    .get();
+    );
   return row?.n ?? 0;
 }
 
@@ -105,36 +111,31 @@ export interface AppSyncStatus {
 }
 
 /** One line per app: where its sync stands (the sync page's summary). */
-export function getSyncStatus(db: Db, appPks: readonly number[]): AppSyncStatus[] {
+export async function getSyncStatus(db: Db, appPks: readonly number[]): Promise<AppSyncStatus[]> {
   if (appPks.length === 0) return [];
-  const rows = db
+  const { apps, syncRuns } = tablesOf(db);
+  const rows = await db
     .select({ pk: apps.pk, appId: apps.appId, name: apps.name, lastSuccessfulSyncMs: apps.lastSuccessfulSyncMs })
     .from(apps)
     .where(inArray(apps.pk, [...appPks]))
-    .orderBy(apps.appId)
-    .all();
-  return rows.map((a) => {
-    const [lastRun] = getSyncRuns(db, [a.pk], { limit: 1 });
-    const failures = db
-      .select({ n: sql<number>`count(*)` })
+    .orderBy(apps.appId);
+  const statuses: AppSyncStatus[] = [];
+  for (const a of rows) {
+    const [lastRun] = await getSyncRuns(db, [a.pk], { limit: 1 });
+    const [failures] = await db
+      .select({ n: count() })
       .from(syncRuns)
-      .where(
-        and(
-          eq(syncRuns.appPk, a.pk),
-          eq(syncRuns.status, "failed"),
-          sql`${syncRuns.startedMs} > coalesce(${a.lastSuccessfulSyncMs ?? null}, 0)`,
-        ),
-      )
-      .get();
-    return {
+      .where(and(eq(syncRuns.appPk, a.pk), eq(syncRuns.status, "failed"), gt(syncRuns.startedMs, a.lastSuccessfulSyncMs ?? 0)));
+    statuses.push({
       appId: a.appId,
       appName: a.name,
       lastSuccessfulSyncMs: a.lastSuccessfulSyncMs,
       lastRun: lastRun ?? null,
       running: lastRun?.status === "running",
       failuresSinceSuccess: failures?.n ?? 0,
-    };
-  });
+    });
+  }
+  return statuses;
 }
 
 export interface ManualSyncResult {

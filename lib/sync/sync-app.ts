@@ -1,7 +1,8 @@
 import { performance } from "node:perf_hooks";
 import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { apps, type AppRow } from "@/db/schema";
+import type { AppRow } from "@/db/schema";
+import { isPostgresState, tablesOf } from "@/db/state";
 import { appConnection, listApps, type AppConnection } from "@/lib/apps/registry";
 import { clickhouse, clickHouseConfigured } from "@/lib/clickhouse/client";
 import { env } from "@/lib/config/env";
@@ -9,11 +10,11 @@ import { logger, type Logger } from "@/lib/log/logger";
 import { createCallsClient, type CallsClientOptions } from "@/lib/platform/calls-client";
 import { requestGate } from "@/lib/platform/rate-limit";
 import { describeSyncFailure, describeWarehouseError, isWarehouseFailure } from "./failure";
-import { DEFAULT_LEASE_MS, newOwnerId, renewLock } from "../locks/sync-lock";
+import { DEFAULT_LEASE_MS, newOwnerId } from "../locks/sync-lock";
 import { walkPages } from "./page-loop";
 import { refreshOngoing } from "./refresh-ongoing";
 import { PageCursor, type ResumePoint } from "./resume";
-import { beginRun, cursorOf, finishRun, progressOf } from "./run-record";
+import { beginRun, cursorOf, finishRun, keepSyncLease, progressOf } from "./run-record";
 import { RunState } from "./run-state";
 import { threadCpuMs } from "./thread-cpu";
 import { ClickHouseCalls, type ClickHouseCallsOptions } from "./clickhouse-sink";
@@ -110,6 +111,8 @@ function emptySummary(appId: string): SyncSummary {
 }
 
 export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promise<SyncSummary> {
+  // Postgres holds the state of several servers; their calls must then go to the one shared warehouse.
+  if (isPostgresState(db) && !clickHouseConfigured()) throw new Error(`sync of app ${app.appId}: with DATABASE_URL the calls go to ClickHouse, and CLICKHOUSE_URL is not set`);
   const wallStart = performance.now();
   const log = (options.log ?? logger).child({ appId: app.appId });
   const owner = newOwnerId();
@@ -124,7 +127,7 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
 
   let started: { runPk: number; resume: ResumePoint | null } | null;
   try {
-    started = beginRun(db, app, owner, leaseMs, options, summary, now);
+    started = await beginRun(db, app, owner, leaseMs, options, summary, now);
   } catch (err) {
     // The warehouse is locked or full before anything began: nothing to keep, nothing to undo.
     if (!isWarehouseFailure(err)) throw err;
@@ -139,14 +142,7 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
 
   const abort = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, abort.signal]) : abort.signal;
-  const renewTimer = setInterval(() => {
-    try {
-      if (!renewLock(db, app.pk, owner, leaseMs)) abort.abort(new SyncAbort(`lost the sync lock of app ${app.appId}`));
-    } catch (err) {
-      log.warn({ err: errorText(err) }, "lease renewal failed; will retry");
-    }
-  }, Math.max(50, Math.floor(leaseMs / 4)));
-  renewTimer.unref();
+  const lease = keepSyncLease(db, app.pk, owner, leaseMs, () => abort.abort(new SyncAbort(`lost the sync lock of app ${app.appId}`)), log);
 
   const elu0 = performance.eventLoopUtilization();
   const cpu0 = threadCpuMs();
@@ -189,13 +185,14 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
     await state.drain();
 
     const finished = Date.now();
-    db.update(apps)
+    const { apps } = tablesOf(db);
+    await db
+      .update(apps)
       .set({
         lastSuccessfulSyncMs: finished,
         ...(pagedEverything ? { lastFullSyncMs: finished, backfillCompletedMs: app.backfillCompletedMs ?? finished } : {}),
       })
-      .where(eq(apps.pk, app.pk))
-      .run();
+      .where(eq(apps.pk, app.pk));
     summary.status = "succeeded";
   } catch (err) {
     const reason = signal.aborted && signal.reason instanceof SyncAbort ? signal.reason : err;
@@ -209,7 +206,7 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
     summary.error = describeSyncFailure(app.appId, reason, resumable ? cursor.committedPage! + 1 : null);
     log.error({ err: summary.error }, "sync failed");
   } finally {
-    clearInterval(renewTimer);
+    lease.stop();
     summary.timings.mainBusy = performance.eventLoopUtilization(elu0).utilization;
     summary.timings.writerBusy = sink?.utilization?.();
     const cpu1 = threadCpuMs();
@@ -217,7 +214,7 @@ export async function syncApp(db: Db, app: AppRow, options: SyncOptions): Promis
     await sink?.close().catch(() => undefined);
     summary.timings.writerCpuMs = sink?.cpuMs?.();
     summary.timings.wallMs = summary.durationMs = performance.now() - wallStart;
-    finishRun(db, app, owner, runPk, summary, cursorOf(cursor), log);
+    await finishRun(db, app, owner, runPk, summary, cursorOf(cursor), log);
   }
   log.info(
     {

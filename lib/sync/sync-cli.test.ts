@@ -87,7 +87,7 @@ describe("npm run sync against hostile upstreams", () => {
     expect(r.stdout).toMatch(/odd neg-video: totalVideoMinutes: expected minutes from 0 to 100,000,000, got "-250.5"/);
     expect(r.stdout).toMatch(/odd huge: participants\.0\.totalVideoMinutes: expected minutes from 0 to 100,000,000, got 1e\+300/);
     const app = (await getAppById(db, "odd"))!;
-    const [runView] = getSyncRuns(db, [app.pk]);
+    const [runView] = await getSyncRuns(db, [app.pk]);
     expect(runView).toMatchObject({ status: "succeeded", fetched: 5, inserted: 2, skipped: 3 });
     expect(runView.skippedRecords.map((s) => s.sessionId)).toEqual(["neg-audio", "neg-video", "huge"]);
     const stored = db.$client.prepare("SELECT session_id, total_audio_minutes, total_video_minutes FROM calls WHERE app_pk = ? ORDER BY session_id").all(app.pk);

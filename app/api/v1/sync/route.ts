@@ -19,8 +19,8 @@ export function GET(request: Request): Promise<Response> {
     const p = syncParamsSchema.parse(rawFromUrl(new URL(request.url).searchParams));
     const warehouse = db();
     const appPks = await scopeAppPks(warehouse, caller, p.app);
-    const data = getSyncRuns(warehouse, appPks, { limit: p.limit, before: p.before, status: p.status === "any" ? undefined : p.status });
-    return Response.json({ data, apps: getSyncStatus(warehouse, appPks), forwarding: getForwardingStatus(warehouse, { withError: caller.role === "admin" }) });
+    const data = await getSyncRuns(warehouse, appPks, { limit: p.limit, before: p.before, status: p.status === "any" ? undefined : p.status });
+    return Response.json({ data, apps: await getSyncStatus(warehouse, appPks), forwarding: getForwardingStatus(warehouse, { withError: caller.role === "admin" }) });
   });
 }
 
