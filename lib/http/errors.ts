@@ -1,9 +1,12 @@
 import { ZodError } from "zod";
+import { isPostgresUnavailable, POSTGRES_RETRY_AFTER_SECONDS } from "@/lib/postgres/unavailable";
 import { currentRequestId } from "./request-id";
 
 /**
  * One error hierarchy and one mapper for every route: a known error answers its
- * status with `{error: {code, message}}`; anything else is a 500 with no internals.
+ * status with `{error: {code, message}}`; Postgres out of reach (several servers'
+ * shared state, DATABASE_URL) is a 503 with Retry-After; anything else is a 500 with no
+ * internals.
  */
 /**
  * Route handlers run from Next's bundle while the custom server (and the analytics
@@ -63,6 +66,12 @@ export function toErrorResponse(error: unknown, onUnknown?: (e: unknown) => void
   if (e instanceof HttpError) {
     const body: ErrorBody = { error: withRequestId({ code: e.code, message: e.message, ...(e.details ?? {}) }) };
     return Response.json(body, { status: e.status, headers: e.headers });
+  }
+  if (isPostgresUnavailable(error)) {
+    // Not our bug and not the client's: the shared state store is down or restarting. The
+    // answer says when to ask again and names nothing of the database (no host, no URL).
+    const body: ErrorBody = { error: withRequestId({ code: "unavailable", message: "Callboard's database cannot be reached right now; try again shortly." }) };
+    return Response.json(body, { status: 503, headers: { "Retry-After": String(POSTGRES_RETRY_AFTER_SECONDS) } });
   }
   onUnknown?.(error);
   const body: ErrorBody = { error: withRequestId({ code: "internal_error", message: "Something went wrong on our side." }) };
