@@ -88,7 +88,7 @@ describe.each(STATE_DIALECTS)("sync runs and their lease on %s, two servers", (d
   it("a holder that stops renewing: refused while its lease lasts, then another server takes over and resumes from its stored cursor", async () => {
     const app = await newApp();
     const ownerA = newOwnerId();
-    const leaseMs = 600;
+    const leaseMs = 1_500;
     const runA = await beginRun(serverA, app, ownerA, leaseMs, { trigger: "test", perPage: 100 }, newSummary(), Date.now());
     expect(runA).toEqual({ runPk: expect.any(Number), resume: null });
     await saveRunProgress(serverA, runA!.runPk, progress(7));
@@ -119,7 +119,7 @@ describe.each(STATE_DIALECTS)("sync runs and their lease on %s, two servers", (d
 
   it("a sync process SIGKILLed mid-run leaves a lease that lapses; the other server then resumes from the cursor it stored", async () => {
     const app = await newApp();
-    const leaseMs = 1_500;
+    const leaseMs = 3_000;
     const child = spawn(process.execPath, ["--import", "tsx", "lib/sync/test-run-holder.ts"], {
       env: { ...process.env, STATE: state.location, APP_ID: app.appId, LEASE_MS: String(leaseMs), COMMITTED_PAGE: "4", LOG_LEVEL: "silent" },
       stdio: ["ignore", "pipe", "inherit"],
@@ -137,18 +137,19 @@ describe.each(STATE_DIALECTS)("sync runs and their lease on %s, two servers", (d
     await once(child, "exit");
     const killedAt = Date.now();
     let taken: Awaited<ReturnType<typeof beginRun>> = null;
+    let attempts = 0;
     while (!taken && Date.now() - killedAt < leaseMs * 4) {
+      attempts++;
       taken = await beginRun(serverB, app, newOwnerId(), 30_000, { trigger: "test" }, newSummary(), Date.now());
       if (!taken) await sleep(100);
     }
-    const waitedMs = Date.now() - killedAt;
     expect(taken).toEqual({ runPk: expect.any(Number), resume: { fromRun: childRun, page: 5, perPage: 100 } });
     if (dialect === "postgres") {
       // Another machine's pid cannot be checked: only the lease's end frees the app.
-      expect(waitedMs).toBeGreaterThan(200);
+      expect(attempts).toBeGreaterThan(1);
     } else {
-      // On one machine the SQLite lock sees its holder's pid is gone: taken at once.
-      expect(waitedMs).toBeLessThan(leaseMs);
+      // On one machine the SQLite lock sees its holder's pid is gone: taken at the first attempt.
+      expect(attempts).toBe(1);
     }
     const [killedRun] = (await getSyncRuns(serverB, [app.pk])).filter((r) => r.id === childRun);
     expect(killedRun).toMatchObject({ status: "failed", error: expect.stringMatching(/^interrupted/) });
