@@ -6,6 +6,8 @@ import { syncAll, type SyncSummary } from "./sync-app";
  * The in-server schedule: syncAll every `intervalSeconds` (0 = off). The next run is
  * timed from the end of the previous one, so runs never overlap — a plain re-armed
  * timer does that with less machinery than a cron expression for "every N seconds".
+ * An app that synced well within the last half interval is left for the next tick: on
+ * several servers over one state, another server's schedule (or a "Sync now") just did it.
  */
 export interface SyncScheduler {
   stop(): Promise<void>;
@@ -33,7 +35,7 @@ export function startSyncScheduler(db: Db, options: SchedulerOptions): SyncSched
     if (stopped) return;
     current = (async () => {
       try {
-        const results = await syncAll(db, { trigger: "schedule", signal: abort.signal });
+        const results = await syncAll(db, { trigger: "schedule", signal: abort.signal, skipSyncedWithinMs: intervalMs / 2 });
         for (const r of results) {
           if (r.status === "failed") log.warn({ appId: r.appId, error: r.error }, "scheduled sync failed");
         }

@@ -253,6 +253,13 @@ function clickHouseStore(db: Db, appPk: number, options?: ClickHouseCallsOptions
 export interface SyncAllOptions extends Omit<SyncOptions, "connection" | "onPage"> {
   /** Only these app ids (default: every registered app). */
   appIds?: string[];
+  /**
+   * Leave alone an app whose last successful sync ended less than this long ago: with
+   * several servers over one state, each server's schedule would otherwise sync every
+   * app again right after another server did (the lease keeps them one at a time, not
+   * one per interval).
+   */
+  skipSyncedWithinMs?: number;
 }
 
 /** Syncs every app (one after the other); one app failing never stops the others. */
@@ -262,6 +269,7 @@ export async function syncAll(db: Db, options: SyncAllOptions): Promise<SyncSumm
   for (const app of await listApps(db)) {
     if (wanted && !wanted.has(app.appId)) continue;
     if (options.signal?.aborted) break;
+    if (options.skipSyncedWithinMs && app.lastSuccessfulSyncMs !== null && Date.now() - app.lastSuccessfulSyncMs < options.skipSyncedWithinMs) continue;
     try {
       results.push(await syncApp(db, app, options));
     } catch (err) {
