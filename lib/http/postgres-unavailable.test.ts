@@ -63,7 +63,7 @@ describe.skipIf(POSTGRES_SKIP_REASON)("two servers over one Postgres: sign-out, 
 
   const get = async (base: string, headers: Record<string, string>) => {
     const res = await fetch(`${base}/api/v1/sync`, { headers });
-    return { status: res.status, retryAfter: res.headers.get("retry-after"), json: (await res.json()) as Record<string, unknown>, text: "" };
+    return { status: res.status, retryAfter: res.headers.get("retry-after"), json: (await res.json()) as Record<string, unknown> };
   };
 
   beforeAll(async () => {
