@@ -147,6 +147,12 @@ const envSchema = z.object({
    * 503 `analytics_unavailable` and the query is cancelled on the server (lib/clickhouse/client.ts).
    */
   CLICKHOUSE_QUERY_TIMEOUT_SECONDS: secondsFromString(30),
+  /**
+   * The most one statement of `npm run db:migrate`'s move to schema v2 may take (a month's
+   * INSERT … SELECT on the largest server) before the move stops with an error naming the
+   * server and the query (lib/clickhouse/move-v2-guards.ts).
+   */
+  CLICKHOUSE_MOVE_STATEMENT_TIMEOUT_SECONDS: secondsFromString(600),
 }).superRefine((e, ctx) => {
   if (e.DATABASE_URL !== undefined && e.CLICKHOUSE_URL === undefined) {
     ctx.addIssue({
