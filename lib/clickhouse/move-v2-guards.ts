@@ -55,8 +55,8 @@ export class MoveBusyError extends Error {
 
 /** The lease passed to another run while this one was moving (this process stalled longer than the lease). */
 export class MoveLeaseLostError extends Error {
-  constructor(readonly warehouse: string, readonly holder: string | undefined) {
-    super(`the move of ${warehouse} to schema v2 stopped: its lease passed to ${holder ?? "no one"} (this run stalled longer than the lease); run npm run db:migrate again once no other run is moving`);
+  constructor(readonly warehouse: string, readonly holder: string) {
+    super(`the move of ${warehouse} to schema v2 stopped: its lease passed to ${holder} (this run stalled longer than the lease); run npm run db:migrate again once no other run is moving`);
     this.name = "MoveLeaseLostError";
   }
 }
@@ -160,9 +160,7 @@ export class MoveLease {
   async acquire(): Promise<void> {
     const owner = sql`${this.owner}`.text;
     await this.write(`INSERT INTO ${this.table} (owner, claimed, renewed, ended) SELECT ${owner}, now(), now(), 0`);
-    this.renewal = setInterval(() => {
-      void this.write(`INSERT INTO ${this.table} (owner, claimed, renewed, ended) SELECT owner, min(claimed), now(), 0 FROM ${this.table} WHERE owner = ${owner} GROUP BY owner`).catch(() => undefined);
-    }, (this.timing.leaseSeconds * 1000) / 5);
+    this.renewal = setInterval(() => void this.write(this.renewStatement()).catch(() => undefined), (this.timing.leaseSeconds * 1000) / 5);
     this.renewal.unref();
     const deadline = Date.now() + this.timing.leaseSeconds * 1000 + this.timing.settleMs * 2;
     await sleep(this.timing.settleMs);
@@ -177,10 +175,21 @@ export class MoveLease {
     }
   }
 
-  /** Throws MoveLeaseLostError unless this run still holds the lease (checked before each month). */
+  /**
+   * Before each month: throws MoveLeaseLostError if another run holds the lease now, else
+   * renews it. A claim that lapsed with no one else claiming is taken up again: an
+   * embedded ClickHouse (chdb) blocks the event loop while it works, so the renewal timer
+   * may not have run.
+   */
   async check(): Promise<void> {
     const holder = await this.holder();
-    if (holder?.owner !== this.owner) throw new MoveLeaseLostError(this.warehouse, holder?.owner);
+    if (holder !== undefined && holder.owner !== this.owner) throw new MoveLeaseLostError(this.warehouse, holder.owner);
+    await this.write(this.renewStatement());
+  }
+
+  private renewStatement(): string {
+    const owner = sql`${this.owner}`.text;
+    return `INSERT INTO ${this.table} (owner, claimed, renewed, ended) SELECT owner, min(claimed), now(), 0 FROM ${this.table} WHERE owner = ${owner} GROUP BY owner`;
   }
 
   /**
