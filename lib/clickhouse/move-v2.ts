@@ -251,6 +251,9 @@ export async function moveServersToV2(servers: readonly ClickHouse[], p: Placeme
     const id = `callboard-move-read-${randomUUID()}`;
     return bounded(server, statement, id, timeoutMs, () => server.rows<T>(statement, undefined, id));
   };
+  // Nothing to move (a new warehouse, or one moved already): no lease, no wait.
+  const planned = await plan(servers, p, read);
+  if (planned.pending.length === 0) return { moved: [], skipped: planned.all.length };
   const [first] = servers;
   await exec(first, moveLeaseStatement(p));
   const lease = new MoveLease(first, p, label, options.leaseTiming ?? DEFAULT_LEASE_TIMING, (statement, run) => {
@@ -272,11 +275,11 @@ interface MoveRun {
   timeoutMs: number;
 }
 
-async function moveMonths(servers: readonly ClickHouse[], p: Placement, label: string, options: MoveOptions, { exec, read, lease, timeoutMs }: MoveRun): Promise<{ moved: MovedMonth[]; skipped: number }> {
+/** Every start month any stored version has, on any server, and those not yet checkpointed by every server. */
+async function plan(servers: readonly ClickHouse[], p: Placement, read: MoveRun["read"]): Promise<{ all: number[]; pending: number[] }> {
   const local = (name: string) => qualified(p.database, localName(p, name));
-  const routed = (name: string) => qualified(p.database, name);
   const checkpoints = qualified(p.database, MOVE_CHECKPOINTS_TABLE);
-  // Every start month any stored version has, on any server: a month whose calls all moved away or were deleted is written empty (dropped).
+  // A month whose calls all moved away or were deleted is written empty (dropped).
   const months = new Set<number>();
   let done: Set<number> | undefined;
   for (const server of servers) {
@@ -286,7 +289,14 @@ async function moveMonths(servers: readonly ClickHouse[], p: Placement, label: s
     done = done === undefined ? here : new Set([...done].filter((m) => here.has(m)));
   }
   const all = [...months].sort((a, b) => a - b);
-  const pending = all.filter((m) => !done?.has(m));
+  return { all, pending: all.filter((m) => !done?.has(m)) };
+}
+
+async function moveMonths(servers: readonly ClickHouse[], p: Placement, label: string, options: MoveOptions, { exec, read, lease, timeoutMs }: MoveRun): Promise<{ moved: MovedMonth[]; skipped: number }> {
+  const routed = (name: string) => qualified(p.database, name);
+  const checkpoints = qualified(p.database, MOVE_CHECKPOINTS_TABLE);
+  // Planned again under the lease: an earlier run may have moved months meanwhile.
+  const { all, pending } = await plan(servers, p, read);
   let monthsDone = all.length - pending.length;
   const moved: MovedMonth[] = [];
   const report = (month: number, step: MoveProgress["step"], calls?: number) =>
