@@ -25,7 +25,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("the move to v2 never waits forever (two
   afterAll(async () => {
     cluster?.freeze(1, false);
     await cluster?.stop();
-  }, 120_000);
+  }, 240_000); // two shards stopping (and their files removed) on a box whose disk other suites keep busy
 
   /** A v1 warehouse of its own, migrated and filled with the history. */
   async function warehouse(db: string): Promise<ClickHouse> {
