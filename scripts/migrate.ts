@@ -47,7 +47,7 @@ try {
       bar?.update(p.monthsDone, { month: `${p.month} ${p.step}` });
     };
     try {
-      const moved = await moveToV2(ch, { onProgress });
+      const moved = await moveToV2(ch, { onProgress, statementTimeoutMs: config.CLICKHOUSE_MOVE_STATEMENT_TIMEOUT_SECONDS * 1000 });
       bar?.stop();
       const calls = moved.moved.reduce((s, m) => s + m.calls, 0);
       console.log(

@@ -104,10 +104,10 @@ export async function reachClusterHost(c: ClickHouseConfig, cluster: string, h: 
  * Every server of the cluster reached, or the first one that cannot be (all opened clients
  * closed): migrations check them all before they change any.
  */
-export async function reachAllClusterHosts(c: ClickHouseConfig, cluster: string, hosts: readonly ClusterHost[]): Promise<ReachedHost[]> {
+export async function reachAllClusterHosts(c: ClickHouseConfig, cluster: string, hosts: readonly ClusterHost[], options: OpenOptions = {}): Promise<ReachedHost[]> {
   const reached: ReachedHost[] = [];
   try {
-    for (const h of hosts) reached.push(await reachClusterHost(c, cluster, h));
+    for (const h of hosts) reached.push(await reachClusterHost(c, cluster, h, options));
     return reached;
   } catch (err) {
     await Promise.all(reached.map((r) => r.client.close()));

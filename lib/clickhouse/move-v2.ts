@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { ClickHouseConfig } from "./config";
 import { openClickHouse, type ClickHouse } from "./client";
 import { clusterHosts, reachAllClusterHosts } from "./cluster-hosts";
+import { bounded, DEFAULT_LEASE_TIMING, MoveLease, moveLeaseStatement, MoveStalledError, type LeaseTiming } from "./move-v2-guards";
 import { CALLS, localName, qualified, quoteIdentifier, type Placement } from "./schema";
 import {
   CALL_RAW, CALLS_BY_BUCKET, CALLS_BY_MONTH, CALLS_V2, CLOSED_SETS, enumType, PARTICIPANTS_BY_MONTH, PARTICIPANTS_V2, SESSION_CODE_SQL, UID_CODE_SQL, UIDS,
@@ -36,6 +37,10 @@ import {
  *      difference stops the move with both numbers (nothing is checkpointed);
  *   4. record the month in every server's `v2_move_checkpoints`: a later run skips a month
  *      every server has recorded.
+ *
+ * One run moves at a time (a lease in the warehouse), and no statement of the move waits
+ * longer than its bound (`statementTimeoutMs`, CLICKHOUSE_MOVE_STATEMENT_TIMEOUT_SECONDS):
+ * move-v2-guards.ts says why (two movers at once deadlock 18.16 for good).
  *
  * The move writes only +1 rows and drops months whole: it is meant for a warehouse whose
  * v2 tables only the move has written (`npm run db:migrate` before the servers start
@@ -190,7 +195,13 @@ export class MoveMismatchError extends Error {
 export interface MoveOptions {
   /** Called after each step (a callback that throws stops the move there, as a crash would). */
   onProgress?: (p: MoveProgress) => void;
+  /** The most one statement of the move may take, ms (default 10 min); past it the move stops with MoveStalledError. */
+  statementTimeoutMs?: number;
+  /** The lease's length and settling pause (tests shorten them). */
+  leaseTiming?: LeaseTiming;
 }
+
+export const DEFAULT_MOVE_STATEMENT_TIMEOUT_MS = 600_000;
 
 const n = (v: unknown) => Number(v ?? 0);
 
@@ -206,9 +217,21 @@ const SYNC_INSERT = { insert_distributed_sync: 1 };
  */
 const MOVE_QUERY = "callboard-move-v2-";
 
-async function stopEarlierMoves(servers: readonly ClickHouse[]): Promise<void> {
+async function stopEarlierMoves(servers: readonly ClickHouse[], timeoutMs: number): Promise<void> {
+  const earlier = `(query_id LIKE '${MOVE_QUERY}%' OR initial_query_id LIKE '${MOVE_QUERY}%')`;
   for (const server of servers) {
-    await server.command(`KILL QUERY WHERE query_id LIKE '${MOVE_QUERY}%' OR initial_query_id LIKE '${MOVE_QUERY}%' SYNC`);
+    // ASYNC and a bounded wait, not SYNC: KILL … SYNC waits as long as the query does, and on
+    // 18.16 a query waiting for a table lock never ends (move-v2-guards.ts).
+    const kill = `KILL QUERY WHERE ${earlier} ASYNC`;
+    await bounded(server, kill, `callboard-move-kill-${randomUUID()}`, timeoutMs, () => server.command(kill));
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const look = `SELECT query_id FROM system.processes WHERE ${earlier}`;
+      const left = await bounded(server, look, `callboard-move-look-${randomUUID()}`, timeoutMs, () => server.rows<{ query_id: string }>(look));
+      if (left.length === 0) break;
+      if (Date.now() > deadline) throw new MoveStalledError(server.label, "the writes of an earlier, killed move (asked to stop)", left.map((r) => r.query_id), timeoutMs);
+      await new Promise((r) => setTimeout(r, 250));
+    }
   }
 }
 
@@ -218,42 +241,85 @@ async function stopEarlierMoves(servers: readonly ClickHouse[]): Promise<void> {
  * names the warehouse in progress and errors.
  */
 export async function moveServersToV2(servers: readonly ClickHouse[], p: Placement, label: string, options: MoveOptions = {}): Promise<{ moved: MovedMonth[]; skipped: number }> {
+  const timeoutMs = options.statementTimeoutMs ?? DEFAULT_MOVE_STATEMENT_TIMEOUT_MS;
+  /** Every statement of the move has an id (its writes the MOVE_QUERY prefix) and a bound. */
+  const exec = (server: ClickHouse, statement: string, settings?: Record<string, number>) => {
+    const id = `${MOVE_QUERY}${randomUUID()}`;
+    return bounded(server, statement, id, timeoutMs, () => server.command(statement, settings, id));
+  };
+  const read = <T>(server: ClickHouse, statement: string) => {
+    const id = `callboard-move-read-${randomUUID()}`;
+    return bounded(server, statement, id, timeoutMs, () => server.rows<T>(statement, undefined, id));
+  };
+  // Nothing to move (a new warehouse, or one moved already): no lease, no wait.
+  const planned = await plan(servers, p, read);
+  if (planned.pending.length === 0) return { moved: [], skipped: planned.all.length };
+  const [first] = servers;
+  await exec(first, moveLeaseStatement(p));
+  const lease = new MoveLease(first, p, label, options.leaseTiming ?? DEFAULT_LEASE_TIMING, (statement, run) => {
+    const id = `callboard-move-lease-${randomUUID()}`;
+    return bounded(first, statement, id, timeoutMs, () => run(id));
+  });
+  await lease.acquire();
+  try {
+    return await moveMonths(servers, p, label, options, { exec, read, lease, timeoutMs });
+  } finally {
+    await lease.release();
+  }
+}
+
+interface MoveRun {
+  exec: (server: ClickHouse, statement: string, settings?: Record<string, number>) => Promise<void>;
+  read: <T>(server: ClickHouse, statement: string) => Promise<T[]>;
+  lease: MoveLease;
+  timeoutMs: number;
+}
+
+/** Every start month any stored version has, on any server, and those not yet checkpointed by every server. */
+async function plan(servers: readonly ClickHouse[], p: Placement, read: MoveRun["read"]): Promise<{ all: number[]; pending: number[] }> {
   const local = (name: string) => qualified(p.database, localName(p, name));
-  const routed = (name: string) => qualified(p.database, name);
   const checkpoints = qualified(p.database, MOVE_CHECKPOINTS_TABLE);
-  // Every start month any stored version has, on any server: a month whose calls all moved away or were deleted is written empty (dropped).
+  // A month whose calls all moved away or were deleted is written empty (dropped).
   const months = new Set<number>();
   let done: Set<number> | undefined;
   for (const server of servers) {
-    for (const r of await server.rows<{ m: number }>(`SELECT DISTINCT toYYYYMM(toDateTime(start_at)) AS m FROM ${local(CALLS.name)}`)) months.add(n(r.m));
-    const here = new Set((await server.rows<{ month: number }>(`SELECT DISTINCT month FROM ${checkpoints}`)).map((r) => n(r.month)));
+    for (const r of await read<{ m: number }>(server, `SELECT DISTINCT toYYYYMM(toDateTime(start_at)) AS m FROM ${local(CALLS.name)}`)) months.add(n(r.m));
+    const here = new Set((await read<{ month: number }>(server, `SELECT DISTINCT month FROM ${checkpoints}`)).map((r) => n(r.month)));
     // A month is done once every server recorded it (a run killed while recording does it again).
     done = done === undefined ? here : new Set([...done].filter((m) => here.has(m)));
   }
   const all = [...months].sort((a, b) => a - b);
-  const pending = all.filter((m) => !done?.has(m));
+  return { all, pending: all.filter((m) => !done?.has(m)) };
+}
+
+async function moveMonths(servers: readonly ClickHouse[], p: Placement, label: string, options: MoveOptions, { exec, read, lease, timeoutMs }: MoveRun): Promise<{ moved: MovedMonth[]; skipped: number }> {
+  const routed = (name: string) => qualified(p.database, name);
+  const checkpoints = qualified(p.database, MOVE_CHECKPOINTS_TABLE);
+  // Planned again under the lease: an earlier run may have moved months meanwhile.
+  const { all, pending } = await plan(servers, p, read);
   let monthsDone = all.length - pending.length;
   const moved: MovedMonth[] = [];
   const report = (month: number, step: MoveProgress["step"], calls?: number) =>
     options.onProgress?.({ host: label, month, step, monthsDone, monthsTotal: all.length, calls });
   const [first] = servers;
-  if (pending.length > 0) await stopEarlierMoves(servers);
+  if (pending.length > 0) await stopEarlierMoves(servers, timeoutMs);
   for (const month of pending) {
+    await lease.check();
     const { drop, write } = moveStatements(p, month);
-    for (const server of servers) for (const s of drop) await server.command(s);
+    for (const server of servers) for (const s of drop) await exec(server, s);
     report(month, "dropped");
-    for (const server of servers) for (const s of write) await server.command(s, p.cluster ? SYNC_INSERT : undefined, `${MOVE_QUERY}${randomUUID()}`);
-    const [want] = await first.rows<{ calls: number; participants: number }>(
+    for (const server of servers) for (const s of write) await exec(server, s, p.cluster ? SYNC_INSERT : undefined);
+    const [want] = await read<{ calls: number; participants: number }>(first, 
       `SELECT count() AS calls, sum(length(p_uid)) AS participants FROM ${routed(CALLS.name)} FINAL WHERE deleted = 0 AND toYYYYMM(toDateTime(start_at)) = ${month}`,
     );
     report(month, "written", n(want?.calls));
-    const [rows] = await first.rows<{ calls: number }>(`SELECT sum(sign) AS calls FROM ${routed(CALLS_V2.name)} WHERE toYYYYMM(start_at) = ${month}`);
-    const [parts] = await first.rows<{ participants: number }>(`SELECT sum(sign) AS participants FROM ${routed(PARTICIPANTS_V2.name)} WHERE toYYYYMM(start_at) = ${month}`);
-    const [agg] = await first.rows<{ calls: number }>(`SELECT sum(calls) AS calls FROM ${routed(CALLS_BY_MONTH.name)} WHERE toYYYYMM(month) = ${month}`);
+    const [rows] = await read<{ calls: number }>(first, `SELECT sum(sign) AS calls FROM ${routed(CALLS_V2.name)} WHERE toYYYYMM(start_at) = ${month}`);
+    const [parts] = await read<{ participants: number }>(first, `SELECT sum(sign) AS participants FROM ${routed(PARTICIPANTS_V2.name)} WHERE toYYYYMM(start_at) = ${month}`);
+    const [agg] = await read<{ calls: number }>(first, `SELECT sum(calls) AS calls FROM ${routed(CALLS_BY_MONTH.name)} WHERE toYYYYMM(month) = ${month}`);
     const counts = { v1Calls: n(want?.calls), v2Calls: n(rows?.calls), v2MonthlyCalls: n(agg?.calls), v1Participants: n(want?.participants), v2Participants: n(parts?.participants) };
     if (counts.v1Calls !== counts.v2Calls || counts.v1Calls !== counts.v2MonthlyCalls || counts.v1Participants !== counts.v2Participants) throw new MoveMismatchError(label, month, counts);
     for (const server of servers) {
-      await server.command(`INSERT INTO ${checkpoints} (month, calls, participants, done_ms) VALUES (${month}, ${counts.v1Calls}, ${counts.v1Participants}, ${Date.now()})`);
+      await exec(server, `INSERT INTO ${checkpoints} (month, calls, participants, done_ms) VALUES (${month}, ${counts.v1Calls}, ${counts.v1Participants}, ${Date.now()})`);
     }
     monthsDone++;
     moved.push({ host: label, month, calls: counts.v1Calls, participants: counts.v1Participants });
@@ -265,10 +331,12 @@ export async function moveServersToV2(servers: readonly ClickHouse[], p: Placeme
 /** Moves the ClickHouse named by the configuration (every server of its cluster) to v2; migrated first. */
 export async function moveToV2(c: ClickHouseConfig, options: MoveOptions = {}): Promise<MoveReport> {
   const p: Placement = { database: c.database, cluster: c.cluster };
-  const boot = openClickHouse(c, { noDatabase: true });
+  // The clients' own request timeout comes after the move's bound, so a stalled statement ends in MoveStalledError (server and query named).
+  const open = { requestTimeoutMs: (options.statementTimeoutMs ?? DEFAULT_MOVE_STATEMENT_TIMEOUT_MS) + 60_000 };
+  const boot = openClickHouse(c, { noDatabase: true, ...open });
   try {
     if (!c.cluster) return { hosts: [c.redacted], ...(await moveServersToV2([boot], p, c.redacted, options)) };
-    const reached = await reachAllClusterHosts(c, c.cluster, await clusterHosts(boot, c.cluster));
+    const reached = await reachAllClusterHosts(c, c.cluster, await clusterHosts(boot, c.cluster), open);
     try {
       const hosts = reached.map((r) => r.config.redacted);
       return { hosts, ...(await moveServersToV2(reached.map((r) => r.client), p, c.redacted, options)) };

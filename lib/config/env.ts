@@ -97,6 +97,12 @@ const envSchema = z.object({
   RETAIN_AUDIT_DAYS: intFromString(0),
   /** Kept days of sync runs (each app's latest is always kept; 0: forever). */
   RETAIN_SYNC_RUNS_DAYS: intFromString(90),
+  /**
+   * ClickHouse mode: kept months of call facts, the current UTC month included (0, the
+   * default: forever). Older months are dropped whole from every fact table and
+   * pre-aggregate on every shard (lib/clickhouse/fact-retention.ts).
+   */
+  RETAIN_CALLS_MONTHS: intFromString(0),
   /** A Prometheus scrape of /metrics on the main port sends it as `Authorization: Bearer <token>` (lib/server/metrics-endpoint.ts). */
   METRICS_TOKEN: z.preprocess(emptyToUndefined, z.string().min(16, "must be at least 16 characters").optional()),
   /** /metrics on a port of its own (no token needed there unless METRICS_TOKEN is set too). */
@@ -147,6 +153,12 @@ const envSchema = z.object({
    * 503 `analytics_unavailable` and the query is cancelled on the server (lib/clickhouse/client.ts).
    */
   CLICKHOUSE_QUERY_TIMEOUT_SECONDS: secondsFromString(30),
+  /**
+   * The most one statement of `npm run db:migrate`'s move to schema v2 may take (a month's
+   * INSERT … SELECT on the largest server) before the move stops with an error naming the
+   * server and the query (lib/clickhouse/move-v2-guards.ts).
+   */
+  CLICKHOUSE_MOVE_STATEMENT_TIMEOUT_SECONDS: secondsFromString(600),
 }).superRefine((e, ctx) => {
   if (e.DATABASE_URL !== undefined && e.CLICKHOUSE_URL === undefined) {
     ctx.addIssue({
@@ -162,6 +174,9 @@ const envSchema = z.object({
   }
   if (e.LOCAL_PASSWORDS === "off" && oidc !== 3) {
     ctx.addIssue({ code: "custom", path: ["LOCAL_PASSWORDS"], message: "off leaves no way to sign in without single sign-on (OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET)" });
+  }
+  if (e.RETAIN_CALLS_MONTHS > 0 && e.CLICKHOUSE_URL === undefined) {
+    ctx.addIssue({ code: "custom", path: ["RETAIN_CALLS_MONTHS"], message: "needs CLICKHOUSE_URL: only the facts in ClickHouse have a retention (the SQLite warehouse keeps its calls forever); unset it or set it to 0" });
   }
   if (e.CLICKHOUSE_CLUSTER !== undefined && e.CLICKHOUSE_URL === undefined) {
     ctx.addIssue({ code: "custom", path: ["CLICKHOUSE_CLUSTER"], message: "needs CLICKHOUSE_URL (the address of one of the cluster's servers)" });

@@ -1,4 +1,6 @@
 import type { Db } from "@/db/client";
+import type { ClickHouseConfig } from "@/lib/clickhouse/config";
+import { describePrune, pruneFacts } from "@/lib/clickhouse/fact-retention";
 import { logger } from "@/lib/log/logger";
 
 /**
@@ -7,11 +9,14 @@ import { logger } from "@/lib/log/logger";
  * them forever). The raw webhook deliveries have theirs in the ingest
  * (RETAIN_DELIVERIES_DAYS, lib/ingest/store.ts). Rows go in small batches, each its own
  * short transaction, so that a first prune of years of rows never holds the write lock
- * long enough to make a webhook wait.
+ * long enough to make a webhook wait. In ClickHouse mode the call facts have theirs too
+ * (RETAIN_CALLS_MONTHS, lib/clickhouse/fact-retention.ts), pruned on the same schedule.
  */
 export interface RetentionSettings {
   auditDays: number;
   syncRunsDays: number;
+  /** ClickHouse mode: the warehouse and its kept months of facts (0: forever). */
+  clickHouse?: { config: ClickHouseConfig; keepMonths: number };
 }
 
 const DAY_MS = 86_400_000;
@@ -55,7 +60,22 @@ export function pruneOnce(db: Db, settings: RetentionSettings, nowMs = Date.now(
 
 /** In the server: a prune a minute after start, then hourly. Returns a stop function. */
 export function startRetentionSchedule(open: () => Db, settings: RetentionSettings, everyMs = 3_600_000): () => void {
-  if (settings.auditDays <= 0 && settings.syncRunsDays <= 0) return () => {};
+  const facts = settings.clickHouse && settings.clickHouse.keepMonths > 0 ? settings.clickHouse : undefined;
+  if (settings.auditDays <= 0 && settings.syncRunsDays <= 0 && !facts) return () => {};
+  let factsRunning = false;
+  const pruneClickHouse = async (c: NonNullable<typeof facts>) => {
+    // One prune of the facts at a time: a slow one (a mutation on a large call_raw) is not started again beside itself.
+    if (factsRunning) return;
+    factsRunning = true;
+    try {
+      const report = await pruneFacts(c.config, c.keepMonths);
+      if (report.dropped.length + report.callRawDeleted > 0) logger.info({ ...report, dropped: report.dropped.length }, `retention: ClickHouse facts ${describePrune(report)}`);
+    } catch (err) {
+      logger.warn({ err: err instanceof Error ? err.message : String(err) }, "retention: ClickHouse prune failed; it is tried again at the next hour");
+    } finally {
+      factsRunning = false;
+    }
+  };
   const run = () => {
     try {
       const pruned = pruneOnce(open(), settings);
@@ -63,6 +83,7 @@ export function startRetentionSchedule(open: () => Db, settings: RetentionSettin
     } catch (err) {
       logger.warn({ err: err instanceof Error ? err.message : String(err) }, "retention: prune failed; it is tried again at the next hour");
     }
+    if (facts) void pruneClickHouse(facts);
   };
   const first = setTimeout(run, Math.min(60_000, everyMs));
   const timer = setInterval(run, everyMs);

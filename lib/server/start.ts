@@ -15,7 +15,7 @@ import { PEER_HEADER, trustedProxies } from "@/lib/auth/client-address";
 import { ensureFirstAdmin } from "@/lib/auth/first-admin";
 import { env } from "@/lib/config/env";
 import { analyticsEngine } from "@/lib/analytics/engine";
-import { ensureClickHouseSchema } from "@/lib/clickhouse";
+import { clickHouseConfig, ensureClickHouseSchema } from "@/lib/clickhouse";
 import { handleReport } from "@/lib/analytics/report-handler";
 import { healthResponse } from "@/lib/health/health-response";
 import { syncMaxAgeSeconds } from "@/lib/health/sync-age";
@@ -102,7 +102,12 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
     const { startSyncScheduler } = await import("@/lib/sync/scheduler");
     stopScheduler = startSyncScheduler(warehouse, { intervalSeconds: config.SYNC_INTERVAL_SECONDS }).stop;
   }
-  const stopRetention = startRetentionSchedule(db, { auditDays: config.RETAIN_AUDIT_DAYS, syncRunsDays: config.RETAIN_SYNC_RUNS_DAYS });
+  const clickHouse = clickHouseConfig();
+  const stopRetention = startRetentionSchedule(db, {
+    auditDays: config.RETAIN_AUDIT_DAYS,
+    syncRunsDays: config.RETAIN_SYNC_RUNS_DAYS,
+    clickHouse: clickHouse ? { config: clickHouse, keepMonths: config.RETAIN_CALLS_MONTHS } : undefined,
+  });
   let stopAlerts: (() => Promise<void>) | undefined;
   if (config.ALERTS_INTERVAL_SECONDS > 0) {
     const { startAlertScheduler } = await import("@/lib/alerts/scheduler");
