@@ -60,18 +60,19 @@ export function withClosedValues<T extends { callType: string | null; callMode: 
 /** 1 when the call has a recording: the platform's flag, or a recording webhook (co-sharded: evaluated shard by shard). */
 export function hasRecordingSql(t: Tables, pks: readonly number[]): Sql {
   if (pks.length === 0) return raw("platform_has_recording");
-  return sql`(platform_has_recording = 1 OR (app_pk, session_id) IN (SELECT app_pk, session_id FROM ${t.recordingsLocal} FINAL WHERE deleted = 0 AND app_pk IN ${pks}))`;
+  // By session code (calls_v2.session_code: 8 bytes a row to read, not the session id).
+  return sql`(platform_has_recording = 1 OR (app_pk, session_code) IN (SELECT app_pk, ${raw(SESSION_CODE_SQL("session_id"))} FROM ${t.recordingsLocal} FINAL WHERE deleted = 0 AND app_pk IN ${pks}))`;
 }
 
 /**
- * The live rows among the matching ones: +1 rows not cancelled. The cancel rows are few
+ * The live rows among the matching ones: +1 rows not cancelled (by session code and version). The cancel rows are few
  * (re-synced and deleted calls, until merges collapse them), so the set each shard builds
  * is small; they are looked up on the shard's own rows (a call's rows are all on its
  * shard), narrowed to the apps and start range asked (a cancel row has its state's start).
  */
 export function liveSql(t: Tables, f: Pick<Filters, "from" | "to">, pks: readonly number[], opts: ConditionOptions = {}): Sql {
   const narrow = [sql`app_pk IN ${pks.length ? pks : [0]}`, ...(opts.ignoreTime ? [] : timeConditions(f))];
-  return sql`sign = 1 AND (app_pk, session_id, version) NOT IN (SELECT app_pk, session_id, version FROM ${t.callsLocal} WHERE sign = -1 AND ${and(narrow)})`;
+  return sql`sign = 1 AND (app_pk, session_code, version) NOT IN (SELECT app_pk, session_code, version FROM ${t.callsLocal} WHERE sign = -1 AND ${and(narrow)})`;
 }
 
 /**
@@ -80,7 +81,7 @@ export function liveSql(t: Tables, f: Pick<Filters, "from" | "to">, pks: readonl
  * Co-sharded: looked up on each shard's own rows.
  */
 function listsUidSql(t: Tables, f: Filters, uid: string, pks: readonly number[]): Sql {
-  return sql`(app_pk, ${raw(SESSION_CODE_SQL("session_id"))}, version) IN (SELECT app_pk, session_code, version FROM ${t.participantsLocal}
+  return sql`(app_pk, session_code, version) IN (SELECT app_pk, session_code, version FROM ${t.participantsLocal}
     WHERE ${and([sql`app_pk IN ${pks}`, sql`uid_code = ${raw(UID_CODE_SQL(sql`${uid}`.text))}`, ...timeConditions(f)])}
     GROUP BY app_pk, session_code, version HAVING sum(sign) > 0)`;
 }

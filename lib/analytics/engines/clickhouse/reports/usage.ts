@@ -5,7 +5,6 @@ import type { Scope } from "@/lib/analytics/scope";
 import { dayNumberToDate, localDayNumber, offsetSegments, offsetSql } from "@/lib/time/tz";
 import { appScope, tablesOf, type ChContext } from "../context";
 import { callConditions, fromSignedCalls, hasCallDimensions, hasRecordingSql, START, timeConditions } from "../conditions";
-import { SESSION_CODE_SQL } from "@/lib/clickhouse/schema-v2";
 import { minutes } from "./shared";
 
 /** The participants, apps and daily reports. */
@@ -22,7 +21,7 @@ function participantConditions(ctx: ChContext, f: Filters, pks: readonly number[
   const t = tablesOf(ctx.ch);
   const conds = [sql`app_pk IN ${pks}`, ...timeConditions(f)];
   if (hasCallDimensions(f)) {
-    conds.push(sql`(app_pk, session_code, version) IN (SELECT app_pk, ${raw(SESSION_CODE_SQL("session_id"))}, version FROM ${t.callsLocal} WHERE ${and(callConditions(t, f, pks))} AND sign = 1)`);
+    conds.push(sql`(app_pk, session_code, version) IN (SELECT app_pk, session_code, version FROM ${t.callsLocal} WHERE ${and(callConditions(t, f, pks))} AND sign = 1)`);
   }
   if (options.person) conds.push(...personCondition(ctx, f, pks));
   return conds;
