@@ -67,10 +67,11 @@ export const CALL_KEY = "(session_code + app_pk)";
 export const CALL_KEY_OF = (sessionId: string, appPk: string): string => `(${SESSION_CODE_SQL(sessionId)} + ${appPk})`;
 
 /**
- * One UInt64 naming a state of a call (CALL_KEY and its version): for a given call, two
- * versions never share it (1000003 is odd, so multiplying by it is one-to-one modulo 2^64).
+ * One UInt64 naming a state of a call (CALL_KEY and its version), on calls_v2 and on
+ * participants_v2 alike (both hold the session code, app and version): for a given call,
+ * two versions never share it (1000003 is odd, so multiplying by it is one-to-one modulo 2^64).
  */
-const STATE_KEY = "(session_code + app_pk + version * 1000003)";
+export const STATE_KEY = "(session_code + app_pk + version * 1000003)";
 
 /** 1 when the call has a recording: the platform's flag, or a recording webhook (co-sharded: evaluated shard by shard). */
 export function hasRecordingSql(t: Tables, pks: readonly number[]): Sql {
@@ -95,7 +96,7 @@ export function liveSql(t: Tables, f: Pick<Filters, "from" | "to">, pks: readonl
  * Co-sharded: looked up on each shard's own rows.
  */
 function listsUidSql(t: Tables, f: Filters, uid: string, pks: readonly number[]): Sql {
-  return sql`(app_pk, session_code, version) IN (SELECT app_pk, session_code, version FROM ${t.participantsLocal}
+  return sql`${raw(STATE_KEY)} IN (SELECT ${raw(STATE_KEY)} FROM ${t.participantsLocal}
     WHERE ${and([sql`app_pk IN ${pks}`, sql`uid_code = ${raw(UID_CODE_SQL(sql`${uid}`.text))}`, ...timeConditions(f)])}
     GROUP BY app_pk, session_code, version HAVING sum(sign) > 0)`;
 }

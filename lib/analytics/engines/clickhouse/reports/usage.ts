@@ -4,7 +4,7 @@ import { pageOf, round3, type AppUsageRow, type DailyUsageRow, type Page, type P
 import type { Scope } from "@/lib/analytics/scope";
 import { dayNumberToDate, localDayNumber, offsetSegments, offsetSql } from "@/lib/time/tz";
 import { appScope, tablesOf, type ChContext } from "../context";
-import { callConditions, fromSignedCalls, hasCallDimensions, hasRecordingSql, START, timeConditions } from "../conditions";
+import { callConditions, fromSignedCalls, hasCallDimensions, hasRecordingSql, START, STATE_KEY, timeConditions } from "../conditions";
 import { minutes } from "./shared";
 
 /** The participants, apps and daily reports. */
@@ -21,7 +21,7 @@ function participantConditions(ctx: ChContext, f: Filters, pks: readonly number[
   const t = tablesOf(ctx.ch);
   const conds = [sql`app_pk IN ${pks}`, ...timeConditions(f)];
   if (hasCallDimensions(f)) {
-    conds.push(sql`(app_pk, session_code, version) IN (SELECT app_pk, session_code, version FROM ${t.callsLocal} WHERE ${and(callConditions(t, f, pks))} AND sign = 1)`);
+    conds.push(sql`${raw(STATE_KEY)} IN (SELECT ${raw(STATE_KEY)} FROM ${t.callsLocal} WHERE ${and(callConditions(t, f, pks))} AND sign = 1)`);
   }
   if (options.person) conds.push(...personCondition(ctx, f, pks));
   return conds;
@@ -39,6 +39,13 @@ function fromSignedParticipants(ctx: ChContext, f: Filters, pks: readonly number
   if (pks.length === 0) return sql`FROM ${t.participants} WHERE 0`;
   return sql`FROM ${t.participants} WHERE ${and(participantConditions(ctx, f, pks, options))}`;
 }
+
+/**
+ * One UInt64 naming a participant row of a call state (STATE_KEY and its seq): a set of
+ * single integers is built and probed several times faster than one of 4-tuples. For a
+ * given call, two (version, seq) pairs share it with the odds of a 64-bit collision.
+ */
+const ROW_KEY = `(${STATE_KEY} + seq * 1000000007)`;
 
 /** Live calls of a participant among signed rows: the aggregate HAVING tests. */
 const LIVE_CALLS = "sum(sign * first_of_uid)";
@@ -59,7 +66,7 @@ export function fromLiveParticipants(ctx: ChContext, f: Filters, pks: readonly n
     ...participantConditions(ctx, f, pks, options),
     ...uids,
     raw("sign = 1"),
-    sql`(app_pk, session_code, version, seq) NOT IN (SELECT app_pk, session_code, version, seq FROM ${t.participantsLocal} WHERE sign = -1 AND ${and(narrow)})`,
+    sql`${raw(ROW_KEY)} NOT IN (SELECT ${raw(ROW_KEY)} FROM ${t.participantsLocal} WHERE sign = -1 AND ${and(narrow)})`,
   ];
   return sql`FROM ${t.participants} WHERE ${and(conds)}`;
 }
