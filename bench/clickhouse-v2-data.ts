@@ -80,6 +80,13 @@ export function generateV2Sql(db: string, from: number, count: number, shard: nu
     `INSERT INTO \`${db}\`.call_raw_local (app_pk, session_id, version, raw)
   SELECT app_pk, session_id, toUInt64(1 + (n % ${RESYNCED_EVERY} = 0)), concat('{"sessionId":"', session_id, '","mid":"', mid_, '","type":"', type_, '","mode":"', mode_, '","status":"', status_, '","initiator":"', initiator_, '","receiver":"', receiver_, '","receiverType":"', if(mode_ = 'call', 'user', 'group'), '","initiatedAt":', toString(initiated_at), ',"endedAt":', toString(ended_at_), ',"totalParticipants":', toString(k), '}')
   FROM (SELECT ${callColumns()} FROM numbers(${from}, ${count}) WHERE cityHash64(app_pk, session_id) % ${shards} = ${shard})`,
+    // A recording link (the recording_generated webhook) for every call the platform flags, and
+    // for one call in a hundred of the others (a link the next sync has not flagged yet): the
+    // reports' "has a recording" looks each call up in these.
+    `INSERT INTO \`${db}\`.recordings_local (app_pk, session_id, start_key, version, deleted, recording_url, recording_date, duration, start_time, received_ms)
+  SELECT app_pk, session_id, started, toUInt64(1), toUInt8(0), concat('https://recordings.example/', session_id, '.mp4'), NULL, toFloat64(wall), started, (ended_at_ + 60) * 1000
+  FROM (SELECT ${callColumns()} FROM numbers(${from}, ${count}) WHERE cityHash64(app_pk, session_id) % ${shards} = ${shard})
+  WHERE NOT never AND (${CALL_V2_VALUES.platform_has_recording} OR cityHash64(n, 17) % 100 = 0)`,
   ];
 }
 

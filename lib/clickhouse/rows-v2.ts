@@ -70,12 +70,17 @@ export interface ChangeRowsV2 {
   uids: Array<Record<string, unknown>>;
 }
 
-function callRow(s: CallStateV2, sign: 1 | -1): Record<string, unknown> {
+/**
+ * `codes`: the session code is sent, not left to the column's DEFAULT (schema-v2.ts
+ * CALLS_V2_SESSION_CODE): 18.16 fills a field a JSONEachRow insert leaves out with zero,
+ * not with the column's DEFAULT expression.
+ */
+function callRow(s: CallStateV2, sign: 1 | -1, codes: CodesV2): Record<string, unknown> {
   // Written out, not spread: an object literal spreading four objects cost V8 several times more.
   const type = encodeClosed("type", s.type), mode = encodeClosed("mode", s.mode);
   const status = encodeClosed("status", s.status), receiverType = encodeClosed("receiver_type", s.receiverType);
   return {
-    sign, version: s.version, app_pk: s.appPk, start_at: s.startAt, session_id: s.sessionId,
+    sign, version: s.version, app_pk: s.appPk, start_at: s.startAt, session_id: s.sessionId, session_code: codes.session(s.sessionId),
     type: type.code, type_other: type.other, mode: mode.code, mode_other: mode.other, status: status.code, status_other: status.other,
     receiver_type: receiverType.code, receiver_type_other: receiverType.other,
     platform_has_recording: s.platformHasRecording ? 1 : 0,
@@ -110,11 +115,11 @@ export function changeRowsV2(previous: CallStateV2 | undefined, next: CallStateV
   if (previous && next && next.version <= previous.version) throw new Error("a new state needs a higher version than the one it replaces");
   const out: ChangeRowsV2 = { calls: [], participants: [], uids: [] };
   if (previous) {
-    out.calls.push(callRow(previous, -1));
+    out.calls.push(callRow(previous, -1, codes));
     out.participants.push(...participantRows(previous, -1, codes));
   }
   if (next) {
-    out.calls.push(callRow(next, 1));
+    out.calls.push(callRow(next, 1, codes));
     out.participants.push(...participantRows(next, 1, codes));
     for (const uid of new Set(next.participants.map((p) => p.uid))) out.uids.push({ app_pk: next.appPk, uid_code: codes.uid(uid), uid });
   }

@@ -106,8 +106,9 @@ export const CALLS_V2: TableSpec = {
     ["app_pk", "UInt32"],
     /** startedAt, or initiatedAt for calls never started: what time filters use. */
     ["start_at", "DateTime"],
-    // Its session code (what participants_v2 rows name it by) is SESSION_CODE_SQL(session_id),
-    // computed where a uid filter joins them: a column of 8 random bytes a call costs 8 bytes.
+    // Its session code (what participants_v2 rows name it by) is the column CALLS_V2_SESSION_CODE,
+    // added by migration 0006 and computed by ClickHouse at each insert (so not in this list,
+    // which is what writers send).
     ["session_id", "String"],
     ...CLOSED_COLUMNS,
     ["platform_has_recording", "UInt8"],
@@ -129,6 +130,17 @@ export const CALLS_V2: TableSpec = {
   orderBy: "(app_pk, start_at, session_id)",
   shardBy: SHARD_BY_CALL,
 };
+
+/**
+ * `calls_v2.session_code` (ClickHouse migration 0006): SESSION_CODE_SQL of the session id,
+ * a DEFAULT — ClickHouse computes it at every insert, a writer never sends it (not
+ * MATERIALIZED: 18.16's Distributed table would compute it and send it on to the shards,
+ * which refuse a value for a MATERIALIZED column). What the
+ * reads test a call's membership of a set by (recording links, cancelled states, calls
+ * listing a uid: analytics/engines/clickhouse/conditions.ts): 8 bytes of integer a row to
+ * read and hash instead of the ~36-byte session id.
+ */
+export const CALLS_V2_SESSION_CODE = ["session_code", `UInt64 DEFAULT ${SESSION_CODE_SQL("session_id")}`] as const;
 
 /**
  * The by-key side of a call: one row per state written (`ReplacingMergeTree(version)`

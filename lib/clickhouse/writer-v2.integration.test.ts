@@ -6,7 +6,8 @@ import { openClickHouse, type ClickHouse } from "./client";
 import { clusterHosts, reachAllClusterHosts } from "./cluster-hosts";
 import type { CallStateV2 } from "./rows-v2";
 import { createTableStatements, qualified, type Placement } from "./schema";
-import { SHARD_BY_CALL, V2_TABLES, shardByCallFromCode, viewStatements } from "./schema-v2";
+import { SESSION_CODE_SQL, SHARD_BY_CALL, V2_TABLES, shardByCallFromCode, viewStatements } from "./schema-v2";
+import { migration0006 } from "./migrations/0006_calls_session_code";
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./test-clickhouse";
 import { CallWriterV2, openShardsV2, type CallChangeV2, type ShardV2, type WriteStepV2 } from "./writer-v2";
 
@@ -101,6 +102,7 @@ async function createV2(cluster: TestClickHouse, database: string): Promise<void
     await r.client.command(`CREATE DATABASE IF NOT EXISTS \`${database}\``);
     for (const table of V2_TABLES) for (const statement of createTableStatements(p, table)) await r.client.command(statement);
     for (const statement of viewStatements(p)) await r.client.command(statement);
+    for (const statement of migration0006.statements(p, false)) await r.client.command(typeof statement === "string" ? statement : statement.sql);
     await r.client.close();
   }
 }
@@ -168,6 +170,9 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("the v2 writer on two 18.16 shards", () 
           (SELECT countIf(${shardByCallFromCode("app_pk", "session_code")} % 2 != ${i}) FROM ${local("participants_v2")}) AS participants`,
       );
       expect(misplaced).toEqual({ calls: 0, raw: 0, participants: 0 });
+      // Every call row carries its session code (migration 0006), which the reads look calls up by.
+      const [codes] = await s.client.rows<{ wrong: number }>(`SELECT countIf(session_code != ${SESSION_CODE_SQL("session_id")}) AS wrong FROM ${local("calls_v2")}`);
+      expect(codes).toEqual({ wrong: 0 });
     }
     // The same batch again (the copy run twice): versions already stored, nothing written.
     expect((await new CallWriterV2(ch, shards).write(APP, changes(NEXT, 2_000))).written).toBe(0);

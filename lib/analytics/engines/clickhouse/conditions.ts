@@ -57,21 +57,37 @@ export function withClosedValues<T extends { callType: string | null; callMode: 
   return { ...rest, type: callType, mode: callMode, status: callStatus };
 }
 
+/**
+ * One UInt64 naming a call of `calls_v2` (its session code plus its app: a set of single
+ * integers is built and probed several times faster than one of tuples, and reading the
+ * stored code avoids reading the session id); CALL_KEY_OF gives the same from a table that
+ * holds the session id. Two calls share a key with the odds of a 64-bit hash collision.
+ */
+export const CALL_KEY = "(session_code + app_pk)";
+export const CALL_KEY_OF = (sessionId: string, appPk: string): string => `(${SESSION_CODE_SQL(sessionId)} + ${appPk})`;
+
+/**
+ * One UInt64 naming a state of a call (CALL_KEY and its version), on calls_v2 and on
+ * participants_v2 alike (both hold the session code, app and version): for a given call,
+ * two versions never share it (1000003 is odd, so multiplying by it is one-to-one modulo 2^64).
+ */
+export const STATE_KEY = "(session_code + app_pk + version * 1000003)";
+
 /** 1 when the call has a recording: the platform's flag, or a recording webhook (co-sharded: evaluated shard by shard). */
 export function hasRecordingSql(t: Tables, pks: readonly number[]): Sql {
   if (pks.length === 0) return raw("platform_has_recording");
-  return sql`(platform_has_recording = 1 OR (app_pk, session_id) IN (SELECT app_pk, session_id FROM ${t.recordingsLocal} FINAL WHERE deleted = 0 AND app_pk IN ${pks}))`;
+  return sql`(platform_has_recording = 1 OR ${raw(CALL_KEY)} IN (SELECT ${raw(CALL_KEY_OF("session_id", "app_pk"))} FROM ${t.recordingsLocal} FINAL WHERE deleted = 0 AND app_pk IN ${pks}))`;
 }
 
 /**
- * The live rows among the matching ones: +1 rows not cancelled. The cancel rows are few
+ * The live rows among the matching ones: +1 rows not cancelled (by STATE_KEY). The cancel rows are few
  * (re-synced and deleted calls, until merges collapse them), so the set each shard builds
  * is small; they are looked up on the shard's own rows (a call's rows are all on its
  * shard), narrowed to the apps and start range asked (a cancel row has its state's start).
  */
 export function liveSql(t: Tables, f: Pick<Filters, "from" | "to">, pks: readonly number[], opts: ConditionOptions = {}): Sql {
   const narrow = [sql`app_pk IN ${pks.length ? pks : [0]}`, ...(opts.ignoreTime ? [] : timeConditions(f))];
-  return sql`sign = 1 AND (app_pk, session_id, version) NOT IN (SELECT app_pk, session_id, version FROM ${t.callsLocal} WHERE sign = -1 AND ${and(narrow)})`;
+  return sql`sign = 1 AND ${raw(STATE_KEY)} NOT IN (SELECT ${raw(STATE_KEY)} FROM ${t.callsLocal} WHERE sign = -1 AND ${and(narrow)})`;
 }
 
 /**
@@ -80,7 +96,7 @@ export function liveSql(t: Tables, f: Pick<Filters, "from" | "to">, pks: readonl
  * Co-sharded: looked up on each shard's own rows.
  */
 function listsUidSql(t: Tables, f: Filters, uid: string, pks: readonly number[]): Sql {
-  return sql`(app_pk, ${raw(SESSION_CODE_SQL("session_id"))}, version) IN (SELECT app_pk, session_code, version FROM ${t.participantsLocal}
+  return sql`${raw(STATE_KEY)} IN (SELECT ${raw(STATE_KEY)} FROM ${t.participantsLocal}
     WHERE ${and([sql`app_pk IN ${pks}`, sql`uid_code = ${raw(UID_CODE_SQL(sql`${uid}`.text))}`, ...timeConditions(f)])}
     GROUP BY app_pk, session_code, version HAVING sum(sign) > 0)`;
 }

@@ -1,5 +1,5 @@
 import { notFound } from "@/lib/http/errors";
-import { raw, sql, type Sql } from "@/lib/clickhouse";
+import { join, raw, sql, type Sql } from "@/lib/clickhouse";
 import type { Filters } from "@/lib/analytics/filters";
 import { pageOf, type CallDetail, type CallListJsonRow, type CallListRow, type Page } from "@/lib/analytics/report-types";
 import { parseRawRecord } from "@/lib/analytics/raw-record";
@@ -80,23 +80,79 @@ function toRow(r: ListRowRaw, apps: AppScope): CallListRow {
   };
 }
 
+/** UTC days (a call's start second, day by day): the grain the calls page widens its window by. */
+const DAY_SQL = "intDiv(toUInt32(start_at), 86400) * 86400";
+
+/**
+ * The total of the matching calls, and — for the list in start order — the narrowest range
+ * of whole UTC days at the sorted end that holds the requested page (the newest days for
+ * `desc`, the oldest for `asc`): signed sums per day, so exactly the live calls. Every
+ * call outside that range sorts after every call inside it (its start is earlier, or
+ * later, to the second), so the page read over the range alone is the page read over
+ * everything, and it reads a few days instead of every matching row (18.16 cannot stop
+ * reading at LIMIT in key order). Other sorts read every matching call (`within` = f).
+ */
+async function pageWindow(ctx: ChContext, t: Tables, f: Filters, pks: readonly number[], need: number, signal?: AbortSignal): Promise<{ total: number; within: Filters }> {
+  if (f.sort !== "start") {
+    const [count] = await ctx.ch.rows<{ n: number }>(sql`SELECT sum(sign) AS n ${fromSignedCalls(t, f, pks)}`.text, signal);
+    return { total: count?.n ?? 0, within: f };
+  }
+  const desc = f.order !== "asc";
+  const days = await ctx.ch.rows<{ day: number; n: number }>(
+    sql`SELECT toInt64(${raw(DAY_SQL)}) AS day, sum(sign) AS n ${fromSignedCalls(t, f, pks)} GROUP BY day HAVING n != 0 ORDER BY day ${raw(desc ? "DESC" : "ASC")}`.text,
+    signal,
+  );
+  const total = days.reduce((sum, d) => sum + d.n, 0);
+  let seen = 0;
+  const edge = days.find((d) => (seen += d.n) >= need)?.day;
+  if (edge === undefined) return { total, within: f };
+  const within = desc ? { ...f, from: Math.max(f.from ?? 0, edge) } : { ...f, to: Math.min(f.to ?? Infinity, edge + 86_400) };
+  return { total, within };
+}
+
+/**
+ * One page of live rows in the list's order. In start order the range is already narrow
+ * (pageWindow): one read. Otherwise every matching row is sorted, so the page's keys are
+ * chosen first from the columns the order needs (not the text columns of every row), and
+ * only their rows are then read whole, by key (start second and call: a few granules).
+ */
+async function pageRows(ctx: ChContext, t: Tables, f: Filters, pks: readonly number[], offset: number, signal?: AbortSignal): Promise<ListRowRaw[]> {
+  if (f.sort === "start") {
+    return ctx.ch.rows<ListRowRaw>(sql`SELECT ${listColumns(t, pks)} ${fromLiveCalls(t, f, pks)} ${orderBy(f)} LIMIT ${offset}, ${f.perPage}`.text, signal);
+  }
+  // (Aliases never name a column: an alias stands for its column in WHERE.)
+  const keys = await ctx.ch.rows<{ appPk: number; sessionId: string; stateVersion: string; startAt: number }>(
+    sql`SELECT app_pk AS appPk, session_id AS sessionId, toString(version) AS stateVersion, toUInt32(start_at) AS startAt
+      ${fromLiveCalls(t, f, pks)} ${orderBy(f)} LIMIT ${offset}, ${f.perPage}`.text,
+    signal,
+  );
+  if (keys.length === 0) return [];
+  const rows = await ctx.ch.rows<ListRowRaw & { stateVersion: string }>(
+    sql`SELECT ${listColumns(t, pks)}, toString(version) AS stateVersion FROM ${t.calls}
+      WHERE app_pk IN ${[...new Set(keys.map((k) => k.appPk))]} AND start_at IN (${join([...new Set(keys.map((k) => k.startAt))].map((s) => sql`toDateTime(${s})`), ", ")})
+        AND sign = 1 AND (app_pk, session_id, toString(version)) IN (${join(keys.map((k) => sql`(${k.appPk}, ${k.sessionId}, ${k.stateVersion})`), ", ")})`.text,
+    signal,
+  );
+  const byKey = new Map(rows.map((r) => [`${r.appPk}\u0000${r.sessionId}\u0000${r.stateVersion}`, r]));
+  return keys.map((k) => byKey.get(`${k.appPk}\u0000${k.sessionId}\u0000${k.stateVersion}`)).filter((r): r is ListRowRaw & { stateVersion: string } => r !== undefined);
+}
+
 /**
  * The matching calls, one page, sorted by `sort`/`order`, with the total; each row with
  * its recording facts (the platform's flag, the links received: recording-status.ts).
  * The total sums signs over every matching row; the page reads the live rows (no FINAL:
- * conditions.ts), each shard sorting its own and the first server merging the pages.
+ * conditions.ts) of the range that holds it (pageWindow), each shard sorting its own and
+ * the first server merging the pages.
  */
 export async function getCalls(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<Page<CallListJsonRow>> {
   const apps = appScope(ctx, f, scope);
   const t = tablesOf(ctx.ch);
   const offset = (f.page - 1) * f.perPage;
-  const [count, rows] = await Promise.all([
-    ctx.ch.rows<{ n: number }>(sql`SELECT sum(sign) AS n ${fromSignedCalls(t, f, apps.pks)}`.text, signal),
-    ctx.ch.rows<ListRowRaw>(sql`SELECT ${listColumns(t, apps.pks)} ${fromLiveCalls(t, f, apps.pks)} ${orderBy(f)} LIMIT ${offset}, ${f.perPage}`.text, signal),
-  ]);
+  const { total, within } = await pageWindow(ctx, t, f, apps.pks, offset + f.perPage, signal);
+  const rows = await pageRows(ctx, t, within, apps.pks, offset, signal);
   const links = await linksPerCall(ctx, rows, signal);
   const data = rows.map((r) => ({ ...toRow(r, apps), recording: { flagged: r.flagged !== 0, links: links.get(callKey(r.appPk, r.sessionId)) ?? 0 } }));
-  return pageOf(data, count[0]?.n ?? 0, f);
+  return pageOf(data, total, f);
 }
 
 /** Rows per CSV batch. */

@@ -56,27 +56,36 @@ interface QuarterEvents {
  * each call's last quarter (the data's extent when the window is open), every one times
  * the row's sign (a cancelled state and its cancel row add up to nothing). `window`: only the calls that
  * can touch these quarters (bounds on start_at the table can use); the sweep counts only
- * inside it.
+ * inside it. ClickHouse groups the rows twice, by start quarter and by last quarter (two
+ * plain integer GROUP BYs: a third of the time of one GROUP BY over four events a row),
+ * and the events are laid out per quarter here.
  */
-function quarterEvents(ctx: ChContext, conds: Sql[], window: { qLo: number; qHi: number } | undefined, signal?: AbortSignal): Promise<QuarterEvents[]> {
+async function quarterEvents(ctx: ChContext, conds: Sql[], window: { qLo: number; qHi: number } | undefined, signal?: AbortSignal): Promise<QuarterEvents[]> {
   const t = tablesOf(ctx.ch);
   const bounded = window
     ? [...conds, ...timeConditions({ to: window.qHi * 900, from: Math.max(0, (window.qLo - MAX_CROSSINGS - 1) * 900) })]
     : conds;
   const touching = window ? sql`WHERE q_start < ${window.qHi} AND q_last >= ${window.qLo}` : raw("");
-  return ctx.ch.rows<QuarterEvents>(
-    sql`SELECT tupleElement(ev, 1) AS q, sum(tupleElement(ev, 2)) AS starts, sum(tupleElement(ev, 3)) AS delta, sum(tupleElement(ev, 4)) AS last
-      FROM (
-        SELECT toInt64(sign) AS s, toInt64(q_last > q_start) * s AS runs,
-          [(q_start, s, toInt64(0), toInt64(0)), (q_start + 1, toInt64(0), runs, toInt64(0)), (q_last + 1, toInt64(0), -runs, toInt64(0)),
-           (q_last, toInt64(0), toInt64(0), s)] AS evs
-        FROM (SELECT ${raw(QUARTERS)} FROM ${t.calls} WHERE ${and(bounded)})
-        ${touching}
-      )
-      ARRAY JOIN evs AS ev
-      GROUP BY q HAVING starts != 0 OR delta != 0 OR last != 0 ORDER BY q`.text,
+  const calls = sql`(SELECT toInt64(sign) AS s, toInt64(q_last > q_start) * s AS runs, q_start, q_last FROM (SELECT ${raw(QUARTERS)} FROM ${t.calls} WHERE ${and(bounded)}) ${touching})`;
+  const rows = await ctx.ch.rows<{ q: number; starts: number; runsFrom: number; runsTo: number; last: number }>(
+    sql`SELECT q_start AS q, sum(s) AS starts, sum(runs) AS runsFrom, toInt64(0) AS runsTo, toInt64(0) AS last FROM ${calls} GROUP BY q
+      UNION ALL
+      SELECT q_last AS q, toInt64(0) AS starts, toInt64(0) AS runsFrom, sum(runs) AS runsTo, sum(s) AS last FROM ${calls} GROUP BY q`.text,
     signal,
   );
+  const byQuarter = new Map<number, QuarterEvents>();
+  const at = (q: number) => {
+    let e = byQuarter.get(q);
+    if (!e) byQuarter.set(q, (e = { q, starts: 0, delta: 0, last: 0 }));
+    return e;
+  };
+  for (const r of rows) {
+    if (r.starts) at(r.q).starts += r.starts;
+    if (r.runsFrom) at(r.q + 1).delta += r.runsFrom;
+    if (r.runsTo) at(r.q + 1).delta -= r.runsTo;
+    if (r.last) at(r.q).last += r.last;
+  }
+  return [...byQuarter.values()].filter((e) => e.starts !== 0 || e.delta !== 0 || e.last !== 0).sort((a, b) => a.q - b.q);
 }
 
 export async function getConcurrencyHeatmap(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<HeatmapCell[]> {

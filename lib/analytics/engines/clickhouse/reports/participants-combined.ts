@@ -4,7 +4,7 @@ import { pageOf, type CombinedParticipantRow, type Page } from "@/lib/analytics/
 import type { Scope } from "@/lib/analytics/scope";
 import { appScope, type AppScope, type ChContext } from "../context";
 import { minutes } from "./shared";
-import { participantsOrder, participantsQuery, uidCountQuery, type ParticipantRaw } from "./usage";
+import { combinedPageCodesQuery, participantsOrder, participantsQuery, uidCountQuery, type ParticipantRaw } from "./usage";
 
 /**
  * Participants across apps: each uid once, its per-app participants rows (usage.ts)
@@ -13,11 +13,12 @@ import { participantsOrder, participantsQuery, uidCountQuery, type ParticipantRa
  * decision 0014 §10); `order=asc` the exact reverse.
  */
 
-function combinedQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
+/** `uidCodes`: only these uids (one page's). */
+function combinedQuery(ctx: ChContext, f: Filters, pks: readonly number[], uidCodes?: readonly string[]): Sql {
   return sql`SELECT uid, groupArray(appPk) AS appPks, sum(calls) AS calls, sum(joined) AS joined, sum(unanswered) AS unanswered,
       sum(audioX1000) AS audioX1000, sum(videoX1000) AS videoX1000, sum(totalX1000) AS totalX1000,
       min(firstCallAt) AS firstCallAt, max(lastCallAt) AS lastCallAt
-    FROM (${participantsQuery(ctx, f, pks)}) GROUP BY uid`;
+    FROM (${participantsQuery(ctx, f, pks, uidCodes)}) GROUP BY uid`;
 }
 
 /** A uid's per-app rows summed (ParticipantRaw's sums), with the pks of its apps. */
@@ -34,10 +35,14 @@ function toRow(r: CombinedRaw, apps: AppScope): CombinedParticipantRow {
 export async function getCombinedParticipantsPage(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<Page<CombinedParticipantRow>> {
   const apps = appScope(ctx, f, scope);
   const offset = (f.page - 1) * f.perPage;
-  const [count, rows] = await Promise.all([
+  // The page's uids chosen from signed sums (usage.ts combinedPageCodesQuery), then their full rows, in the same order.
+  const [count, codes] = await Promise.all([
     ctx.ch.rows<{ n: number }>(uidCountQuery(ctx, f, apps.pks).text, signal),
-    ctx.ch.rows<CombinedRaw>(sql`${combinedQuery(ctx, f, apps.pks)} ${participantsOrder(f, ["uid"])} LIMIT ${offset}, ${f.perPage}`.text, signal),
+    ctx.ch.rows<{ uidCode: string }>(combinedPageCodesQuery(ctx, f, apps.pks, offset, f.perPage).text, signal),
   ]);
+  const rows = codes.length === 0
+    ? []
+    : await ctx.ch.rows<CombinedRaw>(sql`${combinedQuery(ctx, f, apps.pks, codes.map((c) => c.uidCode))} ${participantsOrder(f, ["uid"])}`.text, signal);
   return pageOf(rows.map((r) => toRow(r, apps)), count[0]?.n ?? 0, f);
 }
 

@@ -3,7 +3,7 @@ import type { Filters } from "@/lib/analytics/filters";
 import { pageOf, type AwaitingRecordingRow, type Page, type RecordingSummary } from "@/lib/analytics/report-types";
 import type { Scope } from "@/lib/analytics/scope";
 import { appScope, tablesOf, type AppScope, type ChContext, type Tables } from "../context";
-import { CLOSED_VALUES, fromLiveCalls, fromSignedCalls, matchingCallKeysLocal, START } from "../conditions";
+import { CALL_KEY, CALL_KEY_OF, CLOSED_VALUES, fromLiveCalls, fromSignedCalls, matchingCallKeysLocal, START } from "../conditions";
 import { filters } from "@/lib/analytics/filters";
 import { hasCallFilters, RECORDING_TIME } from "./recordings";
 import { ARRIVAL_ORDER } from "./shared";
@@ -18,7 +18,7 @@ import { ARRIVAL_ORDER } from "./shared";
 
 /** 1 when a link was received for the call (a recording row for its session). */
 function hasLinkSql(t: Tables, pks: readonly number[]): Sql {
-  return sql`((app_pk, session_id) IN (SELECT app_pk, session_id FROM ${t.recordingsLocal} FINAL WHERE deleted = 0 AND app_pk IN ${pks}))`;
+  return sql`(${raw(CALL_KEY)} IN (SELECT ${raw(CALL_KEY_OF("session_id", "app_pk"))} FROM ${t.recordingsLocal} FINAL WHERE deleted = 0 AND app_pk IN ${pks}))`;
 }
 
 export async function getRecordingSummary(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<RecordingSummary> {

@@ -4,34 +4,70 @@ import { pageOf, round3, type AppUsageRow, type DailyUsageRow, type Page, type P
 import type { Scope } from "@/lib/analytics/scope";
 import { dayNumberToDate, localDayNumber, offsetSegments, offsetSql } from "@/lib/time/tz";
 import { appScope, tablesOf, type ChContext } from "../context";
-import { callConditions, fromSignedCalls, hasCallDimensions, hasRecordingSql, START, timeConditions } from "../conditions";
-import { SESSION_CODE_SQL } from "@/lib/clickhouse/schema-v2";
+import { callConditions, fromSignedCalls, hasCallDimensions, hasRecordingSql, START, STATE_KEY, timeConditions } from "../conditions";
 import { minutes } from "./shared";
 
 /** The participants, apps and daily reports. */
 
 /**
- * The live participant rows of the matching calls (`participants_v2`: signed like the
- * calls, a cancel row per replaced row): +1 rows not cancelled (the cancel rows, few, looked
- * up on the shard's own rows), of the apps and start range asked, and — when the filters
- * name call dimensions (type, uid, …) — of the call states that match them (looked up on
- * the shard's own calls: co-sharded; participant rows name their call by its session
- * code). Each shard aggregates its own rows. `person`: only the uids containing the search
- * (personCondition).
+ * The conditions on participant rows (`participants_v2`: signed like the calls, a cancel
+ * row per replaced row) of the matching calls: the apps and start range asked, and — when
+ * the filters name call dimensions (type, uid, …) — the call states that match them
+ * (looked up on the shard's own calls: co-sharded; participant rows name their call by its
+ * session code; a cancelled state's rows and their cancel rows both match, and cancel out).
+ * `person`: only the uids containing the search (personCondition).
  */
-export function fromLiveParticipants(ctx: ChContext, f: Filters, pks: readonly number[], options: { person?: boolean } = {}): Sql {
+function participantConditions(ctx: ChContext, f: Filters, pks: readonly number[], options: { person?: boolean }): Sql[] {
   const t = tablesOf(ctx.ch);
-  if (pks.length === 0) return sql`FROM ${t.participants} WHERE 0`;
-  const narrow = [sql`app_pk IN ${pks}`, ...timeConditions(f)];
-  const conds = [
-    ...narrow,
-    raw("sign = 1"),
-    sql`(app_pk, session_code, version, seq) NOT IN (SELECT app_pk, session_code, version, seq FROM ${t.participantsLocal} WHERE sign = -1 AND ${and(narrow)})`,
-  ];
+  const conds = [sql`app_pk IN ${pks}`, ...timeConditions(f)];
   if (hasCallDimensions(f)) {
-    conds.push(sql`(app_pk, session_code, version) IN (SELECT app_pk, ${raw(SESSION_CODE_SQL("session_id"))}, version FROM ${t.callsLocal} WHERE ${and(callConditions(t, f, pks))} AND sign = 1)`);
+    conds.push(sql`${raw(STATE_KEY)} IN (SELECT ${raw(STATE_KEY)} FROM ${t.callsLocal} WHERE ${and(callConditions(t, f, pks))} AND sign = 1)`);
   }
   if (options.person) conds.push(...personCondition(ctx, f, pks));
+  return conds;
+}
+
+/**
+ * Every signed participant row of the matching calls (state and cancel rows alike): what
+ * signed sums read. Per (app, uid), `sum(sign × first_of_uid)` is the number of live calls
+ * listing the uid (each call state has one first row per uid; a cancelled state's and its
+ * cancel row's add up to nothing), so `HAVING calls > 0` keeps exactly the participants
+ * the live rows name — without looking the cancel rows up (fromLiveParticipants).
+ */
+function fromSignedParticipants(ctx: ChContext, f: Filters, pks: readonly number[], options: { person?: boolean } = {}): Sql {
+  const t = tablesOf(ctx.ch);
+  if (pks.length === 0) return sql`FROM ${t.participants} WHERE 0`;
+  return sql`FROM ${t.participants} WHERE ${and(participantConditions(ctx, f, pks, options))}`;
+}
+
+/**
+ * One UInt64 naming a participant row of a call state (STATE_KEY and its seq): a set of
+ * single integers is built and probed several times faster than one of 4-tuples. For a
+ * given call, two (version, seq) pairs share it with the odds of a 64-bit collision.
+ */
+const ROW_KEY = `(${STATE_KEY} + seq * 1000000007)`;
+
+/** Live calls of a participant among signed rows: the aggregate HAVING tests. */
+const LIVE_CALLS = "sum(sign * first_of_uid)";
+
+/**
+ * The live participant rows of the matching calls: +1 rows not cancelled (the cancel rows,
+ * few, looked up on the shard's own rows). Each shard aggregates its own rows. What the
+ * per-call distinct counts (joined, unanswered) and first / last call need; the counts and
+ * sums of participants read the signed rows instead (fromSignedParticipants: no lookup).
+ * `uidCodes`: only these participants (one page's).
+ */
+export function fromLiveParticipants(ctx: ChContext, f: Filters, pks: readonly number[], options: { person?: boolean; uidCodes?: readonly string[] } = {}): Sql {
+  const t = tablesOf(ctx.ch);
+  if (pks.length === 0 || options.uidCodes?.length === 0) return sql`FROM ${t.participants} WHERE 0`;
+  const uids = options.uidCodes ? [raw(`uid_code IN (${options.uidCodes.join(", ")})`)] : [];
+  const narrow = [sql`app_pk IN ${pks}`, ...timeConditions(f), ...uids];
+  const conds = [
+    ...participantConditions(ctx, f, pks, options),
+    ...uids,
+    raw("sign = 1"),
+    sql`${raw(ROW_KEY)} NOT IN (SELECT ${raw(ROW_KEY)} FROM ${t.participantsLocal} WHERE sign = -1 AND ${and(narrow)})`,
+  ];
   return sql`FROM ${t.participants} WHERE ${and(conds)}`;
 }
 
@@ -47,38 +83,65 @@ function personCondition(ctx: ChContext, f: Filters, pks: readonly number[]): Sq
   return [sql`uid_code GLOBAL IN (SELECT uid_code FROM ${t.uids} WHERE app_pk IN ${pks} AND positionCaseInsensitive(uid, ${f.person}) > 0)`];
 }
 
+/** The uids of these apps by code (any shard may hold a code: DISTINCT). */
+function uidsOf(ctx: ChContext, pks: readonly number[], uidCodes?: readonly string[]): Sql {
+  const codes = uidCodes ? sql` AND uid_code IN (${raw(uidCodes.length ? uidCodes.join(", ") : "0")})` : raw("");
+  return sql`(SELECT DISTINCT app_pk AS appPk, uid_code, uid FROM ${tablesOf(ctx.ch).uids} WHERE app_pk IN ${pks.length ? pks : [0]}${codes})`;
+}
+
 /**
  * Per (app, uid) over the matching calls: a uid listed twice in one call is one call (its
  * rows merged: minutes summed, joined / unanswered if any row is), as the in-memory
  * engine counts "distinct calls": calls by the uid's first row in each call
  * (`first_of_uid`), joined and unanswered as the distinct calls (session codes) with such
  * a row. Each shard aggregates its rows to (app, uid code) (a call's rows are on one
- * shard, so the distinct counts add up); the uids are then joined by code.
+ * shard, so the distinct counts add up); the uids are then joined by code. `uidCodes`:
+ * only these participants (one page's).
  */
-export function participantsQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
-  const t = tablesOf(ctx.ch);
-  return sql`SELECT appPk, uid, calls, joined, unanswered, audioX1000, videoX1000, totalX1000, firstCallAt, lastCallAt FROM (
+export function participantsQuery(ctx: ChContext, f: Filters, pks: readonly number[], uidCodes?: readonly string[]): Sql {
+  return sql`SELECT appPk, uid, toString(uid_code) AS uidCode, calls, joined, unanswered, audioX1000, videoX1000, totalX1000, firstCallAt, lastCallAt FROM (
       SELECT app_pk AS appPk, uid_code, sum(first_of_uid) AS calls, uniqExactIf(session_code, is_joined = 1) AS joined,
         uniqExactIf(session_code, is_unanswered = 1) AS unanswered,
         sum(total_audio_minutes_x1000) AS audioX1000, sum(total_video_minutes_x1000) AS videoX1000, sum(total_duration_minutes_x1000) AS totalX1000,
         min(${raw(START)}) AS firstCallAt, max(${raw(START)}) AS lastCallAt
-      ${fromLiveParticipants(ctx, f, pks, { person: true })} GROUP BY app_pk, uid_code
-    ) AS p ALL INNER JOIN (SELECT DISTINCT app_pk AS appPk, uid_code, uid FROM ${t.uids} WHERE app_pk IN ${pks.length ? pks : [0]}) AS u USING (appPk, uid_code)`;
+      ${fromLiveParticipants(ctx, f, pks, { person: true, uidCodes })} GROUP BY app_pk, uid_code
+    ) AS p ALL INNER JOIN ${uidsOf(ctx, pks, uidCodes)} AS u USING (appPk, uid_code)`;
+}
+
+/**
+ * One page's participants in the report's order, from signed sums alone (calls, total
+ * minutes: the sort keys), with their uids: the page is chosen without the per-call
+ * distinct counts, which are then read for its few uids only (participantsQuery).
+ */
+function participantPageKeysQuery(ctx: ChContext, f: Filters, pks: readonly number[], offset: number, limit: number): Sql {
+  return sql`SELECT appPk, uid, toString(uid_code) AS uidCode FROM (
+      SELECT app_pk AS appPk, uid_code, ${raw(LIVE_CALLS)} AS calls, sum(sign * total_duration_minutes_x1000) AS totalX1000
+      ${fromSignedParticipants(ctx, f, pks, { person: true })} GROUP BY app_pk, uid_code HAVING calls > 0
+    ) AS p ALL INNER JOIN ${uidsOf(ctx, pks)} AS u USING (appPk, uid_code) ${participantsOrder(f)} LIMIT ${offset}, ${limit}`;
 }
 
 /** How many participants (app × uid) the matching calls list. */
 function participantsCountQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
-  return sql`SELECT count() AS n FROM (SELECT app_pk, uid_code ${fromLiveParticipants(ctx, f, pks, { person: true })} GROUP BY app_pk, uid_code)`;
+  return sql`SELECT count() AS n FROM (SELECT app_pk, uid_code ${fromSignedParticipants(ctx, f, pks, { person: true })} GROUP BY app_pk, uid_code HAVING ${raw(LIVE_CALLS)} > 0)`;
 }
 
 /** How many distinct uids (across apps) the matching calls list (a uid's code is the same in every app). */
 export function uidCountQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
-  return sql`SELECT uniqExact(uid_code) AS n ${fromLiveParticipants(ctx, f, pks, { person: true })}`;
+  return sql`SELECT count() AS n FROM (SELECT uid_code ${fromSignedParticipants(ctx, f, pks, { person: true })} GROUP BY uid_code HAVING ${raw(LIVE_CALLS)} > 0)`;
 }
 
 /** Per (app, uid): the number of distinct matching calls listing it (the engagement report's input). */
 export function callsPerParticipantQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
-  return sql`SELECT app_pk, uid_code, sum(first_of_uid) AS calls ${fromLiveParticipants(ctx, f, pks)} GROUP BY app_pk, uid_code`;
+  return sql`SELECT app_pk, uid_code, ${raw(LIVE_CALLS)} AS calls ${fromSignedParticipants(ctx, f, pks)} GROUP BY app_pk, uid_code HAVING calls > 0`;
+}
+
+/** The uid codes of one page of participants across apps, in the combined report's order (participants-combined.ts). */
+export function combinedPageCodesQuery(ctx: ChContext, f: Filters, pks: readonly number[], offset: number, limit: number): Sql {
+  return sql`SELECT toString(uid_code) AS uidCode FROM (
+      SELECT uid_code, ${raw(LIVE_CALLS)} AS calls, sum(sign * total_duration_minutes_x1000) AS totalX1000
+      ${fromSignedParticipants(ctx, f, pks, { person: true })} GROUP BY uid_code HAVING calls > 0
+    ) AS p ALL INNER JOIN (SELECT DISTINCT uid_code, uid FROM ${tablesOf(ctx.ch).uids} WHERE app_pk IN ${pks.length ? pks : [0]}) AS u USING (uid_code)
+    ${participantsOrder(f, ["uid"])} LIMIT ${offset}, ${limit}`;
 }
 
 /**
@@ -113,16 +176,22 @@ function participantRow(r: ParticipantRaw, appId: (pk: number) => string): Parti
   };
 }
 
-/** One page of the participants report, in its order, with the total number of participants. */
+/**
+ * One page of the participants report, in its order, with the total number of
+ * participants: the page's participants chosen from signed sums, then their full rows.
+ */
 export async function getParticipantsPage(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<Page<ParticipantUsageRow>> {
   const apps = appScope(ctx, f, scope);
-  const q = participantsQuery(ctx, f, apps.pks);
   const offset = (f.page - 1) * f.perPage;
-  const [count, rows] = await Promise.all([
+  const [count, keys] = await Promise.all([
     ctx.ch.rows<{ n: number }>(participantsCountQuery(ctx, f, apps.pks).text, signal),
-    ctx.ch.rows<ParticipantRaw>(sql`${q} ${participantsOrder(f)} LIMIT ${offset}, ${f.perPage}`.text, signal),
+    ctx.ch.rows<{ appPk: number; uid: string; uidCode: string }>(participantPageKeysQuery(ctx, f, apps.pks, offset, f.perPage).text, signal),
   ]);
-  return pageOf(rows.map((r) => participantRow(r, apps.appId)), count[0]?.n ?? 0, f);
+  const pagePks = [...new Set(keys.map((k) => k.appPk))];
+  const rows = keys.length === 0 ? [] : await ctx.ch.rows<ParticipantRaw>(participantsQuery(ctx, f, pagePks, [...new Set(keys.map((k) => k.uidCode))]).text, signal);
+  const byKey = new Map(rows.map((r) => [`${r.appPk}\u0000${r.uid}`, r]));
+  const page = keys.map((k) => byKey.get(`${k.appPk}\u0000${k.uid}`)).filter((r): r is ParticipantRaw => r !== undefined);
+  return pageOf(page.map((r) => participantRow(r, apps.appId)), count[0]?.n ?? 0, f);
 }
 
 /** Every participant, in the report's order, streamed (the CSV). */
@@ -146,7 +215,9 @@ export async function getAppUsage(ctx: ChContext, f: Filters, scope: Scope, sign
       signal,
     ),
     ctx.ch.rows<{ appPk: number; participants: number }>(
-      sql`SELECT app_pk AS appPk, uniqExact(uid_code) AS participants ${fromLiveParticipants(ctx, f, apps.pks)} GROUP BY app_pk`.text,
+      sql`SELECT appPk, count() AS participants FROM (
+          SELECT app_pk AS appPk, uid_code ${fromSignedParticipants(ctx, f, apps.pks)} GROUP BY app_pk, uid_code HAVING ${raw(LIVE_CALLS)} > 0
+        ) GROUP BY appPk`.text,
       signal,
     ),
   ]);
