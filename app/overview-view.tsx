@@ -109,7 +109,9 @@ export function OverviewView({ apps }: { apps: AppOption[] }) {
         <QueryState query={heatmap} height={220}>
           {(d) => {
             const grid = heatmapGrid(d.data);
-            return grid.max === 0 ? <EmptyState>No calls in this period.</EmptyState> : <Heatmap rows={grid.rows} tz={values.tz} />;
+            // Drill-down: a cell opens the Calls page on the calls running in that weekday and hour of the period.
+            const cellHref = (weekday: number, hour: number) => `/calls?${pageQuery({ ...values, weekday, hour }).toString()}`;
+            return grid.max === 0 ? <EmptyState>No calls in this period.</EmptyState> : <Heatmap rows={grid.rows} tz={values.tz} cellHref={cellHref} />;
           }}
         </QueryState>
       </Panel>

@@ -44,6 +44,7 @@ export function FilterBar({ apps, fields = ALL_FIELDS, serverRendered = false, c
       <div className="filter-fields" id={`${id}-fields`}>
       {show("app") ? <AppPicker apps={apps} selected={v.app} onChange={(app) => set({ app: app.length ? app : null })} /> : null}
       {show("call") ? <CallFilters id={id} v={v} set={set} /> : null}
+      {show("call") ? <RunningHoursChip v={v} onRemove={() => set({ weekday: null, hour: null })} /> : null}
       {show("period") ? <DateRange id={id} values={v} onChange={(r) => set(r)} /> : null}
       {show("tz") ? <TimeZoneSelect id={`${id}-tz`} value={v.tz} onChange={(tz) => set({ tz, ...sameRangeIn(v, tz) })} /> : null}
       {children}
@@ -53,7 +54,7 @@ export function FilterBar({ apps, fields = ALL_FIELDS, serverRendered = false, c
           type="button"
           className="btn btn-secondary filter-reset"
           onClick={() =>
-            void setValues({ app: null, type: null, mode: null, status: null, receiverType: null, hasRecording: null, uid: null, participantsCount: null, from: null, to: null, tz: startZone, page: null })
+            void setValues({ app: null, type: null, mode: null, status: null, receiverType: null, hasRecording: null, uid: null, participantsCount: null, weekday: null, hour: null, from: null, to: null, tz: startZone, page: null })
           }
         >
           Clear filters
@@ -66,7 +67,7 @@ export function FilterBar({ apps, fields = ALL_FIELDS, serverRendered = false, c
 
 /** How many filters are set (the phone's folded bar says so). */
 function countActive(v: FilterValues): number {
-  return [v.app.length > 0, v.type, v.mode, v.status, v.receiverType, v.hasRecording, v.uid, v.participantsCount, v.from ?? v.to].filter((x) => x !== null && x !== false).length;
+  return [v.app.length > 0, v.type, v.mode, v.status, v.receiverType, v.hasRecording, v.uid, v.participantsCount, v.weekday ?? v.hour, v.from ?? v.to].filter((x) => x !== null && x !== false).length;
 }
 
 /**
@@ -104,6 +105,33 @@ function useStartFilters(enabled: boolean, start: (patch: { tz: string; app?: st
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [enabled, named, appsNamed, zone, zones, defaultApps]);
   return zone;
+}
+
+const WEEKDAY_NAMES = ["Sundays", "Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays"];
+
+/** "Mondays 10:00–11:00", "Mondays", "10:00–11:00 every day": the weekday/hour filter in words. */
+export function runningHoursLabel(weekday: number | null, hour: number | null): string {
+  const hours = hour === null ? null : `${String(hour).padStart(2, "0")}:00–${String((hour + 1) % 24).padStart(2, "0")}:00`;
+  if (weekday === null) return `${hours} every day`;
+  return hours === null ? WEEKDAY_NAMES[weekday] : `${WEEKDAY_NAMES[weekday]} ${hours}`;
+}
+
+/**
+ * The heatmap drill-down's filter (weekday / hour), set by a click on a cell and shown
+ * only while set: one chip saying what it keeps, which removes it. No field of its own: a
+ * person picks a cell on the heatmap rather than typing a weekday.
+ */
+function RunningHoursChip({ v, onRemove }: { v: FilterValues; onRemove: () => void }) {
+  if (v.weekday === null && v.hour === null) return null;
+  const what = `Calls running ${runningHoursLabel(v.weekday, v.hour)} (${v.tz})`;
+  return (
+    <div className="field filter-chip" data-testid="running-hours-filter">
+      <span className="filter-chip-label">Busy hour</span>
+      <button type="button" className="btn btn-secondary" onClick={onRemove} aria-label={`Remove filter: ${what}`} title={`${what}. Remove this filter.`}>
+        {runningHoursLabel(v.weekday, v.hour)} <span aria-hidden="true">×</span>
+      </button>
+    </div>
+  );
 }
 
 type SetFilters = (patch: Partial<{ [K in keyof FilterValues]: FilterValues[K] | null }>) => void;

@@ -48,6 +48,8 @@ test("no serious or critical violation on any page", async ({ page, request }, t
   const pages: Array<[string, string]> = [
     ["overview", "/"],
     ["calls", "/calls"],
+    // The heatmap's drill-down: its filter chip.
+    ["calls-drilldown", "/calls?weekday=1&hour=10"],
     ["call-detail", sessionId ? `/calls/${encodeURIComponent(sessionId)}?app=${app}` : "/calls"],
     ["participants", "/participants"],
     ["participants-across", "/participants?view=across-apps"],

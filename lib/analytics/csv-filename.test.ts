@@ -20,6 +20,9 @@ describe("CSV file names", () => {
   });
   it("names the participants search on the participants reports only", () => {
     expect(csvDownloadName("participants", filters({ person: "Ali" }), now)).toBe("callboard-participants_person-Ali_all-time_as-of_2026-11-24.csv");
+    // The heatmap drill-down's weekday / hour.
+    expect(csvDownloadName("calls", filters({ weekday: 1, hour: 9 }), now)).toBe("callboard-calls_running-mon-09h_all-time_as-of_2026-11-24.csv");
+    expect(csvDownloadName("calls", filters({ hour: 23 }), now)).toBe("callboard-calls_running-23h_all-time_as-of_2026-11-24.csv");
     expect(csvDownloadName("calls", filters({ person: "Ali" }), now)).toBe("callboard-calls_all-time_as-of_2026-11-24.csv");
   });
 });

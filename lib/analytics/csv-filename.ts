@@ -21,6 +21,11 @@ export function csvDownloadName(report: string, f: Partial<Filters>, now = new D
   if (f.hasRecording !== undefined) parts.push(f.hasRecording ? "recorded" : "not-recorded");
   if (f.uid !== undefined) parts.push(`uid-${clean(f.uid)}`);
   if (f.participantsCount !== undefined) parts.push(`${f.participantsCount}-participants`);
+  // The heatmap drill-down (running-hours.ts): "running-mon-10h", "running-mon", "running-10h".
+  if (f.weekday !== undefined || f.hour !== undefined) {
+    const weekday = f.weekday === undefined ? [] : [["sun", "mon", "tue", "wed", "thu", "fri", "sat"][f.weekday]];
+    parts.push(["running", ...weekday, ...(f.hour === undefined ? [] : [`${String(f.hour).padStart(2, "0")}h`])].join("-"));
+  }
   // Only the participants reports read the search (lib/analytics/filters.ts `person`).
   if (f.person !== undefined && report.startsWith("participants")) parts.push(`person-${clean(f.person)}`);
   // `range: false`: the report names its own period (a statement's month) or has none (the newest deliveries).

@@ -30,6 +30,14 @@ export interface Filters {
    */
   person?: string;
   participantsCount?: number;
+  /**
+   * Beyond the contract (the heatmap's drill-down, lib/analytics/running-hours.ts): keep the
+   * calls running during that local weekday (`weekday`, 0 = Sunday … 6) and/or hour
+   * (`hour`, 0–23) in `tz`, as the heatmap counts them. With either, `from`/`to` bound the
+   * hours examined (as on the heatmap), not the calls' start.
+   */
+  weekday?: number;
+  hour?: number;
   from?: number;
   to?: number;
   /** IANA zone of day and hour buckets. */
@@ -119,6 +127,8 @@ export function parseFilters(input: SearchParamsInput): Filters {
     uid,
     person: person === "" ? undefined : person,
     participantsCount: integer(input, "participantsCount", 0, 100_000, "a whole number"),
+    weekday: integer(input, "weekday", 0, 6, "a weekday number (0 = Sunday … 6 = Saturday)"),
+    hour: integer(input, "hour", 0, 23, "an hour of the day (0 … 23)"),
     from,
     to,
     tz,

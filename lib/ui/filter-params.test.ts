@@ -27,6 +27,15 @@ describe("filter params", () => {
     expect(apiQuery(loadFilters("?from=200&to=100")).toString()).toBe("from=200");
   });
 
+  it("keeps the heatmap drill-down's weekday and hour (0 kept, out of range dropped) in the API query", () => {
+    const v = loadFilters("?weekday=0&hour=23&tz=Asia/Kathmandu&from=100&to=200");
+    expect([v.weekday, v.hour]).toEqual([0, 23]);
+    expect(hasActiveFilters({ ...loadFilters(""), hour: 0 })).toBe(true);
+    expect(apiQuery(v).toString()).toBe("weekday=0&hour=23&from=100&to=200&tz=Asia%2FKathmandu");
+    const bad = loadFilters("?weekday=7&hour=24");
+    expect([bad.weekday, bad.hour]).toEqual([null, null]);
+  });
+
   it("links the API route and its CSV with the same filters", () => {
     const q = apiQuery(loadFilters("?uid=u1&page=2"), { perPage: 50 });
     expect(reportUrl("participants", q)).toBe("/api/v1/usage/participants?uid=u1&page=2&perPage=50");

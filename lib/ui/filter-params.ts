@@ -31,6 +31,13 @@ const parseAsCount = createParser({
   serialize: (v: number) => String(v),
 });
 
+/** A whole number in [0, max] (the heatmap drill-down's weekday and hour); anything else reads as absent. */
+const parseAsIndex = (max: number) =>
+  createParser({
+    parse: (v: string) => (/^\d{1,2}$/.test(v) && Number(v) <= max ? Number(v) : null),
+    serialize: (v: number) => String(v),
+  });
+
 export const filterParsers = {
   app: parseAsNativeArrayOf(parseAsString),
   type: parseAsStringLiteral(TYPES),
@@ -40,6 +47,9 @@ export const filterParsers = {
   hasRecording: parseAsStringLiteral(["true", "false"] as const),
   uid: parseAsString,
   participantsCount: parseAsCount,
+  // Beyond the contract: the heatmap's drill-down (calls running in that local weekday / hour; lib/analytics/running-hours.ts).
+  weekday: parseAsIndex(6),
+  hour: parseAsIndex(23),
   from: parseAsEpoch,
   to: parseAsEpoch,
   // Kept in the URL even when UTC: a page without one starts in the person's zone
@@ -83,6 +93,8 @@ export function apiQuery(v: FilterValues & Partial<PageValues>, options: { perPa
   put("hasRecording", v.hasRecording);
   put("uid", v.uid);
   put("participantsCount", v.participantsCount);
+  put("weekday", v.weekday);
+  put("hour", v.hour);
   put("from", v.from);
   put("to", v.to !== null && v.from !== null && v.to < v.from ? null : v.to);
   if (v.tz && v.tz !== "UTC") put("tz", v.tz);
@@ -100,7 +112,7 @@ export function apiQuery(v: FilterValues & Partial<PageValues>, options: { perPa
 export function hasActiveFilters(v: FilterValues, startZone = "UTC"): boolean {
   return (
     v.app.length > 0 || v.type !== null || v.mode !== null || v.status !== null || v.receiverType !== null || v.hasRecording !== null ||
-    v.uid !== null || v.participantsCount !== null || v.from !== null || v.to !== null || v.tz !== startZone
+    v.uid !== null || v.participantsCount !== null || v.weekday !== null || v.hour !== null || v.from !== null || v.to !== null || v.tz !== startZone
   );
 }
 

@@ -1,6 +1,7 @@
 import { and, raw, sql, type Sql } from "@/lib/clickhouse";
 import { decodeClosed, encodeClosed, SESSION_CODE_SQL, UID_CODE_SQL, type ClosedSet } from "@/lib/clickhouse/schema-v2";
 import type { Filters } from "@/lib/analytics/filters";
+import { CLICKHOUSE_DIALECT, hasRunningHours, runningHoursOf, runningHoursSql, startBoundsOf } from "@/lib/analytics/running-hours";
 import type { Tables } from "./context";
 
 /**
@@ -27,8 +28,12 @@ export const START = "toInt64(toUInt32(start_at))";
 /** The largest second a DateTime holds: a bound past it bounds nothing. */
 const MAX_DATETIME = 4_294_967_295;
 
-/** from/to on start_at (`column`: a DateTime of the call's start). */
-export function timeConditions(f: Pick<Filters, "from" | "to">, column = "start_at"): Sql[] {
+/**
+ * from/to on start_at (`column`: a DateTime of the call's start). Given a weekday/hour
+ * filter, the wider start bounds of the calls it can keep (running-hours.ts startBoundsOf).
+ */
+export function timeConditions(filter: Pick<Filters, "from" | "to"> & Partial<Pick<Filters, "weekday" | "hour" | "tz">>, column = "start_at"): Sql[] {
+  const f = startBoundsOf(filter);
   const out: Sql[] = [];
   if (f.from !== undefined) out.push(f.from > MAX_DATETIME ? raw("0") : sql`${raw(column)} >= toDateTime(${f.from})`);
   if (f.to !== undefined && f.to <= MAX_DATETIME) out.push(sql`${raw(column)} < toDateTime(${f.to})`);
@@ -113,13 +118,20 @@ export function callConditions(t: Tables, f: Filters, pks: readonly number[], op
   if (f.hasRecording !== undefined) out.push(sql`${hasRecordingSql(t, pks)} = ${f.hasRecording}`);
   if (f.participantsCount !== undefined) out.push(sql`total_participants = ${f.participantsCount}`);
   if (f.uid !== undefined) out.push(listsUidSql(t, f, f.uid, pks));
+  out.push(...runningHoursConditions(f));
   return out;
+}
+
+/** The weekday/hour filter (running-hours.ts: numbers only, no user text), with or without ignoreTime: its period bounds the hours. */
+function runningHoursConditions(f: Filters): Sql[] {
+  const hours = runningHoursOf(f);
+  return hours === undefined ? [] : [raw(runningHoursSql(hours, START, "ended_at", CLICKHOUSE_DIALECT))];
 }
 
 /** Whether `f` filters calls on more than their app and start (participant rows carry those two themselves). */
 export function hasCallDimensions(f: Filters): boolean {
   return f.type !== undefined || f.mode !== undefined || f.status !== undefined || f.receiverType !== undefined ||
-    f.hasRecording !== undefined || f.participantsCount !== undefined || f.uid !== undefined;
+    f.hasRecording !== undefined || f.participantsCount !== undefined || f.uid !== undefined || hasRunningHours(f);
 }
 
 /** `FROM <calls> WHERE <conditions>`: every signed row of the matching calls (sum with sign). */

@@ -66,6 +66,11 @@ const CASES: Case[] = [
   { name: "a statement's month: March 2026 in Kathmandu", f: { from: d("2026-02-28T18:15:00Z"), to: d("2026-03-31T18:15:00Z"), tz: "Asia/Kathmandu", sort: "minutes" } },
   { name: "around a month boundary calls moved across, in Kolkata", f: { from: MONTH_EDGE - 2 * 86_400, to: MONTH_EDGE + 2 * 86_400, tz: "Asia/Kolkata" }, allSorts: true },
   { name: "January, the month calls moved into last", f: { from: MONTH_EDGE - 31 * 86_400, to: MONTH_EDGE, sort: "minutes" } },
+  { name: "drill-down: Thursdays 10:00 in Kathmandu (+05:45), a month", f: { weekday: 4, hour: 10, from: d("2026-02-28T18:15:00Z"), to: d("2026-03-31T18:15:00Z"), tz: "Asia/Kathmandu" }, allSorts: true },
+  { name: "drill-down: Sundays (the spring-forward day) over New York's DST start week", f: { weekday: 0, from: d("2026-03-05T05:00:00Z"), to: d("2026-03-12T04:00:00Z"), tz: "America/New_York" } },
+  { name: "drill-down: Sundays (a weekday alone) on Berlin's DST end day", f: { weekday: 0, from: d("2025-10-25T22:00:00Z"), to: d("2025-10-26T23:00:00Z"), tz: "Europe/Berlin" } },
+  { name: "drill-down: 14:00 (an hour alone), no period, video, in Kolkata", f: { hour: 14, type: "video", tz: "Asia/Kolkata" } },
+  { name: "drill-down: Mondays 09:00 of a uid, from only", f: { weekday: 1, hour: 9, uid: "o'brien", from: NOW - 120 * 86_400 } },
   { name: "a viewer of beta", f: {}, scope: "viewer" },
   { name: "a viewer of beta, beta asked", f: { apps: ["beta"], hasRecording: true }, scope: "viewer" },
 ];
@@ -176,6 +181,24 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
       }
     });
   }
+
+  it("drill-down: a heatmap cell's count is the number of calls its weekday/hour filter lists, on every engine (a quarter of the cells; no fall-back hour in the periods)", { timeout: 600_000 }, async () => {
+    const periods = [
+      filters({ from: d("2026-02-28T18:15:00Z"), to: d("2026-03-31T18:15:00Z"), tz: "Asia/Kathmandu" }),
+      filters({ from: d("2026-03-05T05:00:00Z"), to: d("2026-03-12T04:00:00Z"), tz: "America/New_York", type: "video" }),
+    ];
+    for (const { name: target, engine } of [{ name: "in-memory", engine: mem }, ...targets]) {
+      for (const f of periods) {
+        const cells = (await engine.report("heatmap", f, ADMIN)).data;
+        expect(cells.filter((c) => c.calls > 0).length, `${target} ${f.tz}: cells with calls`).toBeGreaterThan(20);
+        // Hours 0, 4, 8, 12, 16 and 20 of every weekday: all 168 cells take minutes per engine on a loaded box.
+        for (const cell of cells.filter((c) => (c.weekday * 24 + c.hour) % 4 === 0)) {
+          const listed = await engine.report("calls", { ...f, weekday: cell.weekday, hour: cell.hour, perPage: 1 }, ADMIN);
+          expect(listed.meta.pagination.total, `${target} ${f.tz} ${cell.weekdayName} ${cell.hour}:00`).toBe(cell.calls);
+        }
+      }
+    }
+  });
 
   it("has something to compare in the dashboard's reports: joins with every kind of client, links awaited, uids in several apps", async () => {
     expect(wh.deliveries.first).toBeGreaterThan(500);

@@ -1,5 +1,6 @@
 import { and, join, raw, sql, type Sql } from "@/lib/clickhouse";
 import type { Filters } from "@/lib/analytics/filters";
+import { hasRunningHours } from "@/lib/analytics/running-hours";
 import { pageOf, type Page, type RecordingRow } from "@/lib/analytics/report-types";
 import type { Scope } from "@/lib/analytics/scope";
 import { appScope, tablesOf, type AppScope, type ChContext } from "../context";
@@ -16,7 +17,7 @@ import { decodeClosed } from "@/lib/clickhouse/schema-v2";
 
 export function hasCallFilters(f: Filters): boolean {
   return f.type !== undefined || f.mode !== undefined || f.status !== undefined || f.receiverType !== undefined ||
-    f.hasRecording !== undefined || f.participantsCount !== undefined || f.uid !== undefined;
+    f.hasRecording !== undefined || f.participantsCount !== undefined || f.uid !== undefined || hasRunningHours(f);
 }
 
 /** A recording's time: its start, else the second it was received. */

@@ -21,7 +21,7 @@ export function getClients(db: Db, f: Filters, scope: Scope): ClientRow[] {
   const q = sql`SELECT s.app_pk AS appPk, d.dim AS dimension, ${value} AS value, count(*) AS sessions, count(DISTINCT s.session_id) AS calls
     FROM client_sessions s ${callFilter ? sql`JOIN calls c ON c.app_pk = s.app_pk AND c.session_id = s.session_id` : sql``}
     CROSS JOIN (${dims}) d
-    WHERE ${and([appCondition("s.app_pk", appPks), timeCondition(f.from, f.to, "s.counted_at"), ...(callFilter ? rawConditions(f, appPks) : [])])}
+    WHERE ${and([appCondition("s.app_pk", appPks), timeCondition(f.from, f.to, "s.counted_at"), ...(callFilter ? rawConditions({ ...f, from: undefined, to: undefined }, appPks) : [])])}
     GROUP BY s.app_pk, d.dim, value`;
   const appIds = new Map(visibleApps(db, scope).map((a) => [a.pk, a.appId]));
   return clientRows(iterateRows<ClientCount>(db, q), (pk) => appIds.get(pk) ?? String(pk));

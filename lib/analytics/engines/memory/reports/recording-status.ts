@@ -3,6 +3,7 @@ import type { Db } from "@/db/client";
 import type { Filters } from "../../../filters";
 import { pageOf, type AwaitingRecordingRow, type Page, type RecordingFacts, type RecordingSummary } from "../../../report-types";
 import { resolveApps, visibleApps, type Scope } from "../../../scope";
+import { hasRunningHours } from "../../../running-hours";
 import { hasCallFilters } from "./recordings";
 import { and, appCondition, iterateRows, rawConditions, timeCondition } from "./sql";
 
@@ -16,9 +17,9 @@ import { and, appCondition, iterateRows, rawConditions, timeCondition } from "./
 
 const noLink = sql.raw("NOT EXISTS (SELECT 1 FROM recordings r WHERE r.app_pk = c.app_pk AND r.session_id = c.session_id)");
 
-/** Filters on calls (alias `c`), time on the call's start. */
+/** Filters on calls (alias `c`), time on the call's start (with weekday/hour, the period bounds their hours instead). */
 function callConditions(f: Filters, appPks: number[] | "all"): SQL {
-  return and([...rawConditions(f, appPks), timeCondition(f.from, f.to)]);
+  return and([...rawConditions(f, appPks), hasRunningHours(f) ? undefined : timeCondition(f.from, f.to)]);
 }
 
 export function getRecordingSummary(db: Db, f: Filters, scope: Scope): RecordingSummary {

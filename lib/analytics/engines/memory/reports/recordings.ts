@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import type { Filters } from "../../../filters";
+import { hasRunningHours } from "../../../running-hours";
 import { and, appCondition, iterateRows, rawConditions, timeCondition } from "./sql";
 import { resolveApps, visibleApps, type Scope } from "../../../scope";
 import { pageOf, type Page, type RecordingRow } from "../../../report-types";
@@ -8,7 +9,7 @@ import { pageOf, type Page, type RecordingRow } from "../../../report-types";
 
 export function hasCallFilters(f: Filters): boolean {
   return f.type !== undefined || f.mode !== undefined || f.status !== undefined || f.receiverType !== undefined ||
-    f.hasRecording !== undefined || f.participantsCount !== undefined || f.uid !== undefined;
+    f.hasRecording !== undefined || f.participantsCount !== undefined || f.uid !== undefined || hasRunningHours(f);
 }
 
 /** Recordings, newest first (by startTime, else arrival second; ties: latest received,
@@ -17,7 +18,7 @@ export function hasCallFilters(f: Filters): boolean {
  * (type, uid, …) keep only recordings whose call is synced and matches. */
 function recordingsQuery(db: Db, f: Filters, scope: Scope) {
   const appPks = resolveApps(db, f, scope);
-  const callFilter = hasCallFilters(f) ? sql`c.pk IS NOT NULL AND ${and(rawConditions(f, appPks))}` : undefined;
+  const callFilter = hasCallFilters(f) ? sql`c.pk IS NOT NULL AND ${and(rawConditions({ ...f, from: undefined, to: undefined }, appPks))}` : undefined;
   return sql`SELECT r.app_pk AS appPk, r.session_id AS sessionId, r.recording_url AS recordingUrl, r.recording_date AS recordingDate,
       r.duration, r.start_time AS startTime, r.received_ms AS receivedMs, c.pk IS NOT NULL AS callKnown, c.type AS callType,
       c.start_at AS callStartAt

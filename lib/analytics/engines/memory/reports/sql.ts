@@ -2,6 +2,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import type { Db } from "@/db/client";
 import type { Filters } from "../../../filters";
+import { runningHoursOf, runningHoursSql, SQLITE_DIALECT } from "../../../running-hours";
 
 /**
  * The filter model compiled to SQL over raw `calls` rows (alias `c`), for what the
@@ -33,7 +34,11 @@ function rawDimConditions(f: Filters): SQL[] {
   return out;
 }
 
-/** Every filter but time on raw `calls` rows (alias `c`). */
+/**
+ * Every filter but time on raw `calls` rows (alias `c`). A weekday/hour filter's hours
+ * are bounded by `f`'s from/to: a report whose period is on another time (recordings,
+ * client sessions) passes them undefined, as the ClickHouse engine does.
+ */
 export function rawConditions(f: Filters, appPks: number[] | "all"): SQL[] {
   const out = [appCondition("c.app_pk", appPks), ...rawDimConditions(f)].filter((c): c is SQL => c !== undefined);
   if (f.uid !== undefined) {
@@ -42,6 +47,9 @@ export function rawConditions(f: Filters, appPks: number[] | "all"): SQL[] {
     // meaning as the store's uid filter: the call lists the uid.
     out.push(sql`EXISTS (SELECT 1 FROM call_participants p WHERE p.call_pk = c.pk AND p.uid = ${f.uid})`);
   }
+  const hours = runningHoursOf(f);
+  // Numbers computed from the parsed filter only (no user text): raw SQL is safe.
+  if (hours !== undefined) out.push(sql.raw(runningHoursSql(hours, "c.start_at", "c.ended_at", SQLITE_DIALECT)));
   return out;
 }
 

@@ -3,6 +3,7 @@ import type { Filters } from "../../../filters";
 import type { AnalyticsStore, CubeBlock } from "../store/store";
 import { CELLS } from "./cell-codec";
 import { blockCalls, CUBE_KEEP_RATIO, inWindow, keepAllSums, sumsExact, walkBlocks } from "./blocks";
+import { runsInHours } from "../../../running-hours";
 import { compile, listsUid, type Plan } from "./plan";
 
 /**
@@ -71,8 +72,8 @@ export function countMatching(db: Db, f: Filters, appPks: number[] | "all"): num
  * whose sums stand in (`minutes`: the caller adds minutes, which must then sum exactly).
  */
 export function eachCubePart(plan: Plan, minutes: boolean, slots: (lo: number, hi: number) => void, block: (cb: CubeBlock) => void): void {
-  const { s, pc, uidIds } = plan;
-  const sums = pc < 0 && uidIds === undefined && (!minutes || (sumsExact(s.audio, s.n) && sumsExact(s.video, s.n)));
+  const { s, pc, uidIds, hours } = plan;
+  const sums = pc < 0 && uidIds === undefined && hours === undefined && (!minutes || (sumsExact(s.audio, s.n) && sumsExact(s.video, s.n)));
   walkBlocks(plan, {
     bits: s.blockBits,
     window: true,
@@ -88,7 +89,7 @@ export function eachCubePart(plan: Plan, minutes: boolean, slots: (lo: number, h
 }
 
 function cubeSlots(plan: Plan, lo: number, hi: number, out: Cube): void {
-  const { s, appOk, cellOk, from, to, pc, uidIds } = plan;
+  const { s, appOk, cellOk, from, to, pc, uidIds, hours } = plan;
   const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a, audio = s.audio.a, video = s.video.a, dur = s.dur.a;
   const { calls, audio: au, video: vi, durS, parts } = out;
   const nApps = appOk.length;
@@ -101,6 +102,7 @@ function cubeSlots(plan: Plan, lo: number, hi: number, out: Cube): void {
     const p = pcs[i];
     if (pc >= 0 && p !== pc) continue;
     if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    if (hours !== undefined && !runsInHours(hours, s.start.a[i], s.span.a[i])) continue;
     calls[c]++;
     au[c] += audio[i];
     vi[c] += video[i];
@@ -110,7 +112,7 @@ function cubeSlots(plan: Plan, lo: number, hi: number, out: Cube): void {
 }
 
 function cellCountSlots(plan: Plan, lo: number, hi: number, calls: Float64Array): void {
-  const { s, appOk, cellOk, from, to, pc, uidIds } = plan;
+  const { s, appOk, cellOk, from, to, pc, uidIds, hours } = plan;
   const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a;
   const nApps = appOk.length;
   for (let i = lo; i < hi; i++) {
@@ -121,6 +123,7 @@ function cellCountSlots(plan: Plan, lo: number, hi: number, calls: Float64Array)
     if (t < from || t >= to || cellOk[c] === 0) continue;
     if (pc >= 0 && pcs[i] !== pc) continue;
     if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    if (hours !== undefined && !runsInHours(hours, s.start.a[i], s.span.a[i])) continue;
     calls[c]++;
   }
 }

@@ -2,6 +2,7 @@ import type { Db } from "@/db/client";
 import type { Filters } from "../../../filters";
 import type { AnalyticsStore, HeatBlock } from "../store/store";
 import { blockCalls, walkBlocks } from "./blocks";
+import { runsInHours } from "../../../running-hours";
 import { compile, listsUid, type Plan } from "./plan";
 
 /**
@@ -35,8 +36,8 @@ export function heatmapOf(
 
 /** Walks the store: a block's HeatBlock stands in for its slots where the filter is on apps only and `use` accepts it. */
 function walkHeatBlocks(plan: Plan, maxCrossings: number, w: { use: (hb: HeatBlock) => boolean; add: (hb: HeatBlock) => void; scan: (lo: number, hi: number) => void }): void {
-  const { s, cellOk, pc, uidIds } = plan;
-  const blocks = uidIds === undefined && pc < 0 && cellOk.every((x) => x === 1);
+  const { s, cellOk, pc, uidIds, hours } = plan;
+  const blocks = uidIds === undefined && hours === undefined && pc < 0 && cellOk.every((x) => x === 1);
   walkBlocks(plan, {
     bits: s.blockBits,
     window: false,
@@ -55,7 +56,7 @@ function walkHeatBlocks(plan: Plan, maxCrossings: number, w: { use: (hb: HeatBlo
 function heatSlots(
   plan: Plan, lo: number, hi: number, counts: Float64Array, qLo: number, qHi: number, cellQ: Uint8Array, nextStart: Int32Array, maxCrossings: number,
 ): void {
-  const { s, appOk, cellOk, pc, uidIds } = plan;
+  const { s, appOk, cellOk, pc, uidIds, hours } = plan;
   const app = s.app.a, start = s.start.a, span = s.span.a, cell = s.cell.a, pcs = s.pc.a;
   const nApps = appOk.length;
   for (let i = lo; i < hi; i++) {
@@ -70,6 +71,7 @@ function heatSlots(
     const end = Math.max(q0, Math.min(((t + span[i] - 1) / 900) | 0, q0 + maxCrossings));
     if (end < qLo) continue;
     if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    if (hours !== undefined && !runsInHours(hours, s.start.a[i], s.span.a[i])) continue;
     const last = end < qHi ? end : qHi - 1;
     if (q0 >= qLo) counts[cellQ[q0 - qLo]]++;
     for (let q = nextStart[(q0 + 1 > qLo ? q0 + 1 : qLo) - qLo]; q <= last; q = nextStart[q + 1 - qLo]) counts[cellQ[q - qLo]]++;
@@ -104,8 +106,8 @@ export function heatQuartersOf(
   db: Db, f: Filters, appPks: number[] | "all", window: { a: number; b: number } | undefined, maxCrossings: number, maxQuarters: number,
 ): HeatQuarters | undefined {
   const plan = compile(db, f, appPks, { ignoreTime: true });
-  const { s, cellOk, pc, uidIds } = plan;
-  if (uidIds === undefined && pc < 0 && cellOk.every((x) => x === 1)) return undefined;
+  const { s, cellOk, pc, uidIds, hours } = plan;
+  if (uidIds === undefined && hours === undefined && pc < 0 && cellOk.every((x) => x === 1)) return undefined;
   let { a, b } = window ?? { a: 0, b: 0 };
   if (!window) {
     let lo = Infinity, hi = -Infinity;
@@ -128,7 +130,7 @@ export function heatQuartersOf(
 }
 
 function heatQuarterSlots(plan: Plan, lo: number, hi: number, out: HeatQuarters, b: number, maxCrossings: number): void {
-  const { s, appOk, cellOk, pc, uidIds } = plan;
+  const { s, appOk, cellOk, pc, uidIds, hours } = plan;
   const app = s.app.a, start = s.start.a, span = s.span.a, cell = s.cell.a, pcs = s.pc.a;
   const { a, starts, runs } = out;
   const nApps = appOk.length;
@@ -143,6 +145,7 @@ function heatQuarterSlots(plan: Plan, lo: number, hi: number, out: HeatQuarters,
     const end = Math.max(q0, Math.min(((t + span[i] - 1) / 900) | 0, q0 + maxCrossings));
     if (end < a) continue;
     if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    if (hours !== undefined && !runsInHours(hours, s.start.a[i], s.span.a[i])) continue;
     count++;
     if (q0 < minQ) minQ = q0;
     if (end > maxQ) maxQ = end;
@@ -193,7 +196,7 @@ export function heatExtentOf(db: Db, f: Filters, appPks: number[] | "all", maxCr
 }
 
 function heatExtentSlots(plan: Plan, lo: number, hi: number, maxCrossings: number, out: { count: number; minQ: number; maxQ: number }): void {
-  const { s, appOk, cellOk, pc, uidIds } = plan;
+  const { s, appOk, cellOk, pc, uidIds, hours } = plan;
   const app = s.app.a, start = s.start.a, span = s.span.a, cell = s.cell.a, pcs = s.pc.a;
   const nApps = appOk.length;
   let { count, minQ, maxQ } = out;
@@ -202,6 +205,7 @@ function heatExtentSlots(plan: Plan, lo: number, hi: number, maxCrossings: numbe
     if (ap >= nApps || appOk[ap] === 0 || cellOk[cell[i]] === 0) continue;
     if (pc >= 0 && pcs[i] !== pc) continue;
     if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    if (hours !== undefined && !runsInHours(hours, s.start.a[i], s.span.a[i])) continue;
     const t = start[i];
     const q0 = (t / 900) | 0; // as in heatSlots
     const end = Math.max(q0, Math.min(((t + span[i] - 1) / 900) | 0, q0 + maxCrossings));

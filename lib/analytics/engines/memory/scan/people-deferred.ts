@@ -1,4 +1,5 @@
 import { visitDimsEntries } from "./dims-entries";
+import { runsInHours } from "../../../running-hours";
 import { listsUid, type Plan } from "./plan";
 
 /**
@@ -47,7 +48,7 @@ export function newDeferred(uids: number, withTotal: boolean): Deferred {
  * The same tests as people.ts scanPeopleSlots.
  */
 export function scanDeferred(plan: Plan, lo: number, hi: number, listed: Int32Array, d: Deferred): void {
-  const { s, appOk, cellOk, from, to, pc, uidIds } = plan;
+  const { s, appOk, cellOk, from, to, pc, uidIds, hours } = plan;
   const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a;
   const pOff = s.pOff.a, pLen = s.pLen.a, uid = s.uid.a, pt = s.pTotal.a;
   const nApps = appOk.length;
@@ -60,6 +61,7 @@ export function scanDeferred(plan: Plan, lo: number, hi: number, listed: Int32Ar
     if (t < from || t >= to || cellOk[cell[i]] === 0) continue;
     if (pc >= 0 && pcs[i] !== pc) continue;
     if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    if (hours !== undefined && !runsInHours(hours, s.start.a[i], s.span.a[i])) continue;
     if (n === slots.length) {
       const grown = new Int32Array(slots.length * 2);
       grown.set(slots);

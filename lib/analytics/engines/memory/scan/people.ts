@@ -9,6 +9,7 @@ import { newPeopleAcc, peopleScratch, resetPeopleRow } from "./people-rows";
 
 /** Doubles per uid row: a local constant on purpose (people-rows.ts ROW says why). */
 const ROW = 8;
+import { runsInHours } from "../../../running-hours";
 import { compile, listsUid, type Plan } from "./plan";
 
 /**
@@ -64,7 +65,7 @@ export interface PeopleSums {
  */
 export function peopleOf(db: Db, f: Filters, appPks: number[] | "all", need: PeopleNeed = "all"): PeopleSums {
   const plan = compile(db, f, appPks);
-  const { s, cellOk, pc, uidIds, none } = plan;
+  const { s, cellOk, pc, uidIds, hours, none } = plan;
   const U = s.idUid.length;
   const withMinutes = need !== "calls";
   const W = withMinutes ? U : 0;
@@ -74,7 +75,7 @@ export function peopleOf(db: Db, f: Filters, appPks: number[] | "all", need: Peo
   const acc = newPeopleAcc(W);
   if (none) return peopleSums(plan, listed, acc, withMinutes, null);
   const exact = blockSumsExact(s);
-  const sumsApply = uidIds === undefined && pc < 0 && (!withMinutes || exact);
+  const sumsApply = uidIds === undefined && hours === undefined && pc < 0 && (!withMinutes || exact);
   // A page: the scanned entries add calls (and total minutes) only; the rest waits for the page's uids.
   const deferred = (need === "page" || need === "page-minutes") && exact ? newDeferred(U, need === "page-minutes") : null;
   const scan = (lo: number, hi: number) => scanPeople(plan, lo, hi, listed, acc, withMinutes, deferred);
@@ -134,7 +135,7 @@ function blockSumsExact(s: AnalyticsStore): boolean {
  */
 function scanPeople(plan: Plan, lo: number, hi: number, listed: Int32Array, acc: Float64Array, withMinutes: boolean, deferred: Deferred | null): void {
   const { s, from, to } = plan;
-  const grouped = plan.pc < 0 && plan.uidIds === undefined && (deferred ? deferred.total === null : !withMinutes) && dimsEntriesApply(s);
+  const grouped = plan.pc < 0 && plan.uidIds === undefined && plan.hours === undefined && (deferred ? deferred.total === null : !withMinutes) && dimsEntriesApply(s);
   const allApps = grouped && allAppsAllowed(plan);
   const full = s.n >> s.blockBits;
   // Block by block, leaving out those whose starts all lie outside the window.
@@ -157,7 +158,7 @@ function scanPeople(plan: Plan, lo: number, hi: number, listed: Int32Array, acc:
 }
 
 function scanPeopleSlots(plan: Plan, lo: number, hi: number, listed: Int32Array, acc: Float64Array, withMinutes: boolean): void {
-  const { s, appOk, cellOk, from, to, pc, uidIds } = plan;
+  const { s, appOk, cellOk, from, to, pc, uidIds, hours } = plan;
   const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a;
   const pOff = s.pOff.a, pLen = s.pLen.a, uid = s.uid.a, flags = s.flags.a;
   const pa = s.pAudio.a, pv = s.pVideo.a, pt = s.pTotal.a;
@@ -169,6 +170,7 @@ function scanPeopleSlots(plan: Plan, lo: number, hi: number, listed: Int32Array,
     if (t < from || t >= to || cellOk[cell[i]] === 0) continue;
     if (pc >= 0 && pcs[i] !== pc) continue;
     if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    if (hours !== undefined && !runsInHours(hours, s.start.a[i], s.span.a[i])) continue;
     const e = pOff[i] + pLen[i];
     // Two loops rather than a branch per entry: engagement needs only the counts.
     if (!withMinutes) {

@@ -3,6 +3,7 @@ import type { Filters } from "../../../filters";
 import type { CubeBlock } from "../store/store";
 import { CELLS, DIMS, RECORDING_WEIGHT } from "./cell-codec";
 import { eachCubePart } from "./cube";
+import { runsInHours } from "../../../running-hours";
 import { compile, listsUid, type Plan } from "./plan";
 
 /** Per tenant app: the cube's block sums keyed by app, and the distinct participants of each app. */
@@ -42,7 +43,7 @@ export function perAppOf(db: Db, f: Filters, appPks: number[] | "all"): AppSums 
 }
 
 function appSlots(plan: Plan, lo: number, hi: number, out: AppSums): void {
-  const { s, appOk, cellOk, from, to, pc, uidIds } = plan;
+  const { s, appOk, cellOk, from, to, pc, uidIds, hours } = plan;
   const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a, audio = s.audio.a, video = s.video.a;
   const { calls, audio: au, video: vi, rec } = out;
   const nApps = appOk.length;
@@ -54,6 +55,7 @@ function appSlots(plan: Plan, lo: number, hi: number, out: AppSums): void {
     if (t < from || t >= to || cellOk[c] === 0) continue;
     if (pc >= 0 && pcs[i] !== pc) continue;
     if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    if (hours !== undefined && !runsInHours(hours, s.start.a[i], s.span.a[i])) continue;
     calls[ap]++;
     au[ap] += audio[i];
     vi[ap] += video[i];
@@ -80,7 +82,7 @@ function addAppBlock(plan: Plan, cb: CubeBlock, out: AppSums): void {
 
 /** Distinct uids listed in the matching calls, per app (uid ids are per app). */
 function appPeople(plan: Plan, people: Float64Array): void {
-  const { s, appOk, cellOk, from, to, pc, uidIds } = plan;
+  const { s, appOk, cellOk, from, to, pc, uidIds, hours } = plan;
   const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a;
   const pOff = s.pOff.a, pLen = s.pLen.a, uid = s.uid.a;
   const seen = new Uint8Array(s.idUid.length);
@@ -106,6 +108,7 @@ function appPeople(plan: Plan, people: Float64Array): void {
       if (t < from || t >= to || cellOk[cell[i]] === 0) continue;
       if (pc >= 0 && pcs[i] !== pc) continue;
       if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+      if (hours !== undefined && !runsInHours(hours, s.start.a[i], s.span.a[i])) continue;
       for (let j = pOff[i], e = j + pLen[i]; j < e; j++) {
         const u = uid[j];
         if (seen[u] === 0) {

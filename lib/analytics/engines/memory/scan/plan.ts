@@ -2,14 +2,17 @@ import type { Db } from "@/db/client";
 import type { Filters } from "../../../filters";
 import { analyticsStore, currentStore } from "../store/load";
 import type { AnalyticsStore } from "../store/store";
+import { runningHoursOf, type RunningHours } from "../../../running-hours";
 import { cellFilter } from "./cell-codec";
 
 /**
  * The filter plan: the filter model compiled against one store — lookup tables (app pk
  * → kept, cell → kept: the cell codec's cellFilter), the start window and the other
  * tests every kernel applies to a slot. Every kernel walks the slots with the same
- * tests (app, start, cell, participants count, then uid) written out inline: a shared
- * predicate or visitor callback would cost a call per slot.
+ * tests (app, start, cell, participants count, then uid, then weekday/hour) written out
+ * inline: a shared predicate or visitor callback would cost a call per slot. The last two
+ * call a function, and only when set; block sums never serve them (a block's sums are by
+ * start, a weekday/hour test needs each call's run).
  */
 
 function appTable(s: AnalyticsStore, appPks: number[] | "all"): Uint8Array {
@@ -50,6 +53,11 @@ export interface Plan {
   to: number;
   pc: number;
   uidIds: Set<number> | undefined;
+  /**
+   * The weekday/hour filter (running-hours.ts), undefined when unset. When set it carries
+   * the period (the hours examined, as the heatmap's) and `from`/`to` are open.
+   */
+  hours: RunningHours | undefined;
   /** Nothing can match (a uid filter naming no known uid). */
   none: boolean;
 }
@@ -58,12 +66,14 @@ export function compile(db: Db, f: Filters, appPks: number[] | "all", opts: Sele
   const s = opts.asIs ? currentStore(db) : analyticsStore(db);
   const appOk = appTable(s, appPks);
   const uidIds = f.uid === undefined ? undefined : uidIdsOf(s, f.uid, appOk);
+  const hours = runningHoursOf(f);
+  const openTime = opts.ignoreTime || hours !== undefined;
   return {
     s, appOk, cellOk: cellFilter(f),
-    from: opts.ignoreTime || f.from === undefined ? -Infinity : f.from,
-    to: opts.ignoreTime || f.to === undefined ? Infinity : f.to,
+    from: openTime || f.from === undefined ? -Infinity : f.from,
+    to: openTime || f.to === undefined ? Infinity : f.to,
     pc: f.participantsCount ?? -1,
-    uidIds, none: uidIds !== undefined && uidIds.size === 0,
+    uidIds, hours, none: uidIds !== undefined && uidIds.size === 0,
   };
 }
 

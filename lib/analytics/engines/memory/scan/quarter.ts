@@ -2,6 +2,7 @@ import type { Db } from "@/db/client";
 import type { Filters } from "../../../filters";
 import type { AnalyticsStore, QuarterBlock } from "../store/store";
 import { blockCalls, inWindow, sumsExact, walkBlocks } from "./blocks";
+import { runsInHours } from "../../../running-hours";
 import { compile, listsUid, type Plan } from "./plan";
 
 /**
@@ -26,14 +27,14 @@ export interface DaySums {
  */
 export function dailyOf(db: Db, f: Filters, appPks: number[] | "all", firstDay: number, days: number, bounds: number[], offsets: number[]): DaySums {
   const plan = compile(db, f, appPks);
-  const { s, cellOk, pc, uidIds, none } = plan;
+  const { s, cellOk, pc, uidIds, hours, none } = plan;
   const out: DaySums = { calls: new Float64Array(days), audio: new Float64Array(days), video: new Float64Array(days), durS: new Float64Array(days), parts: new Float64Array(days) };
   if (none) return out;
   // Unfiltered but for apps and time, in a zone whose offsets and changes fall on quarter
   // hours (a quarter's calls share a local day), with minutes summed exactly in any
   // order: a block inside the window adds its per-quarter sums.
   const quarterly =
-    uidIds === undefined && pc < 0 && cellOk.every((x) => x === 1) && offsets.every((o) => o % 900 === 0) && bounds.every((b) => b % 900 === 0) &&
+    uidIds === undefined && hours === undefined && pc < 0 && cellOk.every((x) => x === 1) && offsets.every((o) => o % 900 === 0) && bounds.every((b) => b % 900 === 0) &&
     sumsExact(s.audio, s.n) && sumsExact(s.video, s.n);
   const onQuarters = offsets.every((o) => o % 900 === 0) && bounds.every((b) => b % 900 === 0);
   const exact = sumsExact(s.audio, s.n) && sumsExact(s.video, s.n);
@@ -62,7 +63,7 @@ export function dailyOf(db: Db, f: Filters, appPks: number[] | "all", firstDay: 
 
 /** dailyOf's sums of the matching calls among slots [lo, hi), slot by slot (minutes in the columns' units). */
 function dailySlots(plan: Plan, lo: number, hi: number, out: DaySums, firstDay: number, days: number, bounds: number[], offsets: number[]): void {
-  const { s, appOk, cellOk, from, to, pc, uidIds } = plan;
+  const { s, appOk, cellOk, from, to, pc, uidIds, hours } = plan;
   const { calls, audio: au, video: vi, durS, parts } = out;
   const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a, audio = s.audio.a, video = s.video.a, dur = s.dur.a;
   const nApps = appOk.length;
@@ -76,6 +77,7 @@ function dailySlots(plan: Plan, lo: number, hi: number, out: DaySums, firstDay: 
     const p = pcs[i];
     if (pc >= 0 && p !== pc) continue;
     if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    if (hours !== undefined && !runsInHours(hours, s.start.a[i], s.span.a[i])) continue;
     let off = off0;
     if (nb > 0) {
       let seg = 0;
@@ -132,7 +134,7 @@ function dayOfQuarter(firstDay: number, days: number, bounds: number[], offsets:
  * otherwise every call is added to its day at once, in slot order, as dailySlots does.
  */
 function dailyQuarterSlots(plan: Plan, lo: number, hi: number, out: DaySums, qd: QuarterDays, days: number, exact: boolean): void {
-  const { s, appOk, cellOk, from, to, pc, uidIds } = plan;
+  const { s, appOk, cellOk, from, to, pc, uidIds, hours } = plan;
   const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a, audio = s.audio.a, video = s.video.a, dur = s.dur.a;
   const { q0, day } = qd;
   const nq = day.length;
@@ -148,6 +150,7 @@ function dailyQuarterSlots(plan: Plan, lo: number, hi: number, out: DaySums, qd:
     const p = pcs[i];
     if (pc >= 0 && p !== pc) continue;
     if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    if (hours !== undefined && !runsInHours(hours, s.start.a[i], s.span.a[i])) continue;
     const q = ((t / 900) | 0) - q0; // positive starts: truncation is floor (see heatmapOf)
     if (q < 0 || q >= nq) continue;
     const d = day[q];

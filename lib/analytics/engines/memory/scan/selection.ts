@@ -3,6 +3,7 @@ import type { Filters } from "../../../filters";
 import type { SortKey } from "../../../report-registry";
 import type { AnalyticsStore } from "../store/store";
 import { analyticsStore } from "../store/load";
+import { runsInHours } from "../../../running-hours";
 import { compile, listsUid, type SelectOptions } from "./plan";
 
 /**
@@ -22,7 +23,7 @@ export interface Selection {
 
 /** The calls matching every filter of `f` within `appPks` (resolved and authorised). */
 export function select(db: Db, f: Filters, appPks: number[] | "all", opts: SelectOptions = {}): Selection {
-  const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks, opts);
+  const { s, appOk, cellOk, from, to, pc, uidIds, hours, none } = compile(db, f, appPks, opts);
   const sel = new Int32Array(none ? 0 : s.n);
   let count = 0;
   if (none) return { store: s, sel, count };
@@ -35,6 +36,7 @@ export function select(db: Db, f: Filters, appPks: number[] | "all", opts: Selec
     if (t < from || t >= to || cellOk[cell[i]] === 0) continue;
     if (pc >= 0 && pcs[i] !== pc) continue;
     if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    if (hours !== undefined && !runsInHours(hours, s.start.a[i], s.span.a[i])) continue;
     sel[count++] = i;
   }
   return { store: s, sel, count };
@@ -72,7 +74,7 @@ export function reserveKeyedScratch(n: number): number {
  * m / 1000, the very double SQLite holds, so the sum rounds as SQLite's does).
  */
 export function matchKeys(db: Db, f: Filters, appPks: number[] | "all", sort: SortKey, own = false, opts: SelectOptions = {}): KeyedSelection {
-  const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks, opts);
+  const { s, appOk, cellOk, from, to, pc, uidIds, hours, none } = compile(db, f, appPks, opts);
   if (keyedSel.length < s.n) {
     keyedSel = new Int32Array(Math.ceil(s.n * 1.25));
     keyedKeys = new Float64Array(keyedSel.length);
@@ -97,6 +99,7 @@ export function matchKeys(db: Db, f: Filters, appPks: number[] | "all", sort: So
     if (t < from || t >= to || cellOk[cell[i]] === 0) continue;
     if (pc >= 0 && pcs[i] !== pc) continue;
     if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    if (hours !== undefined && !runsInHours(hours, s.start.a[i], s.span.a[i])) continue;
     sel[count] = i;
     // `+ 0` turns −0 into 0: SQLite compares them equal (ties then go by pk).
     keys[count++] = key !== undefined ? key[i] : audio[i] / aScale + video[i] / vScale + 0;
@@ -114,7 +117,7 @@ export function matchKeys(db: Db, f: Filters, appPks: number[] | "all", sort: So
  * order (a backfill) make this one or two blocks however large the store.
  */
 export function startHead(db: Db, f: Filters, appPks: number[] | "all", n: number, desc: boolean): { store: AnalyticsStore; slots: Int32Array } {
-  const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks);
+  const { s, appOk, cellOk, from, to, pc, uidIds, hours, none } = compile(db, f, appPks);
   const size = 1 << s.blockBits;
   const blocks = none ? 0 : Math.ceil(s.n / size);
   const lo = s.blockMinStart, hi = s.blockMaxStart;
@@ -140,6 +143,7 @@ export function startHead(db: Db, f: Filters, appPks: number[] | "all", n: numbe
       if (t < from || t >= to || cellOk[cell[i]] === 0) continue;
       if (pc >= 0 && pcs[i] !== pc) continue;
       if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+      if (hours !== undefined && !runsInHours(hours, s.start.a[i], s.span.a[i])) continue;
       cand[m++] = i;
     }
     kept = bestInOrder(start, cand, m, n, desc);
@@ -211,7 +215,7 @@ export function storeStartBounds(db: Db): { min: number; max: number } | null {
 
 /** Matching calls' count and earliest / latest start (the daily report's extent when from/to are open). */
 export function startExtentOf(db: Db, f: Filters, appPks: number[] | "all"): { count: number; min: number; max: number } {
-  const { s, appOk, cellOk, from, to, pc, uidIds, none } = compile(db, f, appPks);
+  const { s, appOk, cellOk, from, to, pc, uidIds, hours, none } = compile(db, f, appPks);
   const app = s.app.a, start = s.start.a, cell = s.cell.a, pcs = s.pc.a;
   const nApps = appOk.length;
   let count = 0, min = Infinity, max = -Infinity;
@@ -222,6 +226,7 @@ export function startExtentOf(db: Db, f: Filters, appPks: number[] | "all"): { c
     if (t < from || t >= to || cellOk[cell[i]] === 0) continue;
     if (pc >= 0 && pcs[i] !== pc) continue;
     if (uidIds !== undefined && !listsUid(s, uidIds, i)) continue;
+    if (hours !== undefined && !runsInHours(hours, s.start.a[i], s.span.a[i])) continue;
     count++;
     if (t < min) min = t;
     if (t > max) max = t;
