@@ -90,10 +90,12 @@ const DAY_SQL = "intDiv(toUInt32(start_at), 86400) * 86400";
  * call outside that range sorts after every call inside it (its start is earlier, or
  * later, to the second), so the page read over the range alone is the page read over
  * everything, and it reads a few days instead of every matching row (18.16 cannot stop
- * reading at LIMIT in key order). Other sorts read every matching call (`within` = f).
+ * reading at LIMIT in key order). Other sorts, and the weekday/hour filters (whose from/to
+ * bound hours, not starts), read every matching call (`within` = f).
  */
 async function pageWindow(ctx: ChContext, t: Tables, f: Filters, pks: readonly number[], need: number, signal?: AbortSignal): Promise<{ total: number; within: Filters }> {
-  if (f.sort !== "start") {
+  // Under a weekday/hour filter `from`/`to` bound the hours examined, not the starts: no window.
+  if (f.sort !== "start" || f.weekday !== undefined || f.hour !== undefined) {
     const [count] = await ctx.ch.rows<{ n: number }>(sql`SELECT sum(sign) AS n ${fromSignedCalls(t, f, pks)}`.text, signal);
     return { total: count?.n ?? 0, within: f };
   }
