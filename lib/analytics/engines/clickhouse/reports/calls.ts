@@ -22,11 +22,15 @@ import { ARRIVAL_ORDER, minutes } from "./shared";
  * and a sync numbers new calls in the order SQLite would (docs/decisions/0014 §10).
  */
 
-/** What a list row is made of (a live `calls_v2` row; has a recording computed). */
-function listColumns(t: Tables, pks: readonly number[]): Sql {
+/**
+ * What a list row is made of (a live `calls_v2` row; has a recording computed). `flagOnly`:
+ * hasRecording is the platform's flag alone, the caller adding the links it reads for the
+ * rows themselves (a page's 50: looking them up by key instead of building every link's set).
+ */
+function listColumns(t: Tables, pks: readonly number[], flagOnly = false): Sql {
   return sql`app_pk AS appPk, session_id AS sessionId, ${raw(CLOSED_VALUES)}, initiator, receiver,
     initiated_at AS initiatedAt, started_at AS startedAt, ended_at AS endedAt, ${raw(START)} AS startAt,
-    ${hasRecordingSql(t, pks)} AS hasRecording, platform_has_recording AS flagged, total_audio_minutes_x1000 AS audioX1000, total_video_minutes_x1000 AS videoX1000,
+    ${flagOnly ? raw("platform_has_recording") : hasRecordingSql(t, pks)} AS hasRecording, platform_has_recording AS flagged, total_audio_minutes_x1000 AS audioX1000, total_video_minutes_x1000 AS videoX1000,
     total_duration_minutes_x1000 AS durationX1000, duration_seconds AS durationSeconds, total_participants AS totalParticipants`;
 }
 
@@ -113,14 +117,15 @@ async function pageWindow(ctx: ChContext, t: Tables, f: Filters, pks: readonly n
 }
 
 /**
- * One page of live rows in the list's order. In start order the range is already narrow
+ * One page of live rows in the list's order, hasRecording as the platform's flag alone
+ * (getCalls adds the links). In start order the range is already narrow
  * (pageWindow): one read. Otherwise every matching row is sorted, so the page's keys are
  * chosen first from the columns the order needs (not the text columns of every row), and
  * only their rows are then read whole, by key (start second and call: a few granules).
  */
 async function pageRows(ctx: ChContext, t: Tables, f: Filters, pks: readonly number[], offset: number, signal?: AbortSignal): Promise<ListRowRaw[]> {
   if (f.sort === "start") {
-    return ctx.ch.rows<ListRowRaw>(sql`SELECT ${listColumns(t, pks)} ${fromLiveCalls(t, f, pks)} ${orderBy(f)} LIMIT ${offset}, ${f.perPage}`.text, signal);
+    return ctx.ch.rows<ListRowRaw>(sql`SELECT ${listColumns(t, pks, true)} ${fromLiveCalls(t, f, pks)} ${orderBy(f)} LIMIT ${offset}, ${f.perPage}`.text, signal);
   }
   // (Aliases never name a column: an alias stands for its column in WHERE.)
   const keys = await ctx.ch.rows<{ appPk: number; sessionId: string; stateVersion: string; startAt: number }>(
@@ -130,7 +135,7 @@ async function pageRows(ctx: ChContext, t: Tables, f: Filters, pks: readonly num
   );
   if (keys.length === 0) return [];
   const rows = await ctx.ch.rows<ListRowRaw & { stateVersion: string }>(
-    sql`SELECT ${listColumns(t, pks)}, toString(version) AS stateVersion FROM ${t.calls}
+    sql`SELECT ${listColumns(t, pks, true)}, toString(version) AS stateVersion FROM ${t.calls}
       WHERE app_pk IN ${[...new Set(keys.map((k) => k.appPk))]} AND start_at IN (${join([...new Set(keys.map((k) => k.startAt))].map((s) => sql`toDateTime(${s})`), ", ")})
         AND sign = 1 AND (app_pk, session_id, toString(version)) IN (${join(keys.map((k) => sql`(${k.appPk}, ${k.sessionId}, ${k.stateVersion})`), ", ")})`.text,
     signal,
@@ -153,7 +158,11 @@ export async function getCalls(ctx: ChContext, f: Filters, scope: Scope, signal?
   const { total, within } = await pageWindow(ctx, t, f, apps.pks, offset + f.perPage, signal);
   const rows = await pageRows(ctx, t, within, apps.pks, offset, signal);
   const links = await linksPerCall(ctx, rows, signal);
-  const data = rows.map((r) => ({ ...toRow(r, apps), recording: { flagged: r.flagged !== 0, links: links.get(callKey(r.appPk, r.sessionId)) ?? 0 } }));
+  // hasRecording: the flag (the rows' own) or a link (read for these rows by key).
+  const data = rows.map((r) => {
+    const n = links.get(callKey(r.appPk, r.sessionId)) ?? 0;
+    return { ...toRow({ ...r, hasRecording: r.flagged !== 0 || n > 0 ? 1 : 0 }, apps), recording: { flagged: r.flagged !== 0, links: n } };
+  });
   return pageOf(data, total, f);
 }
 
