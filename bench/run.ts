@@ -3,7 +3,7 @@
  * measured figures. Builds its own data; never touches DATABASE_PATH.
  *
  *   npm run bench                      # everything at the issues' sizes (1M and 10M calls: long)
- *   npm run bench -- --only sync       # one part: sync | http | analytics | webhooks | webhook-kill | sync-long | clickhouse-sync | clickhouse | clickhouse-v2 | postgres
+ *   npm run bench -- --only sync       # one part: sync | http | analytics | webhooks | webhook-kill | sync-long | clickhouse-sync | clickhouse | clickhouse-chdb | clickhouse-v2 | postgres
  *   npm run bench -- --only webhook-kill --rounds 10   # SIGKILL the server under webhook load, count what was lost
  *   npm run bench -- --quick           # smaller sizes, for a smoke run
  *   npm run bench -- --only sync --mix platform,light-users   # some of the sync's data mixes
@@ -17,6 +17,8 @@
  *   npm run bench -- --only clickhouse-sync --mix platform,heavy-users [--prerender]
  *                                      # sync into a two-shard ClickHouse, per mix
  *   npm run bench -- --only clickhouse [--calls N] [--compare-calls M]
+ *   npm run bench -- --only clickhouse-chdb [--calls N]  # every report over chdb (a current ClickHouse in-process)
+ *                                      # on N calls (default 10M) generated into schema v2
  *   npm run bench -- --only clickhouse-v2 [--calls N]  # schema v2's queries and disk on two shards (not yet the engine's)
  *                                      # every report through the production server on a
  *                                      # two-shard ClickHouse: N calls (default 10M) generated
@@ -37,7 +39,7 @@ import type { BenchRow } from "./bench-row";
 
 const program = new Command("bench")
   .option("--rounds <n>", "kill-and-restart rounds of the webhook kill test (default 5)")
-  .option("--only <area>", "sync | http | analytics | webhooks | webhook-kill | sync-long | clickhouse-sync | clickhouse | clickhouse-v2 | postgres")
+  .option("--only <area>", "sync | http | analytics | webhooks | webhook-kill | sync-long | clickhouse-sync | clickhouse | clickhouse-chdb | clickhouse-v2 | postgres")
   .option("--quick", "smaller sizes (smoke run)")
   .option("--calls <n>", "override the call count of the sync and analytics benches")
   .option("--compare-calls <n>", "clickhouse: calls of the in-memory / copy / ClickHouse comparison (default 1M; 0 skips it)")
@@ -94,6 +96,10 @@ async function main(): Promise<void> {
     const { runClickHouseReportsBench } = await import("./clickhouse-reports");
     const compareCalls = opts.compareCalls === undefined ? undefined : Number(opts.compareCalls);
     rows.push(...(await runClickHouseReportsBench({ calls: calls ?? (opts.quick ? 200_000 : 10_000_000), compareCalls: compareCalls ?? (opts.quick ? 100_000 : 1_000_000), runs: opts.quick ? 10 : 30 })));
+  }
+  if (want("clickhouse-chdb")) {
+    const { runClickHouseChdbBench } = await import("./clickhouse-chdb");
+    rows.push(...(await runClickHouseChdbBench({ calls: calls ?? (opts.quick ? 200_000 : 10_000_000), runs: opts.quick ? 5 : 15 })));
   }
   if (opts.only === "clickhouse-v2") {
     const { runClickHouseV2Bench } = await import("./clickhouse-v2");
