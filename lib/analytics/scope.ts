@@ -35,6 +35,16 @@ export async function listAppRefs(db: Db): Promise<AppRef[]> {
   return db.select({ pk: apps.pk, appId: apps.appId, name: apps.name }).from(apps).orderBy(asc(apps.appId));
 }
 
+/** Apps the caller may see, from either state store (pages, handlers; `visibleApps` is the SQLite file's, synchronously). */
+export async function readVisibleApps(db: Db, scope: Scope): Promise<AppRef[]> {
+  return visibleAmong(await listAppRefs(db), scope);
+}
+
+/** `resolveApps` from either state store. */
+export async function readResolvedApps(db: Db, f: Pick<Filters, "apps">, scope: Scope): Promise<number[] | "all"> {
+  return resolveAmong(f.apps.length === 0 ? [] : await readVisibleApps(db, scope), f, scope);
+}
+
 /** Of every app (`listAppRefs`), those the caller may see. */
 export function visibleAmong(every: readonly AppRef[], scope: Scope): AppRef[] {
   const allowed = scope.appPks;

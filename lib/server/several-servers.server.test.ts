@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migratePostgres, openPostgres, type PgDb } from "@/db/postgres/client";
 import { stateDbOfPostgres } from "@/db/state";
 import { addApp } from "@/lib/apps/registry";
+import { startReceiver, type Receiver } from "@/lib/alerts/test-receiver";
 import { useTestEnv } from "@/lib/auth/test-support";
 import { createApiToken } from "@/lib/auth/tokens";
 import { createUser } from "@/lib/auth/users";
@@ -127,7 +128,9 @@ describe.skipIf(SKIP_WITHOUT_BUILD || POSTGRES_SKIP_REASON || CLICKHOUSE_SKIP_RE
       DATABASE_PATH: path.join(dir, "must-not-exist.db"),
       AUTH_SECRET: SECRET,
       ANALYTICS_WORKER: "off",
-      ALERTS_INTERVAL_SECONDS: "0",
+      // Both servers evaluate alert rules every second, and a window as soon as it closes.
+      ALERTS_INTERVAL_SECONDS: "1",
+      ALERTS_DELAY_SECONDS: "0",
     };
     // Both at once: their migrations take turns under Postgres's advisory lock.
     [a, b] = await Promise.all([startOne(), startOne()]);
@@ -157,6 +160,10 @@ describe.skipIf(SKIP_WITHOUT_BUILD || POSTGRES_SKIP_REASON || CLICKHOUSE_SKIP_RE
   it("a session signed out on A is refused by B at once; so are a token revoked and a user removed on A", async () => {
     const jar = await signIn(a.base, ADMIN.email, ADMIN.password);
     for (const s of [a, b]) expect(await status(s.base, "/api/v1/users/me", { cookie: jar.header() })).toBe(200);
+    // The dashboard's pages render on B from the state A signed in against.
+    for (const page of ["/", "/calls", "/live", "/sync", "/alerts", "/preferences", "/settings/apps", "/settings/users", "/settings/tokens"]) {
+      expect(await status(b.base, page, { cookie: jar.header() }), page).toBe(200);
+    }
     const session = jar.header();
     await signOut(a.base, jar);
     expect(await status(b.base, "/api/v1/users/me", { cookie: session })).toBe(401);
@@ -263,6 +270,47 @@ describe.skipIf(SKIP_WITHOUT_BUILD || POSTGRES_SKIP_REASON || CLICKHOUSE_SKIP_RE
       expect(Number(counted!.n)).toBe(Number(total.rows[0]!.n));
     } finally {
       await clickhouse.close();
+    }
+    // The killed server comes back (a new process on a new port) for what follows.
+    b = await startOne();
+    expect(await status(b.base, "/api/health")).toBe(200);
+  });
+
+  it("an alert rule that fires gives one notification, with both servers evaluating", async () => {
+    const receiver: Receiver = await startReceiver();
+    try {
+      // Deliveries received over the last quarter hour (one a minute): whichever five minutes
+      // closed last when the servers evaluate, the rule's window holds some.
+      const [app] = (await pgDb.$client.query<{ pk: string }>("SELECT pk FROM apps WHERE app_id = 'acme'")).rows;
+      const now = Date.now();
+      for (let i = 1; i <= 15; i++) {
+        const at = now - i * 60_000;
+        await pgDb.$client.query(
+          "INSERT INTO webhook_deliveries (app_pk, idem_key, trigger, webhook, outcome, body, received_ms, last_received_ms) VALUES ($1, $2, 'message_sent', 'w', 'stored', '{}', $3, $3)",
+          [app!.pk, `alert-seed-${i}`, at],
+        );
+      }
+      const created = await fetch(`${a.base}/api/v1/alerts`, {
+        method: "POST",
+        headers: { ...bearer(adminToken), "content-type": "application/json" },
+        body: JSON.stringify({
+          name: "any delivery", metric: "webhookDeliveries", windowSeconds: 300, condition: { op: "above", value: 0 },
+          destination: { url: receiver.url, allowPrivate: true },
+        }),
+      });
+      expect(created.status).toBe(201);
+      await expect.poll(() => receiver.received.length, { timeout: 30_000, interval: 100 }).toBeGreaterThan(0);
+      expect(servers.filter((x) => x.child.exitCode === null && x.child.signalCode === null)).toHaveLength(2);
+      // Several more rounds of both schedules: still one.
+      await new Promise((r) => setTimeout(r, 4_000));
+      expect(receiver.received).toHaveLength(1);
+      expect(JSON.parse(receiver.received[0]!.body)).toMatchObject({ rule: { name: "any delivery" }, state: "firing" });
+      const events = await pgDb.$client.query("SELECT to_state FROM alert_events");
+      expect(events.rows).toEqual([{ to_state: "firing" }]);
+      const outbox = await pgDb.$client.query("SELECT status FROM alert_outbox");
+      expect(outbox.rows).toEqual([{ status: "delivered" }]);
+    } finally {
+      await receiver.close();
     }
   });
 });
