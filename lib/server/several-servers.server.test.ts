@@ -131,6 +131,7 @@ describe.skipIf(SKIP_WITHOUT_BUILD || POSTGRES_SKIP_REASON || CLICKHOUSE_SKIP_RE
       // Both servers evaluate alert rules every second, and a window as soon as it closes.
       ALERTS_INTERVAL_SECONDS: "1",
       ALERTS_DELAY_SECONDS: "0",
+      METRICS_TOKEN: "metrics-token-0123456789",
     };
     // Both at once: their migrations take turns under Postgres's advisory lock.
     [a, b] = await Promise.all([startOne(), startOne()]);
@@ -153,6 +154,16 @@ describe.skipIf(SKIP_WITHOUT_BUILD || POSTGRES_SKIP_REASON || CLICKHOUSE_SKIP_RE
       expect(apps.status).toBe(200);
       expect(((await apps.json()) as { data: Array<{ app: string }> }).data.map((r) => r.app)).toEqual(["acme"]);
     }
+    const routes = [
+      "/api/v1/calls", "/api/v1/usage/participants", "/api/v1/usage/daily", "/api/v1/recordings",
+      "/api/v1/events/deliveries", "/api/v1/live", "/api/v1/sync", "/api/v1/alerts", "/api/v1/statements?month=2026-10", "/api/v1/users", "/api/v1/tokens",
+    ];
+    const answered: Record<string, number> = {};
+    for (const route of routes) answered[route] = await status(b.base, route, bearer(adminToken));
+    expect(answered).toEqual(Object.fromEntries(routes.map((r) => [r, 200])));
+    const metrics = await fetch(`${a.base}/metrics`, { headers: bearer("metrics-token-0123456789") });
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toMatch(/callboard_last_good_sync_age_seconds\{app="acme"\}/);
     const { existsSync } = await import("node:fs");
     expect(existsSync(serverEnv.DATABASE_PATH)).toBe(false);
   });
@@ -161,9 +172,10 @@ describe.skipIf(SKIP_WITHOUT_BUILD || POSTGRES_SKIP_REASON || CLICKHOUSE_SKIP_RE
     const jar = await signIn(a.base, ADMIN.email, ADMIN.password);
     for (const s of [a, b]) expect(await status(s.base, "/api/v1/users/me", { cookie: jar.header() })).toBe(200);
     // The dashboard's pages render on B from the state A signed in against.
-    for (const page of ["/", "/calls", "/live", "/sync", "/alerts", "/preferences", "/settings/apps", "/settings/users", "/settings/tokens"]) {
-      expect(await status(b.base, page, { cookie: jar.header() }), page).toBe(200);
-    }
+    const pages = ["/", "/calls", "/participants", "/recordings", "/events", "/live", "/sync", "/alerts", "/statements", "/preferences", "/settings", "/settings/apps", "/settings/users", "/settings/tokens", "/settings/audit", "/settings/prices"];
+    const answered: Record<string, number> = {};
+    for (const page of pages) answered[page] = await status(b.base, page, { cookie: jar.header() });
+    expect(answered).toEqual(Object.fromEntries(pages.map((p) => [p, 200])));
     const session = jar.header();
     await signOut(a.base, jar);
     expect(await status(b.base, "/api/v1/users/me", { cookie: session })).toBe(401);
