@@ -12,6 +12,7 @@ import { createUser } from "@/lib/auth/users";
 import { openClickHouse } from "@/lib/clickhouse/client";
 import { migrateClickHouse } from "@/lib/clickhouse/migrate";
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/lib/clickhouse/test-clickhouse";
+import { spawnEmulator, type SpawnedEmulator } from "@/lib/emulator/test-emulator";
 import { basicAuthHeader } from "@/lib/ingest/auth";
 import { messageSent } from "@/lib/ingest/test-deliveries";
 import { parsePostgresConfig } from "@/lib/postgres/config";
@@ -95,6 +96,7 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 describe.skipIf(SKIP_WITHOUT_BUILD || POSTGRES_SKIP_REASON || CLICKHOUSE_SKIP_REASON)("several Callboard servers over one Postgres and a two-shard ClickHouse", { timeout: 240_000 }, () => {
   let postgres: TestPostgres;
   let ch: TestClickHouse;
+  let emu: SpawnedEmulator;
   let pgDb: PgDb;
   let dir = "";
   let serverEnv: Record<string, string>;
@@ -108,7 +110,11 @@ describe.skipIf(SKIP_WITHOUT_BUILD || POSTGRES_SKIP_REASON || CLICKHOUSE_SKIP_RE
 
   beforeAll(async () => {
     useTestEnv({ AUTH_SECRET: SECRET, LOG_LEVEL: "silent" });
-    [postgres, ch] = await Promise.all([startPostgres(), startClickHouse({ shards: 2 })]);
+    [postgres, ch, emu] = await Promise.all([
+      startPostgres(),
+      startClickHouse({ shards: 2 }),
+      spawnEmulator({ seed: 26, now: Math.floor(Date.now() / 1000), apps: [{ appId: "gamma", count: 400 }] }),
+    ]);
     const url = await postgres.createDatabase(DATABASE);
     await migratePostgres(parsePostgresConfig(url));
     await migrateClickHouse(ch.config(DATABASE));
@@ -139,6 +145,7 @@ describe.skipIf(SKIP_WITHOUT_BUILD || POSTGRES_SKIP_REASON || CLICKHOUSE_SKIP_RE
 
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.stop()));
+    await emu?.stop();
     await pgDb?.$client.end();
     await ch?.stop();
     await postgres?.stop();
@@ -323,6 +330,35 @@ describe.skipIf(SKIP_WITHOUT_BUILD || POSTGRES_SKIP_REASON || CLICKHOUSE_SKIP_RE
       expect(outbox.rows).toEqual([{ status: "delivered" }]);
     } finally {
       await receiver.close();
+    }
+  });
+
+  it("two servers asked to sync the same app at once: one sync runs, the other says it is already running; both show it", async () => {
+    const info = emu.apps.find((x) => x.appId === "gamma")!;
+    await addApp(stateDbOfPostgres(pgDb), { appId: "gamma", name: "Gamma", region: info.region, apiKey: info.apiKey, callsUrl: info.callsUrl });
+    const syncNow = (s: TestServer) =>
+      fetch(`${s.base}/api/v1/sync`, { method: "POST", headers: { ...bearer(adminToken), "content-type": "application/json" }, body: JSON.stringify({ app: "gamma" }) }).then(
+        async (res) => ({ status: res.status, body: (await res.json()) as { data: Array<{ status: string; inserted: number; error: string | null }> } }),
+      );
+    const answers = await Promise.all([syncNow(a), syncNow(b)]);
+    for (const r of answers) expect(r.status).toBe(200);
+    const results = answers.map((r) => r.body.data[0]!);
+    expect(results.map((r) => r.status).sort()).toEqual(["already_running", "succeeded"]);
+    expect(results.find((r) => r.status === "already_running")!.error).toMatch(/^a sync of app gamma is already running/);
+    expect(results.find((r) => r.status === "succeeded")!.inserted).toBe(400);
+    // The one run, seen from both servers; every call in ClickHouse once.
+    for (const s of [a, b]) {
+      const runs = (await (await fetch(`${s.base}/api/v1/sync?app=gamma`, { headers: bearer(adminToken) })).json()) as { data: Array<{ status: string; inserted: number }> };
+      expect(runs.data.map((r) => [r.status, r.inserted])).toEqual([["succeeded", 400]]);
+    }
+    const clickhouse = openClickHouse(ch.config(DATABASE));
+    try {
+      const [row] = await clickhouse.rows<{ calls: string; miscounted: string }>(
+        `SELECT sum(sign) AS calls, (SELECT countIf(n NOT IN (0, 1)) FROM (SELECT sum(sign) AS n FROM calls_v2 GROUP BY app_pk, session_id)) AS miscounted FROM calls_v2`,
+      );
+      expect({ calls: Number(row!.calls), miscounted: Number(row!.miscounted) }).toEqual({ calls: 400, miscounted: 0 });
+    } finally {
+      await clickhouse.close();
     }
   });
 });
