@@ -24,16 +24,22 @@ import * as schema from "./schema";
  * suites run each module on both (`STATE_DIALECTS`, lib/auth/test-support.ts).
  */
 
-const postgresHandles = new WeakSet<object>();
+/**
+ * Marks a handle as Postgres. A mark on the object, under a registered symbol, rather than
+ * a module's WeakSet: the server (scripts/server.ts) and Next's bundle each load their own
+ * copy of this module, and share the process's one pool (db/index.ts caches it on
+ * globalThis) — a handle made by one copy must read as Postgres in the other.
+ */
+const POSTGRES_MARK = Symbol.for("callboard.state.postgres");
 
 /** A Postgres database (or transaction) as the `Db` the state modules take. */
 export function stateDbOfPostgres(pgDb: PgDb): Db {
-  postgresHandles.add(pgDb);
+  if (!(POSTGRES_MARK in pgDb)) Object.defineProperty(pgDb, POSTGRES_MARK, { value: true });
   return pgDb as unknown as Db;
 }
 
 export function isPostgresState(db: Db): boolean {
-  return postgresHandles.has(db);
+  return (db as unknown as Record<symbol, unknown>)[POSTGRES_MARK] === true;
 }
 
 type Schema = typeof schema;

@@ -60,7 +60,7 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
   }
   const dayList = chartDays(window, counts.at(-1)?.day, p.tz);
   const period = `${formatDay(dayList[0], true)} – ${formatDay(dayList[dayList.length - 1], true)}`;
-  const deliveries = getRecentDeliveries(warehouse, appPks, { outcome: p.outcome, limit: p.limit }).map((d) => deliveryRow(d, p.tz));
+  const deliveries = (await getRecentDeliveries(warehouse, appPks, { outcome: p.outcome, limit: p.limit })).map((d) => deliveryRow(d, p.tz));
   const points = toDailyChart(counts, dayList);
   const total = counts.reduce((n, r) => n + r.count, 0);
   const chatTotal = counts.filter((r) => r.category === "chat").reduce((n, r) => n + r.count, 0);

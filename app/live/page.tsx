@@ -26,7 +26,7 @@ export default async function LivePage({ searchParams }: { searchParams: Promise
     return <PageError title="Live now" message={message} resetHref="/live" />;
   }
   const asOfMs = nowMs();
-  const sessions = visibleLiveSessions(getLiveSessions(warehouse, appPks, { nowMs: asOfMs, endedWithinMs: params.recent * 60_000 }), params.recent, asOfMs);
+  const sessions = visibleLiveSessions(await getLiveSessions(warehouse, appPks, { nowMs: asOfMs, endedWithinMs: params.recent * 60_000 }), params.recent, asOfMs);
   return (
     <main id="main" tabIndex={-1} className="container">
       <LiveView

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { db } from "@/db";
-import { visibleApps } from "@/lib/analytics";
+import { readVisibleApps } from "@/lib/analytics";
 import { callerPreferences } from "@/lib/auth/preferences";
 import { currentCaller } from "@/lib/auth/session";
 import { PreferencesForm } from "./preferences-form";
@@ -12,7 +12,7 @@ export const metadata: Metadata = { title: "Your defaults" };
 export default async function PreferencesPage() {
   const caller = await currentCaller();
   const warehouse = db();
-  const apps = visibleApps(warehouse, caller).map(({ appId, name }) => ({ appId, name }));
+  const apps = (await readVisibleApps(warehouse, caller)).map(({ appId, name }) => ({ appId, name }));
   return (
     <main id="main" tabIndex={-1} className="container">
       <h1>Your defaults</h1>

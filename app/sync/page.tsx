@@ -32,7 +32,7 @@ export default async function SyncPage({ searchParams }: { searchParams: Promise
       <SyncView
         params={p}
         apps={await appOptions(warehouse, caller)}
-        initial={{ data: runs, apps: await getSyncStatus(warehouse, appPks), forwarding: getForwardingStatus(warehouse, { withError: caller.role === "admin" }) }}
+        initial={{ data: runs, apps: await getSyncStatus(warehouse, appPks), forwarding: await getForwardingStatus(warehouse, { withError: caller.role === "admin" }) }}
         isAdmin={caller.role === "admin"}
         loadedAtMs={nowMs()}
       />

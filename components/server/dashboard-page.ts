@@ -3,7 +3,7 @@
  * of the URL (the same nuqs parsers the client uses), the apps the caller may pick.
  */
 import { db } from "@/db";
-import { visibleApps } from "@/lib/analytics";
+import { readVisibleApps } from "@/lib/analytics";
 import type { Caller } from "@/lib/auth/authorize";
 import { currentCaller } from "@/lib/auth/session";
 import { loadFilters, type AllValues } from "@/lib/ui/filter-params";
@@ -14,6 +14,6 @@ export type PageSearchParams = Promise<Record<string, string | string[] | undefi
 export async function dashboardPage(searchParams: PageSearchParams): Promise<{ caller: Caller; values: AllValues; apps: AppOption[] }> {
   const caller = await currentCaller();
   const values = loadFilters(await searchParams);
-  const apps = visibleApps(db(), caller).map(({ appId, name }) => ({ appId, name }));
+  const apps = (await readVisibleApps(db(), caller)).map(({ appId, name }) => ({ appId, name }));
   return { caller, values, apps };
 }

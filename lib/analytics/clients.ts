@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
+import { isPostgresState } from "@/db/state";
 import type { CallClientRow, ClientDimension, ClientRow } from "./report-types";
 import { CLIENT_DIMENSIONS } from "./report-types";
 
@@ -61,4 +62,14 @@ export function getCallClients(db: Db, appPk: number, sessionId: string): CallCl
       ${v("media")} AS media, ${v("videoMuted")} AS videoMuted
     FROM client_sessions WHERE app_pk = ${appPk} AND session_id = ${sessionId}
     ORDER BY counted_at, occupant LIMIT ${MAX_CALL_CLIENTS}`);
+}
+
+/**
+ * `getCallClients` from either state store. With DATABASE_URL the Postgres inbox does not
+ * keep participant sessions yet (decision 0035 §6, "not yet": client_sessions), so a
+ * call's page lists none there rather than reading a table nothing writes.
+ */
+export async function readCallClients(db: Db, appPk: number, sessionId: string): Promise<CallClientRow[]> {
+  if (isPostgresState(db)) return [];
+  return getCallClients(db, appPk, sessionId);
 }

@@ -4,7 +4,7 @@
  * and the engine that answers them (engine.ts). Documented in docs/api.md.
  */
 export { parseFilters, filters, DEFAULT_FILTERS, MAX_PER_PAGE, SORT_KEYS, type Filters, type SortKey, type SearchParamsInput } from "./filters";
-export { resolveApps, visibleApps, type Scope, type AppRef } from "./scope";
+export { readResolvedApps, readVisibleApps, resolveApps, visibleApps, type Scope, type AppRef } from "./scope";
 export {
   ENGAGEMENT_BUCKETS, MAX_CROSSINGS, round3,
   type AppUsageRow, type BreakdownRow, type CallDetail, type CallListRow, type CallParticipantDetail, type CallRef, type DailyUsageRow, type DurationBucketRow,

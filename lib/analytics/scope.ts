@@ -1,5 +1,6 @@
-import { sql } from "drizzle-orm";
+import { asc, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
+import { tablesOf } from "@/db/state";
 import { notFound } from "@/lib/http/errors";
 import type { Filters } from "./filters";
 
@@ -20,11 +21,34 @@ export interface AppRef {
   name: string;
 }
 
-/** Apps the caller may see, by pk. */
+/** Apps the caller may see, by pk (the SQLite file, read synchronously: the in-memory engine). */
 export function visibleApps(db: Db, scope: Scope): AppRef[] {
-  const rows = db.all<{ pk: number; appId: string; name: string }>(sql`SELECT pk, app_id AS appId, name FROM apps ORDER BY app_id`);
+  return visibleAmong(db.all<AppRef>(sql`SELECT pk, app_id AS appId, name FROM apps ORDER BY app_id`), scope);
+}
+
+/**
+ * Every app, by app id, from either state store (SQLite or Postgres: decision 0042): what
+ * the ClickHouse engine reads once per answer before it resolves the request's apps.
+ */
+export async function listAppRefs(db: Db): Promise<AppRef[]> {
+  const { apps } = tablesOf(db);
+  return db.select({ pk: apps.pk, appId: apps.appId, name: apps.name }).from(apps).orderBy(asc(apps.appId));
+}
+
+/** Apps the caller may see, from either state store (pages, handlers; `visibleApps` is the SQLite file's, synchronously). */
+export async function readVisibleApps(db: Db, scope: Scope): Promise<AppRef[]> {
+  return visibleAmong(await listAppRefs(db), scope);
+}
+
+/** `resolveApps` from either state store. */
+export async function readResolvedApps(db: Db, f: Pick<Filters, "apps">, scope: Scope): Promise<number[] | "all"> {
+  return resolveAmong(f.apps.length === 0 ? [] : await readVisibleApps(db, scope), f, scope);
+}
+
+/** Of every app (`listAppRefs`), those the caller may see. */
+export function visibleAmong(every: readonly AppRef[], scope: Scope): AppRef[] {
   const allowed = scope.appPks;
-  return allowed === "all" ? rows : rows.filter((r) => allowed.includes(r.pk));
+  return allowed === "all" ? [...every] : every.filter((r) => allowed.includes(r.pk));
 }
 
 /**
@@ -32,8 +56,13 @@ export function visibleApps(db: Db, scope: Scope): AppRef[] {
  * visible, else 404 as if it did not exist), or every app the caller may see.
  */
 export function resolveApps(db: Db, f: Pick<Filters, "apps">, scope: Scope): number[] | "all" {
+  return resolveAmong(f.apps.length === 0 ? [] : visibleApps(db, scope), f, scope);
+}
+
+/** `resolveApps` over the apps the caller may see, already read. */
+export function resolveAmong(visibleList: readonly AppRef[], f: Pick<Filters, "apps">, scope: Scope): number[] | "all" {
   if (f.apps.length === 0) return scope.appPks === "all" ? "all" : [...scope.appPks];
-  const visible = new Map(visibleApps(db, scope).map((a) => [a.appId, a.pk]));
+  const visible = new Map(visibleList.map((a) => [a.appId, a.pk]));
   return f.apps.map((appId) => {
     const pk = visible.get(appId);
     if (pk === undefined) throw notFound(`app "${appId}" not found`);

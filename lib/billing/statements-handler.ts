@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { db as warehouse } from "@/db";
 import type { Db } from "@/db/client";
-import { resolveApps } from "@/lib/analytics/scope";
+import { readResolvedApps } from "@/lib/analytics/scope";
 import { isValidTimeZone } from "@/lib/time/tz";
 import { authorize as realAuthorize, requireAdmin, type Caller } from "@/lib/auth/authorize";
 import { readJsonObject } from "@/lib/auth/route-support";
@@ -66,7 +66,7 @@ export async function handleStatementsGet(request: Request, deps: StatementRoute
     // An app the caller may not see is a 404 whatever else the query says, as on every
     // report route: a 400 for the month first would tell the two cases apart.
     const asked = params.getAll("app").map((a) => a.trim());
-    if (asked.length > 0 && asked.every((a) => appId.safeParse(a).success)) resolveApps(deps.db(), { apps: asked }, caller);
+    if (asked.length > 0 && asked.every((a) => appId.safeParse(a).success)) await readResolvedApps(deps.db(), { apps: asked }, caller);
     const q = querySchema.parse(queryObject(params));
     const body = await statementsJson(deps.db(), { month: q.month, tz: q.tz, apps: q.app, detail: q.detail === "participants" }, caller, (deps.now ?? secondsNow)());
     if (q.format === "csv") {

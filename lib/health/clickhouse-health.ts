@@ -2,7 +2,7 @@ import type { Db } from "@/db/client";
 import { analyticsEngine, type AnalyticsEngine } from "@/lib/analytics/engine";
 import { clickHouseConfig, type ClickHouseConfig } from "@/lib/clickhouse";
 import { clusterSchemaStatus, type ShardTables } from "@/lib/clickhouse/schema-status";
-import { getForwardingBacklog } from "@/lib/ingest/forward-backlog";
+import { readForwardingBacklog } from "@/lib/ingest/forward-backlog";
 import type { Health } from "./health";
 
 /**
@@ -49,10 +49,10 @@ export async function getClickHouseHealth(open: () => Db, engine: Pick<Analytics
   const shards = shardsOf(config);
   let forwarding: ClickHouseHealth["forwarding"] = null;
   try {
-    const b = getForwardingBacklog(open());
+    const b = await readForwardingBacklog(open());
     forwarding = { pending: b.pending, oldestAgeSeconds: b.oldestAgeSeconds, failing: b.failures > 0 };
   } catch {
-    /* SQLite unreadable: getHealth reports it */
+    /* the state store unreadable: getHealth reports it */
   }
   const readable = (await engine.health()).status === "ok";
   const perShard = await shards;

@@ -1,5 +1,6 @@
 import type { Db } from "@/db/client";
 import { env } from "@/lib/config/env";
+import { POSTGRES_RETRY_AFTER_SECONDS } from "@/lib/postgres/unavailable";
 import { withClickHouseHealth } from "./clickhouse-health";
 import { getHealth } from "./health";
 import { syncMaxAgeSeconds } from "./sync-age";
@@ -12,6 +13,9 @@ import { syncMaxAgeSeconds } from "./sync-age";
  * ClickHouse mode: the ClickHouse part (clickhouse-health.ts) is added only in the latter.
  */
 export async function healthResponse(open: () => Db): Promise<Response> {
-  const health = await withClickHouseHealth(getHealth(open, { syncMaxAgeSeconds: syncMaxAgeSeconds(env()) }), open);
-  return Response.json(health, { status: health.status === "ok" ? 200 : 503, headers: { "Cache-Control": "no-store" } });
+  const health = await withClickHouseHealth(await getHealth(open, { syncMaxAgeSeconds: syncMaxAgeSeconds(env()) }), open);
+  const headers: Record<string, string> = { "Cache-Control": "no-store" };
+  // A state store that cannot be read is down for a moment (Postgres restarting): ask again soon.
+  if (health.database === "unreadable") headers["Retry-After"] = String(POSTGRES_RETRY_AFTER_SECONDS);
+  return Response.json(health, { status: health.status === "ok" ? 200 : 503, headers });
 }

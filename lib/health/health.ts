@@ -1,7 +1,8 @@
 import { statfsSync } from "node:fs";
 import path from "node:path";
-import { sql } from "drizzle-orm";
+import { max } from "drizzle-orm";
 import type { Db } from "@/db/client";
+import { isPostgresState, tablesOf } from "@/db/state";
 import { staleSyncs } from "./sync-age";
 import {
   currentWriteFailure, describeWriteFailure, writeFailureReason, type WriteFailureReason,
@@ -9,7 +10,10 @@ import {
 
 export interface Health {
   status: "ok" | "unavailable";
-  /** `not_writable`: it reads, but writes fail (`reason` says why); webhooks answer 503 meanwhile. */
+  /**
+   * `not_writable`: it reads, but writes fail (`reason` says why); webhooks answer 503 meanwhile.
+   * With DATABASE_URL this is the Postgres holding the state: `unreadable` when it cannot be reached.
+   */
   database: "ok" | "unreadable" | "not_writable";
   /** ISO time of the last successful sync of any app, or null. */
   lastSyncAt: string | null;
@@ -40,26 +44,33 @@ export interface HealthOptions {
  * lately (lib/ingest/write-state.ts), the free space of the database's file system,
  * and a probe that takes the write lock (BEGIN IMMEDIATE, waiting at most
  * `probeBusyTimeoutMs`) and gives it back at once without writing anything.
+ *
+ * With the state in Postgres (DATABASE_URL) the read is the judge: a Postgres that
+ * answers it takes writes too (the webhook inbox answers 503 for any write it refuses),
+ * and the file-system and lock probes are SQLite's.
  */
-export function getHealth(open: () => Db, options: HealthOptions = {}): Health {
+export async function getHealth(open: () => Db, options: HealthOptions = {}): Promise<Health> {
   let db: Db;
   let lastSyncAt: string | null;
+  let stale: Pick<Health, "staleSyncs">;
   try {
     db = open();
-    const row = db.get<{ last: number | null }>(sql`SELECT MAX(last_successful_sync_ms) AS last FROM apps`);
-    lastSyncAt = row?.last ? new Date(row.last).toISOString() : null;
+    const { apps } = tablesOf(db);
+    const [row] = await db.select({ last: max(apps.lastSuccessfulSyncMs) }).from(apps);
+    lastSyncAt = row?.last ? new Date(Number(row.last)).toISOString() : null;
+    stale = await syncPart(db, options);
   } catch {
     return { status: "unavailable", database: "unreadable", lastSyncAt: null };
   }
-  const stale = syncPart(db, options);
+  if (isPostgresState(db)) return { status: "ok", database: "ok", lastSyncAt, ...stale };
   const reason = writeProblem(db, options);
   if (reason === null) return { status: "ok", database: "ok", lastSyncAt, ...stale };
   return { status: "unavailable", database: "not_writable", lastSyncAt, reason, message: describeWriteFailure(reason), ...stale };
 }
 
-function syncPart(db: Db, options: HealthOptions): Pick<Health, "staleSyncs"> {
+async function syncPart(db: Db, options: HealthOptions): Promise<Pick<Health, "staleSyncs">> {
   if (!options.syncMaxAgeSeconds) return {};
-  const stale = staleSyncs(db, options.syncMaxAgeSeconds, options.nowMs);
+  const stale = await staleSyncs(db, options.syncMaxAgeSeconds, options.nowMs);
   return {
     staleSyncs: stale.map((a) => ({ app: a.appId, lastGoodSyncAt: a.lastGoodSyncMs === null ? null : new Date(a.lastGoodSyncMs).toISOString(), ageSeconds: a.ageSeconds })),
   };

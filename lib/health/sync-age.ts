@@ -1,4 +1,6 @@
+import { asc } from "drizzle-orm";
 import type { Db } from "@/db/client";
+import { tablesOf } from "@/db/state";
 
 /**
  * How long ago each app last synced well (issue 27 item 5): readiness (/api/health) lists
@@ -12,11 +14,11 @@ export interface SyncAge {
   ageSeconds: number;
 }
 
-export function syncAges(db: Db, nowMs = Date.now()): SyncAge[] {
-  const rows = db.$client
-    .prepare<[], { app_id: string; last: number | null; created: number }>("SELECT app_id, last_successful_sync_ms AS last, created_ms AS created FROM apps ORDER BY app_id")
-    .all();
-  return rows.map((r) => ({ appId: r.app_id, lastGoodSyncMs: r.last, ageSeconds: Math.max(0, Math.floor((nowMs - (r.last ?? r.created)) / 1000)) }));
+/** Every app's age, on SQLite or Postgres (one query, decision 0042). */
+export async function syncAges(db: Db, nowMs = Date.now()): Promise<SyncAge[]> {
+  const { apps } = tablesOf(db);
+  const rows = await db.select({ appId: apps.appId, last: apps.lastSuccessfulSyncMs, created: apps.createdMs }).from(apps).orderBy(asc(apps.appId));
+  return rows.map((r) => ({ appId: r.appId, lastGoodSyncMs: r.last, ageSeconds: Math.max(0, Math.floor((nowMs - (r.last ?? r.created)) / 1000)) }));
 }
 
 /** The age past which an app's syncs count as stale: the setting, else three schedule intervals; 0 is off. */
@@ -24,7 +26,7 @@ export function syncMaxAgeSeconds(config: { SYNC_MAX_AGE_SECONDS?: number; SYNC_
   return config.SYNC_MAX_AGE_SECONDS ?? 3 * config.SYNC_INTERVAL_SECONDS;
 }
 
-export function staleSyncs(db: Db, maxAgeSeconds: number, nowMs = Date.now()): SyncAge[] {
+export async function staleSyncs(db: Db, maxAgeSeconds: number, nowMs = Date.now()): Promise<SyncAge[]> {
   if (maxAgeSeconds <= 0) return [];
-  return syncAges(db, nowMs).filter((a) => a.ageSeconds > maxAgeSeconds);
+  return (await syncAges(db, nowMs)).filter((a) => a.ageSeconds > maxAgeSeconds);
 }

@@ -22,8 +22,8 @@ import { getSyncRuns, getSyncStatus } from "@/lib/sync/runs";
 import type { SyncSummary } from "@/lib/sync/summary";
 
 /**
- * Two Callboard servers over one real Postgres, as far as the server can run on it today
- * (db() still refuses DATABASE_URL: decision 0035 §5): each is an HTTP server on loopback
+ * Two HTTP servers over one real Postgres (the production servers themselves are
+ * lib/server/several-servers.server.test.ts): each is an HTTP server on loopback
  * with the stack of GET /api/v1/sync — the route's error mapper (`respond`), the session
  * and token check, the runs list — over its own connection pool. A sign-out on one ends the
  * session on the other; with Postgres stopped both answer 503 with Retry-After, not 500,

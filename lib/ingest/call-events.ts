@@ -1,5 +1,6 @@
-import { sql } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
+import { isPostgresState, tablesOf } from "@/db/state";
 import { eventTime, isLiveTrigger, isObject, parseLive, parseRecording, RECORDING_TRIGGER } from "../platform/webhook-envelope";
 
 /**
@@ -55,13 +56,37 @@ function describe(trigger: string, type: string | null, data: Record<string, unk
   }
 }
 
+type StoredEvent = { trigger: string; type: string | null; outcome: CallEventRow["outcome"]; body: string; receivedMs: number; repeats: number };
+
+/** The SQLite file's deliveries of one call (synchronous: the in-memory engine's call page). */
 export function getCallEvents(db: Db, appPk: number, sessionId: string): CallEventRow[] {
-  const rows = db.all<{ trigger: string; type: string | null; outcome: CallEventRow["outcome"]; body: string; receivedMs: number; repeats: number }>(
+  const rows = db.all<StoredEvent>(
     sql`SELECT trigger, type, outcome, body, received_ms AS receivedMs, repeat_count AS repeats
       FROM webhook_deliveries INDEXED BY webhook_deliveries_app_session_idx
       WHERE app_pk = ${appPk} AND session_id = ${sessionId} AND session_id IS NOT NULL
       ORDER BY pk LIMIT ${MAX_CALL_EVENTS}`,
   );
+  return eventsOf(rows);
+}
+
+/**
+ * One call's event log from either state store: the SQLite file (as `getCallEvents`, whose
+ * index hint drizzle's builder cannot say), or the Postgres every server stores its
+ * deliveries in (DATABASE_URL), so a call's page shows what any server received.
+ */
+export async function readCallEvents(db: Db, appPk: number, sessionId: string): Promise<CallEventRow[]> {
+  if (!isPostgresState(db)) return getCallEvents(db, appPk, sessionId);
+  const { webhookDeliveries: d } = tablesOf(db);
+  const rows = await db
+    .select({ trigger: d.trigger, type: d.type, outcome: d.outcome, body: d.body, receivedMs: d.receivedMs, repeats: d.repeatCount })
+    .from(d)
+    .where(and(eq(d.appPk, appPk), eq(d.sessionId, sessionId)))
+    .orderBy(asc(d.pk))
+    .limit(MAX_CALL_EVENTS);
+  return eventsOf(rows);
+}
+
+function eventsOf(rows: StoredEvent[]): CallEventRow[] {
   const events = rows.map((r) => {
     let data: Record<string, unknown> = {};
     try {

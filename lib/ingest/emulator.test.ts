@@ -37,7 +37,7 @@ describe("emulated platform deliveries", () => {
     expect(h.db.get<{ n: number }>(sql`SELECT count(*) n FROM recordings`)?.n).toBe(recorded);
   });
 
-  it("ends every finished call and meeting, whatever the arrival order, and keeps ongoing ones live", () => {
+  it("ends every finished call and meeting, whatever the arrival order, and keeps ongoing ones live", async () => {
     const live = new Map(
       h.db.all<{ session_id: string; status: string; kind: string; ended_at: number | null; started_at: number | null }>(
         sql`SELECT session_id, status, kind, ended_at, started_at FROM live_sessions`,
@@ -56,7 +56,7 @@ describe("emulated platform deliveries", () => {
       if (c.startedAt !== undefined) expect(s.started_at).toBe(c.startedAt);
     }
     const ongoing = calls.filter((c) => c.status === "ongoing").map((c) => c.sessionId).sort();
-    const shown = getLiveSessions(h.db, [h.appPk.acme], { nowMs: NOW * 1000, staleAfterMs: 1e12 }).map((s) => s.sessionId).sort();
+    const shown = (await getLiveSessions(h.db, [h.appPk.acme], { nowMs: NOW * 1000, staleAfterMs: 1e12 })).map((s) => s.sessionId).sort();
     expect(shown).toEqual(ongoing);
   });
 

@@ -50,16 +50,16 @@ describe("forwarding backlog", () => {
     expect(getForwardingBacklog(h.db)).toMatchObject({ pending: EXACT_BACKLOG_ROWS - 190, exact: true });
   });
 
-  it("is shown only in ClickHouse mode, and its error text only to admins", () => {
+  it("is shown only in ClickHouse mode, and its error text only to admins", async () => {
     h.db.$client
       .prepare("INSERT INTO clickhouse_forwarding (stream, failures, last_error) VALUES ('deliveries', 3, 'ClickHouse insert failed: connect ECONNREFUSED 10.0.0.5:8123')")
       .run();
-    expect(getForwardingStatus(h.db, { withError: true })).toBeNull();
+    expect(await getForwardingStatus(h.db, { withError: true })).toBeNull();
     process.env.CLICKHOUSE_URL = "http://callboard:secret@127.0.0.1:1/callboard";
     resetEnvForTests();
     try {
-      expect(getForwardingStatus(h.db, { withError: true })).toMatchObject({ failures: 3, lastError: expect.stringMatching(/ECONNREFUSED/) });
-      expect(getForwardingStatus(h.db, { withError: false })).toMatchObject({ failures: 3, lastError: null });
+      expect(await getForwardingStatus(h.db, { withError: true })).toMatchObject({ failures: 3, lastError: expect.stringMatching(/ECONNREFUSED/) });
+      expect(await getForwardingStatus(h.db, { withError: false })).toMatchObject({ failures: 3, lastError: null });
     } finally {
       delete process.env.CLICKHOUSE_URL;
       resetEnvForTests();

@@ -1,5 +1,9 @@
+import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
+import type { PgDb } from "@/db/postgres/client";
+import { isPostgresState } from "@/db/state";
 import { clickHouseConfigured } from "@/lib/clickhouse/client";
+import { postgresForwarderStatus } from "./postgres-forwarder";
 
 /**
  * What the ClickHouse forwarder (forwarder.ts) still has to copy, read from SQLite alone
@@ -48,7 +52,7 @@ const STREAM_TABLES = {
 } as const;
 
 /**
- * The backlog of every app together (the forwarder is one for all apps; /api/health
+ * The SQLite file's backlog of every app together (the forwarder is one for all apps; /api/health
  * shows the same figure to anyone, and it names no app).
  */
 export function getForwardingBacklog(db: Db, nowMs = Date.now()): ForwardingBacklog {
@@ -96,11 +100,37 @@ export function getForwardingBacklog(db: Db, nowMs = Date.now()): ForwardingBack
 }
 
 /**
+ * The backlog of the state store `db` holds: SQLite's streams above (synchronous), or on
+ * Postgres (DATABASE_URL; decision 0035 §6) the shared forward queue — what every server
+ * still has to send, counted exactly (it holds only what is pending) — with this
+ * server's own forwarder's last success and failures (Postgres keeps no cursor row).
+ */
+export async function readForwardingBacklog(db: Db, nowMs = Date.now()): Promise<ForwardingBacklog> {
+  if (!isPostgresState(db)) return getForwardingBacklog(db, nowMs);
+  const result = await (db as unknown as PgDb).execute<{ pending: string; oldest: string | null }>(
+    sql`SELECT count(*) AS pending, min(d.received_ms) AS oldest FROM delivery_forward_queue q JOIN webhook_deliveries d ON d.pk = q.delivery_pk`,
+  );
+  const row = result.rows[0];
+  const oldest = row?.oldest == null ? null : Number(row.oldest);
+  const status = postgresForwarderStatus();
+  return {
+    pending: Number(row?.pending ?? 0),
+    exact: true,
+    oldestReceivedMs: oldest,
+    oldestAgeSeconds: oldest === null ? null : Math.max(0, Math.floor((nowMs - oldest) / 1000)),
+    lastSuccessMs: status?.lastSuccessMs ?? null,
+    failures: status?.failures ?? 0,
+    lastError: status?.lastError ?? null,
+    nextAttemptMs: status?.nextAttemptMs ?? null,
+  };
+}
+
+/**
  * The backlog in ClickHouse mode; null when the facts stay in SQLite (nothing is
  * forwarded). The failure's text only for admins: it may name the ClickHouse host.
  */
-export function getForwardingStatus(db: Db, options: { withError: boolean }): ForwardingBacklog | null {
+export async function getForwardingStatus(db: Db, options: { withError: boolean }): Promise<ForwardingBacklog | null> {
   if (!clickHouseConfigured()) return null;
-  const backlog = getForwardingBacklog(db);
+  const backlog = await readForwardingBacklog(db);
   return options.withError ? backlog : { ...backlog, lastError: null };
 }

@@ -116,7 +116,7 @@ describe("live state", () => {
     ]) {
       expect((await postJson(h.baseUrl, "acme", d)).status).toBe(200);
     }
-    const [s] = getLiveSessions(h.db, [h.appPk.acme]).filter((x) => x.sessionId === "live-1");
+    const [s] = (await getLiveSessions(h.db, [h.appPk.acme])).filter((x) => x.sessionId === "live-1");
     expect(s).toMatchObject({ kind: "call", status: "ongoing", initiator: "alice", receiver: "bob", initiatedAt: t0 - 5, startedAt: t0, endedAt: null, presentCount: 2 });
     expect(s.occupants).toEqual([
       { name: "Alice", joinedAt: t0, leftAt: t0 + 60, audioOnly: false },
@@ -137,8 +137,8 @@ describe("live state", () => {
       sessionStarted(A, "live-2", t0),
     ];
     for (const d of order) expect((await postJson(h.baseUrl, "acme", d)).status).toBe(200);
-    expect(getLiveSessions(h.db, [h.appPk.acme]).some((x) => x.sessionId === "live-2")).toBe(false);
-    const [s] = getLiveSessions(h.db, [h.appPk.acme], { endedWithinMs: 3_600_000 }).filter((x) => x.sessionId === "live-2");
+    expect((await getLiveSessions(h.db, [h.appPk.acme])).some((x) => x.sessionId === "live-2")).toBe(false);
+    const [s] = (await getLiveSessions(h.db, [h.appPk.acme], { endedWithinMs: 3_600_000 })).filter((x) => x.sessionId === "live-2");
     expect(s).toMatchObject({ status: "ended", startedAt: t0, endedAt: t0 + 90, presentCount: 0 });
     expect(s.occupants).toEqual([
       { name: "Carol", joinedAt: t0 + 1, leftAt: t0 + 90, audioOnly: false },
@@ -151,7 +151,7 @@ describe("live state", () => {
   it("keeps meetings apart from calls, and never writes live estimates into calls", async () => {
     await postJson(h.baseUrl, "acme", sessionStarted(A, "meet-1", t0, "meet"));
     await postJson(h.baseUrl, "acme", participantJoined(A, "meet-1", { name: "Eve", joined_at: t0 + 5, audio_call: "true" }, "meet"));
-    const [m] = getLiveSessions(h.db, [h.appPk.acme]).filter((x) => x.sessionId === "meet-1");
+    const [m] = (await getLiveSessions(h.db, [h.appPk.acme])).filter((x) => x.sessionId === "meet-1");
     expect(m).toMatchObject({ kind: "meet", status: "ongoing", presentCount: 1 });
     expect(m.occupants[0].audioOnly).toBe(true);
     expect(one<{ n: number }>(sql`SELECT count(*) n FROM calls WHERE session_id IN ('live-1', 'live-2', 'meet-1')`)?.n).toBe(0);
@@ -159,14 +159,14 @@ describe("live state", () => {
 
   it("lets the sync's finished record replace the live estimate", async () => {
     await postJson(h.baseUrl, "acme", sessionStarted(A, "live-3", t0));
-    expect(getLiveSessions(h.db, [h.appPk.acme]).some((x) => x.sessionId === "live-3")).toBe(true);
+    expect((await getLiveSessions(h.db, [h.appPk.acme])).some((x) => x.sessionId === "live-3")).toBe(true);
     syncCall(h.appPk.acme, "live-3", "ended");
-    expect(getLiveSessions(h.db, [h.appPk.acme]).some((x) => x.sessionId === "live-3")).toBe(false);
+    expect((await getLiveSessions(h.db, [h.appPk.acme])).some((x) => x.sessionId === "live-3")).toBe(false);
   });
 
-  it("shows nothing for apps not asked for", () => {
-    expect(getLiveSessions(h.db, [h.appPk.open])).toEqual([]);
-    expect(getLiveSessions(h.db, [])).toEqual([]);
+  it("shows nothing for apps not asked for", async () => {
+    expect(await getLiveSessions(h.db, [h.appPk.open])).toEqual([]);
+    expect(await getLiveSessions(h.db, [])).toEqual([]);
   });
 });
 
@@ -202,14 +202,14 @@ describe("recent deliveries", () => {
   it("lists accepted and refused deliveries newest first, without bodies", async () => {
     await postJson(h.baseUrl, "acme", messageSent(A, "refused"), "Basic bm9wZTpub3Bl");
     await new Promise((r) => setImmediate(r));
-    const all = getRecentDeliveries(h.db, [h.appPk.acme], { limit: 5 });
+    const all = (await getRecentDeliveries(h.db, [h.appPk.acme], { limit: 5 }));
     expect(all).toHaveLength(5);
     expect(all[0]).toMatchObject({ kind: "rejected", status: 401, code: "unauthorized" });
     expect(JSON.stringify(all)).not.toMatch(/"body"/);
-    const accepted = getRecentDeliveries(h.db, [h.appPk.acme], { outcome: "accepted", limit: 3 });
+    const accepted = (await getRecentDeliveries(h.db, [h.appPk.acme], { outcome: "accepted", limit: 3 }));
     expect(accepted.every((d) => d.kind === "accepted")).toBe(true);
-    expect(getRecentDeliveries(h.db, [h.appPk.acme], { outcome: "stored" }).map((d) => d.trigger)).toEqual(["poll_voted"]);
-    expect(getRecentDeliveries(h.db, [])).toEqual([]);
+    expect((await getRecentDeliveries(h.db, [h.appPk.acme], { outcome: "stored" })).map((d) => d.trigger)).toEqual(["poll_voted"]);
+    expect((await getRecentDeliveries(h.db, []))).toEqual([]);
   });
 });
 
@@ -224,7 +224,7 @@ describe("apply failures", () => {
       expect([bad.status, good.status]).toEqual([200, 200]);
       expect(one<{ o: string }>(sql`SELECT outcome o FROM webhook_deliveries WHERE session_id = 'boom'`)?.o).toBe("failed");
       expect(one<{ n: number }>(sql`SELECT count(*) n FROM recordings WHERE session_id IN ('boom', 'fine')`)?.n).toBe(1);
-      expect(getRecentDeliveries(h.db, [h.appPk.acme], { outcome: "failed" })).toHaveLength(1);
+      expect((await getRecentDeliveries(h.db, [h.appPk.acme], { outcome: "failed" }))).toHaveLength(1);
     } finally {
       h.ingestSqlite.exec("DROP TRIGGER temp.boom");
     }

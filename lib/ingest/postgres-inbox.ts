@@ -11,8 +11,8 @@ import { StoreUnavailableError, type PreparedDelivery, type Rejection, type Stor
 /**
  * The webhook inbox in Postgres, shared by several Callboard servers (DATABASE_URL;
  * docs/decisions/0035-state-in-postgres.md §6). `createPostgresIngestor` (below) is the
- * webhook route over it; the server does not use it yet (the gate in db/index.ts refuses
- * DATABASE_URL until every state module has moved).
+ * webhook route over it (`getIngestor` chooses it with DATABASE_URL); `PostgresForwarder`
+ * (postgres-forwarder.ts) runs `forwardDeliveries` on every server.
  *
  * - **Durable before the 200.** `storeDelivery` returns after Postgres committed the
  *   delivery and its place in the forward queue in one transaction.

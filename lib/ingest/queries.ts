@@ -1,13 +1,19 @@
-import { and, desc, eq, gte, inArray, lt, ne, or, sql } from "drizzle-orm";
+import { and, count, desc, eq, gte, inArray, lt, ne, or, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { apps, calls, eventCounts, liveOccupants, liveSessions, webhookDeliveries, webhookRejections, type AppRow } from "@/db/schema";
+import { apps, eventCounts, type AppRow } from "@/db/schema";
+import { isPostgresState, tablesOf } from "@/db/state";
 import { HttpError } from "@/lib/http/errors";
 import { triggerCategory, type TriggerCategory } from "../platform/webhook-envelope";
 import { ingestUrlFor } from "./url";
 
 export { ingestUrlFor };
 
-/** Read side of the ingest, for the dashboard. Every query is limited to `appPks` (the caller's grants). */
+/**
+ * Read side of the ingest, for the dashboard. Every query is limited to `appPks` (the
+ * caller's grants). The live sessions, recent deliveries and delivery counts are read from
+ * either state store (SQLite, or Postgres with DATABASE_URL: one query, decision 0042);
+ * event counts stay SQLite's (the in-memory engine's; ClickHouse reads its own).
+ */
 
 // ---------------------------------------------------------------------------- live
 
@@ -49,14 +55,17 @@ const FINISHED_CALL_STATUSES = ["ended", "rejected", "unanswered"];
 
 /**
  * Calls and meetings going on now, per the live webhooks. A session the sync already
- * brought as finished is left out: the sync's record is the truth.
+ * brought as finished is left out: the sync's record is the truth. (With the state in
+ * Postgres the calls are in ClickHouse, out of a join's reach: a live session shows until
+ * its own ended event or its staleness, as a call the sync has not brought yet does.)
  */
-export function getLiveSessions(db: Db, appPks: number[], params: LiveSessionsParams = {}): LiveSession[] {
+export async function getLiveSessions(db: Db, appPks: number[], params: LiveSessionsParams = {}): Promise<LiveSession[]> {
   if (appPks.length === 0) return [];
+  const { apps, liveOccupants, liveSessions } = tablesOf(db);
   const now = params.nowMs ?? Date.now();
   const staleBefore = now - (params.staleAfterMs ?? 6 * 3_600_000);
   const endedAfter = now - (params.endedWithinMs ?? 0);
-  const rows = db
+  const rows = await db
     .select({
       pk: liveSessions.pk, appPk: liveSessions.appPk, appId: apps.appId, sessionId: liveSessions.sessionId,
       kind: liveSessions.kind, status: liveSessions.status, initiator: liveSessions.initiator,
@@ -71,24 +80,24 @@ export function getLiveSessions(db: Db, appPks: number[], params: LiveSessionsPa
         inArray(liveSessions.appPk, appPks),
         or(
           and(ne(liveSessions.status, "ended"), gte(liveSessions.lastEventMs, staleBefore)),
-          params.endedWithinMs ? and(eq(liveSessions.status, "ended"), gte(liveSessions.lastEventMs, endedAfter)) : sql`0`,
+          params.endedWithinMs ? and(eq(liveSessions.status, "ended"), gte(liveSessions.lastEventMs, endedAfter)) : undefined,
         ),
         // The sync's finished record replaces the live estimate.
-        sql`NOT EXISTS (SELECT 1 FROM ${calls} c WHERE c.app_pk = ${liveSessions.appPk} AND c.session_id = ${liveSessions.sessionId}
+        isPostgresState(db)
+          ? undefined
+          : sql`NOT EXISTS (SELECT 1 FROM ${tablesOf(db).calls} c WHERE c.app_pk = ${liveSessions.appPk} AND c.session_id = ${liveSessions.sessionId}
             AND c.source = 'sync' AND c.status IN (${sql.join(FINISHED_CALL_STATUSES.map((s) => sql`${s}`), sql`, `)})
             AND ${liveSessions.status} <> 'ended')`,
       ),
     )
     .orderBy(desc(liveSessions.lastEventMs))
-    .limit(1000)
-    .all();
+    .limit(1000);
   if (rows.length === 0) return [];
-  const occ = db
+  const occ = await db
     .select()
     .from(liveOccupants)
     .where(inArray(liveOccupants.sessionPk, rows.map((r) => r.pk)))
-    .orderBy(liveOccupants.sessionPk, liveOccupants.joinedAt)
-    .all();
+    .orderBy(liveOccupants.sessionPk, liveOccupants.joinedAt);
   const bySession = new Map<number, LiveOccupant[]>();
   for (const o of occ) {
     const list = bySession.get(o.sessionPk) ?? [];
@@ -174,13 +183,13 @@ export function eventCountsByDay(rows: Iterable<{ appPk: number; appId: string; 
  * Deliveries of these apps first received in [fromMs, toMs) (the alerts' "webhook
  * deliveries received"): a repeat of an event is the same delivery and counts once.
  */
-export function countDeliveries(db: Db, appPks: readonly number[], fromMs: number, toMs: number): number {
+export async function countDeliveries(db: Db, appPks: readonly number[], fromMs: number, toMs: number): Promise<number> {
   if (appPks.length === 0 || !(toMs > fromMs)) return 0;
-  const row = db
-    .select({ n: sql<number>`count(*)` })
+  const { webhookDeliveries } = tablesOf(db);
+  const [row] = await db
+    .select({ n: count() })
     .from(webhookDeliveries)
-    .where(and(inArray(webhookDeliveries.appPk, [...appPks]), gte(webhookDeliveries.receivedMs, fromMs), lt(webhookDeliveries.receivedMs, toMs)))
-    .get();
+    .where(and(inArray(webhookDeliveries.appPk, [...appPks]), gte(webhookDeliveries.receivedMs, fromMs), lt(webhookDeliveries.receivedMs, toMs)));
   return row?.n ?? 0;
 }
 
@@ -221,15 +230,16 @@ export type RecentDelivery =
     };
 
 /** Newest first. Bodies are not included (they can hold message texts). */
-export function getRecentDeliveries(db: Db, appPks: number[], params: RecentDeliveriesParams = {}): RecentDelivery[] {
+export async function getRecentDeliveries(db: Db, appPks: number[], params: RecentDeliveriesParams = {}): Promise<RecentDelivery[]> {
   if (appPks.length === 0) return [];
+  const { apps, webhookDeliveries, webhookRejections } = tablesOf(db);
   const limit = Math.max(1, Math.min(500, Math.floor(params.limit ?? 50)));
   const outcome = params.outcome ?? "all";
   const result: RecentDelivery[] = [];
   if (outcome !== "rejected") {
     const conds = [inArray(webhookDeliveries.appPk, appPks)];
     if (outcome === "applied" || outcome === "stored" || outcome === "failed") conds.push(eq(webhookDeliveries.outcome, outcome));
-    const rows = db
+    const rows = await db
       .select({
         id: webhookDeliveries.pk, appPk: webhookDeliveries.appPk, appId: apps.appId, trigger: webhookDeliveries.trigger,
         receivedMs: webhookDeliveries.receivedMs, outcome: webhookDeliveries.outcome, sessionId: webhookDeliveries.sessionId,
@@ -239,12 +249,11 @@ export function getRecentDeliveries(db: Db, appPks: number[], params: RecentDeli
       .innerJoin(apps, eq(apps.pk, webhookDeliveries.appPk))
       .where(and(...conds))
       .orderBy(desc(webhookDeliveries.receivedMs), desc(webhookDeliveries.pk))
-      .limit(limit)
-      .all();
+      .limit(limit);
     for (const r of rows) result.push({ kind: "accepted", ...r });
   }
   if (outcome === "all" || outcome === "rejected") {
-    const rows = db
+    const rows = await db
       .select({
         id: webhookRejections.pk, appPk: webhookRejections.appPk, appId: apps.appId, trigger: webhookRejections.trigger,
         receivedMs: webhookRejections.receivedMs, status: webhookRejections.status, code: webhookRejections.code, reason: webhookRejections.reason,
@@ -253,8 +262,7 @@ export function getRecentDeliveries(db: Db, appPks: number[], params: RecentDeli
       .innerJoin(apps, eq(apps.pk, webhookRejections.appPk))
       .where(inArray(webhookRejections.appPk, appPks))
       .orderBy(desc(webhookRejections.receivedMs), desc(webhookRejections.pk))
-      .limit(limit)
-      .all();
+      .limit(limit);
     for (const r of rows) result.push({ kind: "rejected", ...r });
   }
   return result.sort((a, b) => b.receivedMs - a.receivedMs).slice(0, limit);

@@ -1,8 +1,9 @@
 import type Database from "better-sqlite3";
-import { db } from "@/db";
+import { db, postgresStateDb } from "@/db";
 import { openDatabase } from "@/db/client";
 import { env } from "@/lib/config/env";
 import { createIngestor, type Ingestor, type IngestorOptions } from "./ingest";
+import { createPostgresIngestor } from "./postgres-inbox";
 import { WalSyncer } from "./wal-sync";
 
 /**
@@ -18,11 +19,21 @@ export function openIngestConnection(file: string): Database.Database {
 
 const globalForIngest = globalThis as unknown as { callboardIngestor?: { file: string; ingestor: Ingestor } };
 
-/** The process's one ingestor for DATABASE_PATH (reused across dev reloads). */
+/**
+ * The process's one ingestor (reused across dev reloads): over the SQLite file at
+ * DATABASE_PATH, or with DATABASE_URL over the Postgres every server shares (each
+ * delivery stored and queued for ClickHouse there before its 200; decision 0035 §6).
+ */
 export function getIngestor(options?: IngestorOptions): Ingestor {
-  const file = env().DATABASE_PATH;
+  const pgDb = postgresStateDb();
+  const file = pgDb ? `postgres:${env().DATABASE_URL}` : env().DATABASE_PATH;
   const cached = globalForIngest.callboardIngestor;
   if (cached && cached.file === file) return cached.ingestor;
+  if (pgDb) {
+    const ingestor = createPostgresIngestor(pgDb, { maxBodyBytes: options?.maxBodyBytes });
+    globalForIngest.callboardIngestor = { file, ingestor };
+    return ingestor;
+  }
   const warehouse = db(); // migrates before the ingest's connection opens
   const memory = file === ":memory:";
   const sqlite = memory ? warehouse.$client : openIngestConnection(file);

@@ -85,7 +85,7 @@ describe("a full warehouse", () => {
       expect((await postJson(h.baseUrl, "acme", d.body)).status).toBe(200);
       acked.add(d.id);
     }
-    expect(health()).toMatchObject({ status: "ok", database: "ok" });
+    expect(await health()).toMatchObject({ status: "ok", database: "ok" });
 
     // No page may be added from here on: the disk is full.
     h.ingestSqlite.pragma(`max_page_count = ${Number(h.ingestSqlite.pragma("page_count", { simple: true }))}`);
@@ -106,7 +106,7 @@ describe("a full warehouse", () => {
     expect(refused.length).toBe(10);
     const stored = storedIds();
     for (const d of refused) expect(stored.has(d.id), `${d.id} was refused but stored`).toBe(false);
-    expect(health()).toMatchObject({ status: "unavailable", database: "not_writable", reason: "disk_full", message: expect.stringMatching(/disk .* full/i) });
+    expect(await health()).toMatchObject({ status: "unavailable", database: "not_writable", reason: "disk_full", message: expect.stringMatching(/disk .* full/i) });
     // What is stored still reads.
     const counted = getEventCounts(h.db, [h.appPk.acme], { from: 0, to: 2_000_000_000 }).reduce((a, c) => a + c.count, 0);
     expect(counted).toBe(stored.size);
@@ -118,7 +118,7 @@ describe("a full warehouse", () => {
     expect(answers.every((a) => a.json?.status === "stored")).toBe(true);
     for (const d of refused) acked.add(d.id);
     checkInvariants(acked);
-    expect(health()).toMatchObject({ status: "ok", database: "ok" });
+    expect(await health()).toMatchObject({ status: "ok", database: "ok" });
   });
 });
 
@@ -161,7 +161,7 @@ describe("a warehouse locked by another process", () => {
       locker.exec("BEGIN EXCLUSIVE");
       locker.prepare("INSERT INTO audit_log (at_ms, actor_email, action, target) VALUES (?, 'backup', 'lock', 'test')").run(Date.now());
       // Nothing written or reported yet: the probe finds the lock itself.
-      expect(health()).toMatchObject({ status: "unavailable", database: "not_writable", reason: "locked" });
+      expect(await health()).toMatchObject({ status: "unavailable", database: "not_writable", reason: "locked" });
 
       const first = nextDelivery("locked");
       const res = await postJson(h.baseUrl, "acme", first.body); // waits out the busy timeout once
@@ -175,7 +175,7 @@ describe("a warehouse locked by another process", () => {
         expect(again.status).toBe(503);
         refused.push(d);
       }
-      expect(health()).toMatchObject({ status: "unavailable", reason: "locked", message: expect.stringMatching(/write lock/) });
+      expect(await health()).toMatchObject({ status: "unavailable", reason: "locked", message: expect.stringMatching(/write lock/) });
       // Reads go on from what is stored.
       expect(storedIds().has(before.id)).toBe(true);
       locker.exec("COMMIT");
@@ -185,7 +185,7 @@ describe("a warehouse locked by another process", () => {
       for (const d of refused) acked.add(d.id);
       checkInvariants(acked);
       expect(h.db.get<{ n: number }>(sql`SELECT count(*) n FROM audit_log WHERE actor_email = 'backup'`)?.n).toBe(1);
-      expect(health()).toMatchObject({ status: "ok", database: "ok" });
+      expect(await health()).toMatchObject({ status: "ok", database: "ok" });
     } finally {
       if (locker.inTransaction) locker.exec("ROLLBACK");
       locker.close();

@@ -1,8 +1,10 @@
+import { count, eq, ne, sql, sum } from "drizzle-orm";
 import { Counter, Gauge } from "prom-client";
 import type { Db } from "@/db/client";
+import { tablesOf } from "@/db/state";
 import { syncAges } from "@/lib/health/sync-age";
 import { clickHouseConfigured } from "@/lib/clickhouse/client";
-import { getForwardingBacklog } from "@/lib/ingest/forward-backlog";
+import { readForwardingBacklog } from "@/lib/ingest/forward-backlog";
 import { metrics } from "./registry";
 
 /**
@@ -12,7 +14,8 @@ import { metrics } from "./registry";
  * of each app's last good sync, the ClickHouse forward backlog and the alert outbox.
  * A scrape runs a handful of grouped reads over small tables; one the warehouse cannot
  * answer (locked past the busy timeout, unreadable) leaves its series out of that scrape
- * instead of failing the whole scrape (/api/health says why).
+ * instead of failing the whole scrape (/api/health says why). The reads are written once
+ * for SQLite and Postgres (decision 0042: awaited, tables by `tablesOf`).
  */
 const KEY = Symbol.for("callboard.metrics.warehouse");
 
@@ -21,9 +24,9 @@ export function registerWarehouseCollectors(open: () => Db, options: { syncMaxAg
   if (holder[KEY]) return;
   holder[KEY] = true;
   const registers = [metrics().registry];
-  const read = <T>(query: (db: Db) => T, fallback: T): T => {
+  const read = async <T>(query: (db: Db) => T | Promise<T>, fallback: T): Promise<T> => {
     try {
-      return query(open());
+      return await query(open());
     } catch {
       return fallback;
     }
@@ -34,17 +37,17 @@ export function registerWarehouseCollectors(open: () => Db, options: { syncMaxAg
     help: "Finished syncs by app and outcome (succeeded, failed), from the kept sync runs.",
     labelNames: ["app", "outcome"],
     registers,
-    collect() {
+    async collect() {
+      const rows = await read((db) => {
+        const { syncRuns, apps } = tablesOf(db);
+        return db
+          .select({ app: apps.appId, outcome: syncRuns.status, n: count() })
+          .from(syncRuns)
+          .innerJoin(apps, eq(apps.pk, syncRuns.appPk))
+          .where(ne(syncRuns.status, "running"))
+          .groupBy(apps.appId, syncRuns.status);
+      }, []);
       this.reset();
-      const rows = read(
-        (db) =>
-          db.$client
-            .prepare<[], { app: string; outcome: string; n: number }>(
-              "SELECT a.app_id AS app, r.status AS outcome, count(*) AS n FROM sync_runs r JOIN apps a ON a.pk = r.app_pk WHERE r.status <> 'running' GROUP BY 1, 2",
-            )
-            .all(),
-        [],
-      );
       for (const r of rows) this.inc({ app: r.app, outcome: r.outcome }, r.n);
     },
   });
@@ -54,15 +57,16 @@ export function registerWarehouseCollectors(open: () => Db, options: { syncMaxAg
     help: "Calls the syncs wrote (inserted or changed), by app, from the kept sync runs.",
     labelNames: ["app"],
     registers,
-    collect() {
+    async collect() {
+      const rows = await read((db) => {
+        const { syncRuns, apps } = tablesOf(db);
+        return db
+          .select({ app: apps.appId, n: sum(sql`${syncRuns.inserted} + ${syncRuns.updated}`).mapWith(Number) })
+          .from(syncRuns)
+          .innerJoin(apps, eq(apps.pk, syncRuns.appPk))
+          .groupBy(apps.appId);
+      }, []);
       this.reset();
-      const rows = read(
-        (db) =>
-          db.$client
-            .prepare<[], { app: string; n: number }>("SELECT a.app_id AS app, sum(r.inserted + r.updated) AS n FROM sync_runs r JOIN apps a ON a.pk = r.app_pk GROUP BY 1")
-            .all(),
-        [],
-      );
       for (const r of rows) this.inc({ app: r.app }, r.n);
     },
   });
@@ -73,9 +77,10 @@ export function registerWarehouseCollectors(open: () => Db, options: { syncMaxAg
     help: "Seconds since each app's last successful sync (since it was added when it never synced).",
     labelNames: ["app"],
     registers,
-    collect() {
+    async collect() {
+      const rows = await ages();
       this.reset();
-      for (const a of ages()) this.set({ app: a.appId }, a.ageSeconds);
+      for (const a of rows) this.set({ app: a.appId }, a.ageSeconds);
     },
   });
 
@@ -84,9 +89,10 @@ export function registerWarehouseCollectors(open: () => Db, options: { syncMaxAg
     help: "1 when an app's last good sync is older than SYNC_MAX_AGE_SECONDS (as /api/health lists it), else 0.",
     labelNames: ["app"],
     registers,
-    collect() {
+    async collect() {
+      const rows = await ages();
       this.reset();
-      for (const a of ages()) this.set({ app: a.appId }, options.syncMaxAgeSeconds > 0 && a.ageSeconds > options.syncMaxAgeSeconds ? 1 : 0);
+      for (const a of rows) this.set({ app: a.appId }, options.syncMaxAgeSeconds > 0 && a.ageSeconds > options.syncMaxAgeSeconds ? 1 : 0);
     },
   });
 
@@ -94,10 +100,10 @@ export function registerWarehouseCollectors(open: () => Db, options: { syncMaxAg
   if (clickHouseConfigured()) {
     new Gauge({
       name: "callboard_clickhouse_forward_backlog",
-      help: "Webhook facts stored in SQLite and not yet forwarded to ClickHouse (ClickHouse mode only).",
+      help: "Webhook facts stored in SQLite (or Postgres) and not yet forwarded to ClickHouse (ClickHouse mode only).",
       registers,
-      collect() {
-        const backlog = read((db) => getForwardingBacklog(db), null);
+      async collect() {
+        const backlog = await read((db) => readForwardingBacklog(db), null);
         if (backlog) this.set(backlog.pending);
       },
     });
@@ -106,8 +112,8 @@ export function registerWarehouseCollectors(open: () => Db, options: { syncMaxAg
       name: "callboard_clickhouse_forward_oldest_age_seconds",
       help: "Age of the oldest fact waiting to be forwarded to ClickHouse (0 when none waits; ClickHouse mode only).",
       registers,
-      collect() {
-        const backlog = read((db) => getForwardingBacklog(db), null);
+      async collect() {
+        const backlog = await read((db) => readForwardingBacklog(db), null);
         if (backlog) this.set(backlog.oldestAgeSeconds ?? 0);
       },
     });
@@ -118,9 +124,12 @@ export function registerWarehouseCollectors(open: () => Db, options: { syncMaxAg
     help: "Alert notifications in the outbox by status (pending: still to be sent or retried).",
     labelNames: ["status"],
     registers,
-    collect() {
+    async collect() {
+      const rows = await read((db) => {
+        const { alertOutbox } = tablesOf(db);
+        return db.select({ status: alertOutbox.status, n: count() }).from(alertOutbox).groupBy(alertOutbox.status);
+      }, null);
       this.reset();
-      const rows = read((db) => db.$client.prepare<[], { status: string; n: number }>("SELECT status, count(*) AS n FROM alert_outbox GROUP BY 1").all(), null);
       if (!rows) return;
       for (const status of ["pending", "delivered", "failed"]) this.set({ status }, rows.find((r) => r.status === status)?.n ?? 0);
     },

@@ -1,4 +1,6 @@
+import { and, asc, inArray, lt, max, ne, notInArray } from "drizzle-orm";
 import type { Db } from "@/db/client";
+import { tablesOf } from "@/db/state";
 import type { ClickHouseConfig } from "@/lib/clickhouse/config";
 import { describePrune, pruneFacts } from "@/lib/clickhouse/fact-retention";
 import { logger } from "@/lib/log/logger";
@@ -11,6 +13,9 @@ import { logger } from "@/lib/log/logger";
  * short transaction, so that a first prune of years of rows never holds the write lock
  * long enough to make a webhook wait. In ClickHouse mode the call facts have theirs too
  * (RETAIN_CALLS_MONTHS, lib/clickhouse/fact-retention.ts), pruned on the same schedule.
+ * The deletes are written once for SQLite and Postgres (decision 0042); with several
+ * servers over one Postgres each prunes on its schedule, and a batch another server
+ * already deleted simply finds fewer rows.
  */
 export interface RetentionSettings {
   auditDays: number;
@@ -22,40 +27,58 @@ export interface RetentionSettings {
 const DAY_MS = 86_400_000;
 const BATCH_ROWS = 2_000;
 
-function inBatches(db: Db, statement: string, cutoffMs: number): number {
-  const del = db.$client.prepare<[number, number]>(statement);
+/** Runs `deleteBatch` (which deletes at most BATCH_ROWS rows and returns them) until a batch comes back short. */
+async function inBatches(deleteBatch: () => Promise<unknown[]>): Promise<number> {
   let total = 0;
   for (;;) {
-    const { changes } = del.run(cutoffMs, BATCH_ROWS);
-    total += changes;
-    if (changes < BATCH_ROWS) return total;
+    const deleted = (await deleteBatch()).length;
+    total += deleted;
+    if (deleted < BATCH_ROWS) return total;
   }
 }
 
 /** Audit rows older than `days` (0: none). */
-export function pruneAudit(db: Db, days: number, nowMs = Date.now()): number {
+export async function pruneAudit(db: Db, days: number, nowMs = Date.now()): Promise<number> {
   if (days <= 0) return 0;
-  return inBatches(db, "DELETE FROM audit_log WHERE pk IN (SELECT pk FROM audit_log WHERE at_ms < ? ORDER BY pk LIMIT ?)", nowMs - days * DAY_MS);
+  const { auditLog } = tablesOf(db);
+  const cutoff = nowMs - days * DAY_MS;
+  return inBatches(() =>
+    db
+      .delete(auditLog)
+      .where(inArray(auditLog.pk, db.select({ pk: auditLog.pk }).from(auditLog).where(lt(auditLog.atMs, cutoff)).orderBy(asc(auditLog.pk)).limit(BATCH_ROWS)))
+      .returning({ pk: auditLog.pk }),
+  );
 }
 
 /**
  * Finished sync runs started more than `days` ago (0: none). Each app's latest run stays
  * whatever its age: the Sync page and a resumed backfill read it.
  */
-export function pruneSyncRuns(db: Db, days: number, nowMs = Date.now()): number {
+export async function pruneSyncRuns(db: Db, days: number, nowMs = Date.now()): Promise<number> {
   if (days <= 0) return 0;
-  return inBatches(
-    db,
-    `DELETE FROM sync_runs WHERE pk IN (
-       SELECT pk FROM sync_runs WHERE started_ms < ? AND status <> 'running'
-         AND pk NOT IN (SELECT max(pk) FROM sync_runs GROUP BY app_pk)
-       ORDER BY pk LIMIT ?)`,
-    nowMs - days * DAY_MS,
+  const { syncRuns } = tablesOf(db);
+  const cutoff = nowMs - days * DAY_MS;
+  const latest = db.select({ pk: max(syncRuns.pk) }).from(syncRuns).groupBy(syncRuns.appPk);
+  return inBatches(() =>
+    db
+      .delete(syncRuns)
+      .where(
+        inArray(
+          syncRuns.pk,
+          db
+            .select({ pk: syncRuns.pk })
+            .from(syncRuns)
+            .where(and(lt(syncRuns.startedMs, cutoff), ne(syncRuns.status, "running"), notInArray(syncRuns.pk, latest)))
+            .orderBy(asc(syncRuns.pk))
+            .limit(BATCH_ROWS),
+        ),
+      )
+      .returning({ pk: syncRuns.pk }),
   );
 }
 
-export function pruneOnce(db: Db, settings: RetentionSettings, nowMs = Date.now()): { audit: number; syncRuns: number } {
-  return { audit: pruneAudit(db, settings.auditDays, nowMs), syncRuns: pruneSyncRuns(db, settings.syncRunsDays, nowMs) };
+export async function pruneOnce(db: Db, settings: RetentionSettings, nowMs = Date.now()): Promise<{ audit: number; syncRuns: number }> {
+  return { audit: await pruneAudit(db, settings.auditDays, nowMs), syncRuns: await pruneSyncRuns(db, settings.syncRunsDays, nowMs) };
 }
 
 /** In the server: a prune a minute after start, then hourly. Returns a stop function. */
@@ -76,13 +99,21 @@ export function startRetentionSchedule(open: () => Db, settings: RetentionSettin
       factsRunning = false;
     }
   };
-  const run = () => {
+  let stateRunning = false;
+  const pruneState = async () => {
+    if (stateRunning) return;
+    stateRunning = true;
     try {
-      const pruned = pruneOnce(open(), settings);
+      const pruned = await pruneOnce(open(), settings);
       if (pruned.audit + pruned.syncRuns > 0) logger.info(pruned, "retention: pruned old audit rows and sync runs");
     } catch (err) {
       logger.warn({ err: err instanceof Error ? err.message : String(err) }, "retention: prune failed; it is tried again at the next hour");
+    } finally {
+      stateRunning = false;
     }
+  };
+  const run = () => {
+    void pruneState();
     if (facts) void pruneClickHouse(facts);
   };
   const first = setTimeout(run, Math.min(60_000, everyMs));

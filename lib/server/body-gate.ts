@@ -6,6 +6,7 @@ import { readSessionClaims } from "@/lib/auth/session-token";
 import { HttpError, unauthorized } from "@/lib/http/errors";
 import { MAX_JSON_BODY_BYTES } from "@/lib/http/json-body";
 import { logger } from "@/lib/log/logger";
+import { isPostgresUnavailable, POSTGRES_RETRY_AFTER_SECONDS } from "@/lib/postgres/unavailable";
 import { sendJsonError } from "./json-answer";
 
 /**
@@ -44,7 +45,7 @@ function headersOf(req: IncomingMessage): Headers {
   return headers;
 }
 
-export type Refusal = { status: number; code: string; message: string } | null;
+export type Refusal = { status: number; code: string; message: string; headers?: Record<string, string> } | null;
 
 /**
  * Why a request with a body is refused before its body is read; null: hand it on. `url`:
@@ -71,6 +72,10 @@ export async function bodyRefusal(db: Db, req: IncomingMessage, url = req.url ??
     return tooLarge;
   } catch (error) {
     if (error instanceof HttpError) return { status: error.status, code: error.code, message: error.message };
+    // The state store (Postgres, DATABASE_URL) down or restarting: ask again soon, as every route answers (lib/http/errors.ts).
+    if (isPostgresUnavailable(error)) {
+      return { status: 503, code: "unavailable", message: "Callboard's database cannot be reached right now; try again shortly.", headers: { "retry-after": String(POSTGRES_RETRY_AFTER_SECONDS) } };
+    }
     logger.error({ err: error instanceof Error ? { name: error.name, message: error.message } : String(error) }, "body gate failed");
     return { status: 500, code: "internal_error", message: "Something went wrong on our side." };
   }
@@ -114,7 +119,7 @@ export function createBodyGate(
     const appPath = appPathOf(req.url ?? "/");
     if (appPath === undefined) return next();
     void bodyRefusal(db(), req, appPath).then((refusal) => {
-      if (refusal) return sendJsonError(req, res, refusal.status, refusal.code, refusal.message);
+      if (refusal) return sendJsonError(req, res, refusal.status, refusal.code, refusal.message, refusal.headers);
       capStreamedBody(req, res);
       next();
     });

@@ -10,7 +10,7 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import path from "node:path";
 import next from "next";
-import { db } from "@/db";
+import { closePostgresState, db, postgresStateDb, prepareState } from "@/db";
 import { PEER_HEADER, trustedProxies } from "@/lib/auth/client-address";
 import { ensureFirstAdmin } from "@/lib/auth/first-admin";
 import { env } from "@/lib/config/env";
@@ -20,13 +20,16 @@ import { handleReport } from "@/lib/analytics/report-handler";
 import { healthResponse } from "@/lib/health/health-response";
 import { syncMaxAgeSeconds } from "@/lib/health/sync-age";
 import { closeIngestor, createIngestHttpHandler, getIngestor } from "@/lib/ingest";
-import { startClickHouseForwarder } from "@/lib/ingest/clickhouse-target";
+import { clickHouseForwardTarget, startClickHouseForwarder } from "@/lib/ingest/clickhouse-target";
+import { PostgresForwarder } from "@/lib/ingest/postgres-forwarder";
+import { clickhouse } from "@/lib/clickhouse/client";
 import { logger } from "@/lib/log/logger";
 import { normaliseBasePath, stripBasePath } from "@/lib/http/base-path";
 import { startRetentionSchedule } from "@/lib/retention/prune";
 import { registerWarehouseCollectors } from "@/lib/metrics/warehouse-collectors";
 import { createApiFastPath } from "./api-fast-path";
 import { createBodyGate } from "./body-gate";
+import { answerWhenStateDown } from "./page-state-gate";
 import { assertBuildServesBasePath } from "./build-info";
 import { answerMalformedPath } from "./malformed-path";
 import { applyHttpLimits, connectionsCheckingIntervalMs, type HttpLimits } from "./http-limits";
@@ -40,13 +43,20 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+function pathOnly(url: string): string {
+  const q = url.indexOf("?");
+  return q === -1 ? url : url.slice(0, q);
+}
+
 export async function startServer(options: { dev?: boolean; port?: number; hostname?: string } = {}): Promise<RunningServer> {
   const config = env();
   const port = options.port ?? config.PORT;
   const dev = options.dev ?? false;
   const basePath = normaliseBasePath(config.BASE_PATH);
   if (!dev) assertBuildServesBasePath(basePath);
-  const warehouse = db(); // migrations run before the first request
+  // Migrations run before the first request: the SQLite file's, or with DATABASE_URL
+  // Postgres's under its advisory lock (several servers starting at once take turns).
+  const warehouse = await prepareState();
   // ClickHouse (when configured) is migrated now too; if it is down the server still
   // starts, and its first user migrates it (lib/clickhouse/ensure.ts).
   await ensureClickHouseSchema().catch((err: unknown) => logger.error({ err }, "ClickHouse schema not migrated at start"));
@@ -92,7 +102,12 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
       }
       // The sign-in throttle's client address: always the socket's, never the client's say.
       req.headers[PEER_HEADER] = req.socket.remoteAddress ?? "";
-      bodyGate(req, res, () => void handle(req, res));
+      const pages = postgresStateDb();
+      if (!pages || appPath === undefined) return bodyGate(req, res, () => void handle(req, res));
+      // With the state in Postgres, a page is answered 503 + Retry-After while Postgres is down (page-state-gate.ts).
+      void answerWhenStateDown(pages.$client, req, res, pathOnly(appPath)).then((answered) => {
+        if (!answered) bodyGate(req, res, () => void handle(req, res));
+      });
     }),
   );
   overCap = applyHttpLimits(server, limits);
@@ -131,8 +146,10 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
     logger.info({ port: config.METRICS_PORT }, "Metrics on their own port: GET /metrics");
   }
 
-  // ClickHouse mode: what the ingest stores in SQLite is forwarded on in the background.
-  const forwarder = startClickHouseForwarder(warehouse);
+  // ClickHouse mode: what the ingest stores in SQLite (or, with DATABASE_URL, in the
+  // Postgres queue every server shares) is forwarded on in the background.
+  const pgState = postgresStateDb();
+  const forwarder = pgState ? new PostgresForwarder(pgState.$client, clickHouseForwardTarget(clickhouse())).start() : startClickHouseForwarder(warehouse);
 
   // The analytics engine gets ready now, not in the first report (the memory engine
   // loads its store on its worker thread, or in-process right after this tick).
@@ -151,8 +168,10 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
         metricsServer?.close();
         server.close(() => {
           closeIngestor();
-          // After the ingest's last commit: the batch in flight finishes, the rest waits in SQLite.
-          void (forwarder?.stop() ?? Promise.resolve()).then(() => resolve());
+          // After the ingest's last commit: the batch in flight finishes, the rest waits in SQLite (or in the Postgres queue).
+          void (forwarder?.stop() ?? Promise.resolve())
+            .then(() => closePostgresState())
+            .then(() => resolve());
         });
         server.closeAllConnections();
       }),

@@ -48,12 +48,17 @@ export interface TestServerOptions {
   wrap?: string[];
   /** Keep what the server writes to stdout (its pino log); ignored otherwise. */
   stdout?: boolean;
+  /**
+   * Run the server as `node --import tsx scripts/server.ts`: the child is the server itself
+   * (tsx's own command starts it as a grandchild), so SIGKILL reaches the server.
+   */
+  nodeImport?: boolean;
 }
 
 export async function startTestServer(options: TestServerOptions): Promise<TestServer> {
   const port = options.port ?? (await freePort());
   const base = `http://127.0.0.1:${port}`;
-  const command = [path.join(ROOT, "node_modules", ".bin", "tsx"), "scripts/server.ts"];
+  const command = options.nodeImport ? [process.execPath, "--import", "tsx", "scripts/server.ts"] : [path.join(ROOT, "node_modules", ".bin", "tsx"), "scripts/server.ts"];
   const argv = [...(options.wrap ?? []), ...command];
   const child = spawn(argv[0], argv.slice(1), {
     cwd: ROOT,

@@ -17,7 +17,7 @@ export function GET(request: Request): Promise<Response> {
     const warehouse = db();
     const appPks = await scopeAppPks(warehouse, caller, params.app);
     const asOfMs = Date.now();
-    const data = visibleLiveSessions(getLiveSessions(warehouse, appPks, { nowMs: asOfMs, endedWithinMs: params.recent * 60_000 }), params.recent, asOfMs);
+    const data = visibleLiveSessions(await getLiveSessions(warehouse, appPks, { nowMs: asOfMs, endedWithinMs: params.recent * 60_000 }), params.recent, asOfMs);
     return Response.json({ data, meta: { asOfMs, recentMinutes: params.recent } });
   });
 }

@@ -20,7 +20,7 @@ export function GET(request: Request): Promise<Response> {
     const warehouse = db();
     const appPks = await scopeAppPks(warehouse, caller, p.app);
     const data = await getSyncRuns(warehouse, appPks, { limit: p.limit, before: p.before, status: p.status === "any" ? undefined : p.status });
-    return Response.json({ data, apps: await getSyncStatus(warehouse, appPks), forwarding: getForwardingStatus(warehouse, { withError: caller.role === "admin" }) });
+    return Response.json({ data, apps: await getSyncStatus(warehouse, appPks), forwarding: await getForwardingStatus(warehouse, { withError: caller.role === "admin" }) });
   });
 }
 

@@ -1,17 +1,35 @@
 import type { Db } from "@/db/client";
 import { localName, qualified, raw, type ClickHouse, type Sql } from "@/lib/clickhouse";
 import type { Filters } from "@/lib/analytics/filters";
-import { resolveApps, visibleApps, type AppRef, type Scope } from "@/lib/analytics/scope";
+import { listAppRefs, resolveAmong, resolveApps, visibleAmong, visibleApps, type AppRef, type Scope } from "@/lib/analytics/scope";
 
 /**
  * What every ClickHouse report runs against: the ClickHouse holding the facts, and the
- * SQLite warehouse holding the apps (names, who may see which). Apps are resolved in
- * SQLite and reach every query as the list of app pks it may read — the viewer's
- * isolation, inside the query itself (conditions.ts).
+ * state store holding the apps (names, who may see which): the SQLite file, or Postgres
+ * with DATABASE_URL. Apps are resolved there and reach every query as the list of app pks
+ * it may read — the viewer's isolation, inside the query itself (conditions.ts).
  */
 export interface ChContext {
   ch: ClickHouse;
   db: () => Db;
+  /**
+   * Every app, read once per answer by `withApps` (the engine does, before any report):
+   * Postgres can only be read asynchronously, and the reports resolve their apps
+   * synchronously (`appScope`). Absent, `appScope` reads the SQLite file itself.
+   */
+  apps?: readonly AppRef[];
+}
+
+/** `ctx` with every app read from its state store (SQLite or Postgres), for one answer. */
+export async function withApps(ctx: ChContext): Promise<ChContext> {
+  const apps = await listAppRefs(ctx.db());
+  return {
+    get ch() {
+      return ctx.ch;
+    },
+    db: ctx.db,
+    apps,
+  };
 }
 
 /**
@@ -73,14 +91,14 @@ export interface AppScope {
 }
 
 /**
- * Resolves the request's apps in SQLite: a requested app that does not exist or is not
- * visible is a 404 (resolveApps); a removed app's pk is never read (only apps that exist
- * are kept: its facts may still sit in ClickHouse until cleaned up).
+ * Resolves the request's apps in the state store: a requested app that does not exist or
+ * is not visible is a 404 (resolveApps); a removed app's pk is never read (only apps that
+ * exist are kept: its facts may still sit in ClickHouse until cleaned up).
  */
 export function appScope(ctx: ChContext, f: Pick<Filters, "apps">, scope: Scope): AppScope {
-  const db = ctx.db();
-  const resolved = resolveApps(db, f, scope);
-  const visible = visibleApps(db, scope);
+  const every = ctx.apps;
+  const visible = every ? visibleAmong(every, scope) : visibleApps(ctx.db(), scope);
+  const resolved = every ? resolveAmong(visible, f, scope) : resolveApps(ctx.db(), f, scope);
   const ids = new Map(visible.map((a) => [a.pk, a.appId]));
   const pks = resolved === "all" ? visible.map((a) => a.pk) : resolved.filter((p) => ids.has(p));
   return { pks, visible, appId: (pk) => ids.get(pk) ?? String(pk) };

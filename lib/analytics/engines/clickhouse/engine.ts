@@ -5,7 +5,7 @@ import type { Filters } from "../../filters";
 import type { CallDetail, CallRef } from "../../report-types";
 import type { CsvBatch, CsvSource, ReportJson, ReportName } from "../../report-csv-writers";
 import type { Scope } from "../../scope";
-import type { ChContext } from "./context";
+import { withApps, type ChContext } from "./context";
 import { unavailableAsHttp } from "./errors";
 import { callsCsvBatches, getCall, getCalls } from "./reports/calls";
 import { getConcurrencyHeatmap } from "./reports/heatmap";
@@ -103,7 +103,7 @@ async function started<N extends ReportName>(source: CsvSource<N>): Promise<Asyn
 }
 
 export interface ClickHouseEngineOptions {
-  /** The SQLite warehouse: apps, who may see which. */
+  /** The state store (SQLite file or Postgres): apps, who may see which. */
   db: () => Db;
   /** The ClickHouse holding the facts (default: the process's, from CLICKHOUSE_URL). */
   ch?: ClickHouse;
@@ -122,25 +122,25 @@ export function createClickHouseEngine(options: ClickHouseEngineOptions): Analyt
     },
   };
   /** Every answer first makes sure the schema is there (a ClickHouse down at start is migrated by its first reader). */
-  const ready = async <T>(answer: () => Promise<T>): Promise<T> => {
+  const ready = async <T>(answer: (ctx: ChContext) => Promise<T>): Promise<T> => {
     try {
       await ensureClickHouseSchema();
-      return await answer();
+      return await answer(await withApps(ctx));
     } catch (err) {
       throw unavailableAsHttp(err);
     }
   };
   const csv = <N extends ReportName>(name: N, f: Filters, scope: Scope, signal?: AbortSignal): Promise<CsvSource<N>> =>
-    ready(async () => {
+    ready(async (ctx) => {
       const source: CsvSource<N> = await CSV_REPORTS[name](ctx, f, scope, signal);
       return started(source);
     });
   return {
     kind: "clickhouse",
     report: <N extends ReportName>(name: N, f: Filters, scope: Scope, signal?: AbortSignal): Promise<ReportJson<N>> =>
-      ready(() => JSON_REPORTS[name](ctx, f, scope, signal)),
+      ready((ctx) => JSON_REPORTS[name](ctx, f, scope, signal)),
     csv,
-    call: (ref: CallRef, scope: Scope, signal?: AbortSignal): Promise<CallDetail> => ready(() => getCall(ctx, ref, scope, signal)),
+    call: (ref: CallRef, scope: Scope, signal?: AbortSignal): Promise<CallDetail> => ready((ctx) => getCall(ctx, ref, scope, signal)),
     /** Migrates the schema in the background (a ClickHouse down at start is retried by the first report). */
     async start(): Promise<void> {
       void ensureClickHouseSchema().catch(() => undefined);

@@ -19,7 +19,7 @@ export function GET(request: Request): Promise<Response> {
     const p = eventsParamsSchema.parse(rawFromUrl(new URL(request.url).searchParams));
     const warehouse = db();
     const appPks = await scopeAppPks(warehouse, caller, p.app);
-    const rows = getRecentDeliveries(warehouse, appPks, { outcome: p.outcome, limit: p.limit }).map((d) => deliveryRow(d, p.tz));
+    const rows = (await getRecentDeliveries(warehouse, appPks, { outcome: p.outcome, limit: p.limit })).map((d) => deliveryRow(d, p.tz));
     if (p.format === "csv") {
       // No period: the newest deliveries as of today.
       const filename = csvDownloadName(`deliveries-${p.outcome}-newest-${p.limit}`, { apps: p.app, tz: p.tz }, new Date(), { range: false });

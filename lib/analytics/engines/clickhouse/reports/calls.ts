@@ -4,8 +4,8 @@ import type { Filters } from "@/lib/analytics/filters";
 import { pageOf, type CallDetail, type CallListJsonRow, type CallListRow, type Page } from "@/lib/analytics/report-types";
 import { parseRawRecord } from "@/lib/analytics/raw-record";
 import type { Scope } from "@/lib/analytics/scope";
-import { getCallClients } from "@/lib/analytics/clients";
-import { getCallEvents } from "@/lib/ingest/call-events";
+import { readCallClients } from "@/lib/analytics/clients";
+import { readCallEvents } from "@/lib/ingest/call-events";
 import { appScope, tablesOf, type AppScope, type ChContext, type Tables } from "../context";
 import { CLOSED_VALUES, fromLiveCalls, fromSignedCalls, hasRecordingSql, START } from "../conditions";
 import { callKey, linksPerCall } from "./recording-status";
@@ -275,7 +275,7 @@ export async function getCall(ctx: ChContext, ref: { app: string; sessionId: str
       mid: d.p_mid[i],
     }))
     .sort((a, b) => a.seq - b.seq);
-  const events = getCallEvents(ctx.db(), app.pk, ref.sessionId);
-  const clients = getCallClients(ctx.db(), app.pk, ref.sessionId);
+  const events = await readCallEvents(ctx.db(), app.pk, ref.sessionId);
+  const clients = await readCallClients(ctx.db(), app.pk, ref.sessionId);
   return { ...toRow(c, apps), mid: d?.mid ?? null, source: d?.source ?? "sync", raw: parseRawRecord(d?.raw ? d.raw : null), participants, recordings, events, clients };
 }
