@@ -163,7 +163,7 @@ describe.skipIf(SKIP_WITHOUT_BUILD || POSTGRES_SKIP_REASON || CLICKHOUSE_SKIP_RE
     }
     const routes = [
       "/api/v1/calls", "/api/v1/usage/participants", "/api/v1/usage/daily", "/api/v1/recordings",
-      "/api/v1/events/deliveries", "/api/v1/live", "/api/v1/sync", "/api/v1/alerts", "/api/v1/statements?month=2026-10", "/api/v1/users", "/api/v1/tokens",
+      "/api/v1/events", "/api/v1/events/deliveries", "/api/v1/live", "/api/v1/sync", "/api/v1/alerts", "/api/v1/statements?month=2026-10", "/api/v1/users", "/api/v1/tokens",
     ];
     const answered: Record<string, number> = {};
     for (const route of routes) answered[route] = await status(b.base, route, bearer(adminToken));

@@ -1,16 +1,17 @@
 import type { Db } from "@/db/client";
 import { clickhouse, qualified, raw, sql, type ClickHouse } from "@/lib/clickhouse";
 import { eventCountsByDay, eventCountsFrom, type EventCount, type EventCountsParams } from "@/lib/ingest/queries";
+import { listAppRefs } from "@/lib/analytics/scope";
 import { unavailableAsHttp } from "../errors";
 
 /**
  * The events report (webhook deliveries per app, trigger and local day) from ClickHouse's
  * `event_counts`: the newest count of each 15-minute bucket (FINAL), summed per day in
  * `tz` exactly as from SQLite (eventCountsByDay). `appPks` are the caller's apps, already
- * resolved; apps removed from SQLite are never read.
+ * resolved; apps removed from the state store (SQLite or Postgres) are never read.
  */
 export async function getEventCounts(ch: ClickHouse, db: Db, appPks: number[], params: EventCountsParams, signal?: AbortSignal): Promise<EventCount[]> {
-  const ids = new Map((db.$client.prepare("SELECT pk, app_id FROM apps").all() as Array<{ pk: number; app_id: string }>).map((a) => [a.pk, a.app_id]));
+  const ids = new Map((await listAppRefs(db)).map((a) => [a.pk, a.appId]));
   const pks = appPks.filter((p) => ids.has(p));
   if (pks.length === 0 || !(params.to > params.from)) return eventCountsByDay([], params.tz);
   const table = raw(qualified(ch.placement.database, "event_counts"));
