@@ -3,7 +3,7 @@
  * measured figures. Builds its own data; never touches DATABASE_PATH.
  *
  *   npm run bench                      # everything at the issues' sizes (1M and 10M calls: long)
- *   npm run bench -- --only sync       # one part: sync | http | analytics | webhooks | webhook-kill | sync-long | clickhouse-sync | clickhouse | clickhouse-chdb | clickhouse-v2 | postgres
+ *   npm run bench -- --only sync       # one part: sync | http | analytics | webhooks | webhook-kill | sync-long | clickhouse-sync | clickhouse | clickhouse-chdb | clickhouse-v2 | postgres | several-servers
  *   npm run bench -- --only webhook-kill --rounds 10   # SIGKILL the server under webhook load, count what was lost
  *   npm run bench -- --quick           # smaller sizes, for a smoke run
  *   npm run bench -- --only sync --mix platform,light-users   # some of the sync's data mixes
@@ -27,6 +27,8 @@
  *                                      # (0 skips either part)
  *   npm run bench -- --only postgres   # state checks on SQLite and on a loopback Postgres, the
  *                                      # Postgres webhook inbox's store rate from one and two pools
+ *   npm run bench -- --only several-servers  # webhooks/s and a report's p95 through one
+ *                                      # production server and through two over one Postgres
  *   npm run bench -- --only sync-long [--calls N]
  *                                      # one backfill of N calls (default 10M), the rate and
  *                                      # peak memory at 1M, 5M and 10M (never in the full run)
@@ -39,7 +41,7 @@ import type { BenchRow } from "./bench-row";
 
 const program = new Command("bench")
   .option("--rounds <n>", "kill-and-restart rounds of the webhook kill test (default 5)")
-  .option("--only <area>", "sync | http | analytics | webhooks | webhook-kill | sync-long | clickhouse-sync | clickhouse | clickhouse-chdb | clickhouse-v2 | postgres")
+  .option("--only <area>", "sync | http | analytics | webhooks | webhook-kill | sync-long | clickhouse-sync | clickhouse | clickhouse-chdb | clickhouse-v2 | postgres | several-servers")
   .option("--quick", "smaller sizes (smoke run)")
   .option("--calls <n>", "override the call count of the sync and analytics benches")
   .option("--compare-calls <n>", "clickhouse: calls of the in-memory / copy / ClickHouse comparison (default 1M; 0 skips it)")
@@ -112,6 +114,10 @@ async function main(): Promise<void> {
   if (want("webhook-kill")) {
     const { runWebhookKillBench } = await import("./webhook-kill");
     rows.push(...(await runWebhookKillBench({ rounds: opts.rounds ? Number(opts.rounds) : opts.quick ? 2 : 5 })));
+  }
+  if (want("several-servers")) {
+    const { runSeveralServersBench } = await import("./several-servers");
+    rows.push(...(await runSeveralServersBench({ seconds: opts.quick ? 5 : 20, runs: opts.quick ? 20 : 60 })));
   }
   if (want("postgres")) {
     const { runStateInPostgresBench } = await import("./state-in-postgres");
