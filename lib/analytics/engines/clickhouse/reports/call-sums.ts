@@ -1,0 +1,92 @@
+import { and, raw, sql, type Sql } from "@/lib/clickhouse";
+import type { Filters } from "@/lib/analytics/filters";
+import { hasRunningHours } from "@/lib/analytics/running-hours";
+import type { Tables } from "../context";
+import { callConditions } from "../conditions";
+
+/**
+ * Sums of the matching calls per combination of the pre-aggregates' dimensions, read from
+ * `calls_by_month` for the whole months of the range and from the signed rows for the
+ * rest (docs/decisions/0034-clickhouse-schema-v2.md, "Reports read the pre-aggregates
+ * (session 16)"). What the totals, breakdowns, apps and recording summary sum.
+ *
+ * A subquery with one row per (pre-aggregated month, or signed row) and the columns:
+ * the dimensions as calls_v2 names them (app_pk, the closed sets and their `_other`,
+ * platform_has_recording, has_link, total_participants), `before` (1 in the piece before
+ * `splitAt`), and the signed sums `c` (calls), `ax`, `vx` (audio, video minutes × 1000),
+ * `ds` (duration seconds; `before` is materialized: 18.16 refuses a constant column in one part
+ * of a UNION ALL and not in another). Sum them, and leave out groups whose `c` sums to 0, as the signed rows.
+ *
+ * Exact in any zone: a month is read from the pre-aggregate only when it lies whole in the
+ * range, and "whole" is asked of ClickHouse with the same `toStartOfMonth` the view used, on
+ * each shard (the server's time zone); every other matching row is read from the signed
+ * rows. Those are bounded by the key (start) to a day around the UTC month edges (no time
+ * zone is 14 hours off UTC), so a range of whole months reads hundreds of rows plus its two edges.
+ * Filters the pre-aggregate cannot answer (uid, weekday/hour) read the signed rows alone.
+ */
+
+/** The dimension columns, as both sources hold them. */
+const DIMENSIONS = "app_pk, type, type_other, mode, mode_other, status, status_other, receiver_type, receiver_type_other, platform_has_recording, has_link, total_participants";
+
+/** The largest second a DateTime holds. */
+const MAX_DATETIME = 4_294_967_295;
+
+/** Whether the pre-aggregate answers `f`'s filters (every one a dimension of it) and its range fits a DateTime. */
+function preAggregated(f: Filters): boolean {
+  const fits = (x: number | undefined) => x === undefined || (Number.isInteger(x) && x >= 0 && x <= MAX_DATETIME);
+  return f.uid === undefined && !hasRunningHours(f) && fits(f.from) && fits(f.to);
+}
+
+/** The UTC month start at or after `s` (epoch seconds), and at or before it. */
+function utcMonthAtOrAfter(s: number): number {
+  const d = new Date(s * 1000);
+  const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) / 1000;
+  return start === s ? s : Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) / 1000;
+}
+function utcMonthAtOrBefore(s: number): number {
+  const d = new Date(s * 1000);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) / 1000;
+}
+
+/** A day: more than any zone's distance from UTC, so every partial month of the server's zone lies within it of a UTC month edge. */
+const EDGE_MARGIN = 86_400;
+
+/** `month` (a Date, or a month start as a DateTime) is a month lying whole in [from, to) of the server's zone. */
+function wholeMonthSql(month: string, from: number | undefined, to: number | undefined): Sql {
+  const out: Sql[] = [];
+  if (from !== undefined) out.push(sql`toDateTime(${raw(month)}) >= toDateTime(${from})`);
+  if (to !== undefined) out.push(sql`toDateTime(addMonths(${raw(month)}, 1)) <= toDateTime(${to})`);
+  return out.length ? and(out) : raw("1");
+}
+
+/** One piece [from, to) of the range: its whole months from calls_by_month, the rest from the signed rows. */
+function pieceSql(t: Tables, f: Filters, pks: readonly number[], from: number | undefined, to: number | undefined, before: 0 | 1): Sql {
+  const piece: Filters = { ...f, from, to };
+  const rowsSelect = sql`SELECT ${raw(DIMENSIONS)}, materialize(toUInt8(${before})) AS before, toInt64(sign) AS c, toInt64(sign) * total_audio_minutes_x1000 AS ax,
+    toInt64(sign) * total_video_minutes_x1000 AS vx, toInt64(sign) * duration_seconds AS ds FROM ${t.calls}`;
+  const dims = callConditions(t, piece, pks, { ignoreTime: true });
+  // The signed rows outside the whole months, bounded by the key to a day around the UTC month edges inside the range.
+  const edges: Sql[] = [sql`NOT (${wholeMonthSql("toStartOfMonth(start_at)", from, to)})`];
+  const lo = from === undefined ? undefined : utcMonthAtOrAfter(from) + EDGE_MARGIN;
+  const hi = to === undefined ? undefined : utcMonthAtOrBefore(to) - EDGE_MARGIN;
+  if (lo !== undefined && hi !== undefined) {
+    if (lo < hi) edges.push(sql`(start_at < toDateTime(${lo}) OR start_at >= toDateTime(${hi}))`);
+  } else if (lo !== undefined) edges.push(sql`start_at < toDateTime(${lo})`);
+  else if (hi !== undefined) edges.push(sql`start_at >= toDateTime(${hi})`);
+  return sql`SELECT ${raw(DIMENSIONS)}, materialize(toUInt8(${before})) AS before, calls AS c, total_audio_minutes_x1000 AS ax, total_video_minutes_x1000 AS vx,
+      duration_seconds AS ds FROM ${t.callsByMonth} WHERE ${and([...dims, wholeMonthSql("month", from, to)])}
+    UNION ALL ${rowsSelect} WHERE ${and([...callConditions(t, piece, pks), ...edges])}`;
+}
+
+/** The subquery of sums (see above) over the matching calls of `pks`; with `splitAt`, the pieces before and from it apart. */
+export function callSumsSql(t: Tables, f: Filters, pks: readonly number[], splitAt?: number): Sql {
+  if (pks.length === 0) return sql`SELECT ${raw(DIMENSIONS)}, materialize(toUInt8(0)) AS before, toInt64(sign) AS c, toInt64(0) AS ax, toInt64(0) AS vx, toInt64(0) AS ds FROM ${t.calls} WHERE 0`;
+  if (!preAggregated(f)) {
+    // The signed rows alone, split by start (a weekday/hour filter widens the starts it reads: its from/to bound the hours, not the starts).
+    const before = splitAt === undefined ? raw("materialize(toUInt8(0))") : sql`toUInt8(start_at < toDateTime(${splitAt}))`;
+    return sql`SELECT ${raw(DIMENSIONS)}, ${before} AS before, toInt64(sign) AS c, toInt64(sign) * total_audio_minutes_x1000 AS ax,
+      toInt64(sign) * total_video_minutes_x1000 AS vx, toInt64(sign) * duration_seconds AS ds FROM ${t.calls} WHERE ${and(callConditions(t, f, pks))}`;
+  }
+  if (splitAt === undefined) return pieceSql(t, f, pks, f.from, f.to, 0);
+  return sql`${pieceSql(t, f, pks, f.from, splitAt, 1)} UNION ALL ${pieceSql(t, f, pks, splitAt, f.to, 0)}`;
+}
