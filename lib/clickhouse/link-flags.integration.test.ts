@@ -7,6 +7,8 @@ import { createClickHouseEngine } from "@/lib/analytics/engines/clickhouse";
 import { openFixtureDb } from "@/lib/analytics/test-fixtures";
 import { clickHouseForwardTarget } from "@/lib/ingest/clickhouse-target";
 import { Forwarder } from "@/lib/ingest/forwarder";
+import { recordingGenerated } from "@/lib/ingest/test-deliveries";
+import { postJson, startHarness } from "@/lib/ingest/test-harness";
 import { releaseSyncLease, takeSyncLease } from "@/lib/locks/sync-lease";
 import { openClickHouse, type ClickHouse } from "./client";
 import { flagAllLinkedCalls, flagLinkedCalls } from "./link-flags";
@@ -135,6 +137,24 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("the stored link flag of calls (ClickHou
     recordingArrives(e, "a", 2);
     await e.forwarder.drain();
     expect(await flagCounts(e.ch)).toEqual({ rows: { 0: 2, 1: 1 }, months: { 0: 2, 1: 1 }, buckets: { 0: 2, 1: 1 } });
+  }, 120_000);
+
+  it("a recording_generated webhook over HTTP: stored by the ingest, forwarded, its call flagged and counted as recorded", async () => {
+    const e = await fresh();
+    const h = await startHarness();
+    try {
+      const appPk = h.appPk.acme;
+      await e.writer.write(appPk, [state(appPk, "via-http", JAN, 1_000), state(appPk, "other", JAN, 1_000)].map((s) => ({ sessionId: s.sessionId, version: s.version, next: s })));
+      expect((await postJson(h.baseUrl, "acme", recordingGenerated({ appId: "acme" }, "via-http", JAN + 5))).status).toBe(200);
+      await new Forwarder(h.db, clickHouseForwardTarget(e.ch, { db: h.db, writer: async () => e.writer }), { minBackoffMs: 50 }).drain();
+      const engine = createClickHouseEngine({ ch: e.ch, db: () => h.db });
+      const f = filters({ hasRecording: true });
+      const calls = (await engine.report("calls", f, ADMIN)).data.map((c) => c.sessionId);
+      expect(calls).toEqual(["via-http"]);
+      expect((await engine.report("totals", filters({}), ADMIN)).current.recordingShare).toBe(0.5);
+    } finally {
+      await h.close();
+    }
   }, 120_000);
 
   it("a recording before its call is synced: the call's first write sets the flag; a re-sync keeps it", async () => {
