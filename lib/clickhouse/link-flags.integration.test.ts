@@ -198,25 +198,43 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("the stored link flag of calls (ClickHou
     expect(Number((await e.ch.rows<{ n: number }>(`SELECT count() AS n FROM ${t("calls_v2")} WHERE session_id = 'held'`))[0].n)).toBe(3);
   }, 120_000);
 
+  /** A link-flag pass over `sessions` in a child process, SIGKILLed when its writer reaches `step`. */
+  async function passKilledAt(e: Env, sessions: string[], step: WriteStepV2): Promise<void> {
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "test-writer-v2-child.ts")], {
+      env: { ...process.env, ...cluster.env(e.database), APP_PK: String(e.appPk), FLAG_SESSIONS: JSON.stringify(sessions), KILL_STEP: step },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+    const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.once("exit", (_code, sig) => resolve(sig)));
+    expect({ signal, out }).toEqual({ signal: "SIGKILL", out: "" });
+  }
+
+  /** The links of k1 and k2 in ClickHouse without their flags (a forwarder without the pass). */
+  const linksWithoutFlags = (e: Env) =>
+    clickHouseForwardTarget(e.ch).writeRecordings([
+      { pk: 1, appPk: e.appPk, sessionId: "k1", recordingUrl: "https://rec.example/k1", recordingDate: null, duration: 1, startTime: 1, receivedMs: 1 },
+      { pk: 2, appPk: e.appPk, sessionId: "k2", recordingUrl: "https://rec.example/k2", recordingDate: null, duration: 1, startTime: 1, receivedMs: 1 },
+    ]);
+
+  it("a pass killed mid-change of one call, then a pass over it and an unflagged call: both end flagged, once", async () => {
+    const e = await fresh();
+    await write(e, [state(e.appPk, "k1", JAN, 1_000), state(e.appPk, "k2", FEB, 1_000)]);
+    await linksWithoutFlags(e);
+    // k1's flagged state is in call_raw, its signed rows are not; k2 is untouched: the next pass changes k2 and must complete k1.
+    await passKilledAt(e, ["k1"], "calls");
+    expect(await flagLinkedCalls(e.writer, e.ch, e.appPk, ["k1", "k2"])).toBe(1);
+    expect(await flagCounts(e.ch)).toEqual({ rows: { 1: 2 }, months: { 1: 2 }, buckets: { 1: 2 } });
+  }, 120_000);
+
   const STEPS: WriteStepV2[] = ["raw", "calls", "participants", "done"];
   for (const step of STEPS) {
     it(`a link-flag pass SIGKILLed before "${step}" is completed by the next pass: the call counted once, flagged`, async () => {
       const e = await fresh();
       await write(e, [state(e.appPk, "k1", JAN, 1_000), state(e.appPk, "k2", FEB, 1_000)]);
-      // The links reach ClickHouse without their flags (a forwarder without the pass), then a pass dies mid-change.
-      await clickHouseForwardTarget(e.ch).writeRecordings([
-        { pk: 1, appPk: e.appPk, sessionId: "k1", recordingUrl: "https://rec.example/k1", recordingDate: null, duration: 1, startTime: 1, receivedMs: 1 },
-        { pk: 2, appPk: e.appPk, sessionId: "k2", recordingUrl: "https://rec.example/k2", recordingDate: null, duration: 1, startTime: 1, receivedMs: 1 },
-      ]);
-      const child = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "test-writer-v2-child.ts")], {
-        env: { ...process.env, ...cluster.env(e.database), APP_PK: String(e.appPk), FLAG_SESSIONS: JSON.stringify(["k1", "k2"]), KILL_STEP: step },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let out = "";
-      child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-      child.stderr.on("data", (d: Buffer) => (out += d.toString()));
-      const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.once("exit", (_code, sig) => resolve(sig)));
-      expect({ signal, out }).toEqual({ signal: "SIGKILL", out: "" });
+      await linksWithoutFlags(e);
+      await passKilledAt(e, ["k1", "k2"], step);
       await flagLinkedCalls(new CallWriterV2(e.ch, e.shards), e.ch, e.appPk, ["k1", "k2"]);
       expect(await flagCounts(e.ch)).toEqual({ rows: { 1: 2 }, months: { 1: 2 }, buckets: { 1: 2 } });
       const t = (n: string) => qualified(e.ch.placement.database, n);

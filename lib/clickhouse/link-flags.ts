@@ -31,18 +31,15 @@ export async function flagLinkedCalls(writer: CallWriterV2, ch: ClickHouse, appP
   for (let i = 0; i < ids.length; i += CHUNK) {
     const chunk = ids.slice(i, i + CHUNK);
     const stored = await writer.lookup(appPk, chunk);
+    // First, every change among them whose rows did not all land (a pass or a sync killed mid-write):
+    // the write below verifies only the calls it changes, and a call whose half-written change
+    // already carries the flag is not changed again.
+    await writer.complete(appPk, stored.values());
     const unflagged = [...stored.values()].filter((s) => s !== undefined && !s.deleted && s.state !== undefined && !s.state.hasLink);
-    // Completes a change whose rows did not all land (a pass or a sync killed mid-write) whatever else happens.
-    if (unflagged.length === 0) {
-      await writer.complete(appPk, stored.values());
-      continue;
-    }
+    if (unflagged.length === 0) continue;
     const linked = await linkedKeys(ch, appPk, unflagged.map((s) => s!.sessionId));
     const toFlag = unflagged.filter((s) => linked.has(s!.sessionId));
-    if (toFlag.length === 0) {
-      await writer.complete(appPk, stored.values());
-      continue;
-    }
+    if (toFlag.length === 0) continue;
     const records = await rawRecords(ch, appPk, toFlag.map((s) => s!.sessionId));
     const changes: CallChangeV2[] = toFlag.map((s) => ({
       sessionId: s!.sessionId,
