@@ -43,6 +43,10 @@ const CALL_V2_VALUES: Record<string, string> = {
   arrival: "toUInt64(n + 1)",
 };
 
+/** The calls given a recording link (generateV2Sql's recordings), whose states carry has_link = 1 as the writers keep it. */
+const LINKED = `NOT never AND (${CALL_V2_VALUES.platform_has_recording} OR cityHash64(n, 17) % 100 = 0)`;
+CALL_V2_VALUES.has_link = `toUInt8(${LINKED})`;
+
 const PARTICIPANT_V2_VALUES: Record<string, string> = {
   sign: "toInt8(sign_)",
   version: "version_",
@@ -86,7 +90,7 @@ export function generateV2Sql(db: string, from: number, count: number, shard: nu
     `INSERT INTO \`${db}\`.recordings_local (app_pk, session_id, start_key, version, deleted, recording_url, recording_date, duration, start_time, received_ms)
   SELECT app_pk, session_id, started, toUInt64(1), toUInt8(0), concat('https://recordings.example/', session_id, '.mp4'), NULL, toFloat64(wall), started, (ended_at_ + 60) * 1000
   FROM (SELECT ${callColumns()} FROM numbers(${from}, ${count}) WHERE cityHash64(app_pk, session_id) % ${shards} = ${shard})
-  WHERE NOT never AND (${CALL_V2_VALUES.platform_has_recording} OR cityHash64(n, 17) % 100 = 0)`,
+  WHERE ${LINKED}`,
   ];
 }
 

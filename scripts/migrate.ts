@@ -4,14 +4,18 @@
  * when CLICKHOUSE_URL is set. Safe beside servers starting at once (docs/decisions/0035).
  * Then moves a ClickHouse warehouse of schema v1 to v2, month by month
  * (lib/clickhouse/move-v2.ts: resumable, a count check per month, nothing to do once
- * moved). `--no-progress` leaves out the progress bar (logs, CI).
+ * moved), and flags the calls whose recording link is stored but not in their state
+ * (calls_v2.has_link, ClickHouse migration 0007; lib/clickhouse/link-flags.ts: nothing
+ * to do once flagged). `--no-progress` leaves out the progress bar (logs, CI).
  */
 import { SingleBar, Presets } from "cli-progress";
 import { env } from "@/lib/config/env";
 import { loadDotEnv } from "@/lib/config/dotenv";
 import { openDatabase } from "@/db/client";
 import { migratePostgres } from "@/db/postgres/client";
-import { clickHouseConfig, migrateClickHouse } from "@/lib/clickhouse";
+import { clickhouse, clickHouseConfig, closeClickHouse, migrateClickHouse } from "@/lib/clickhouse";
+import { appsWithLinks, flagAllLinkedCalls } from "@/lib/clickhouse/link-flags";
+import { processWriterV2 } from "@/lib/clickhouse/writer-v2";
 import { moveToV2, type MoveProgress } from "@/lib/clickhouse/move-v2";
 import { parsePostgresConfig } from "@/lib/postgres/config";
 
@@ -58,6 +62,14 @@ try {
     } catch (err) {
       bar?.stop();
       throw err;
+    }
+    // Run before the servers write (as the move): the pass writes calls' states without the sync's lease.
+    const client = clickhouse();
+    try {
+      const flagged = await flagAllLinkedCalls(await processWriterV2(), client, await appsWithLinks(client));
+      console.log(`Link flags: ${flagged === 0 ? "every call with a recording link is flagged" : `${flagged} calls flagged`}`);
+    } finally {
+      await closeClickHouse();
     }
   }
 } catch (error) {

@@ -3,6 +3,7 @@ import type { ClickHouse } from "./client";
 import { COPY_SOURCES, type Changed, type CopySource, type CopyTable } from "./copy-sources";
 import { WRITE_V1_FACTS } from "./fact-schema-switch";
 import { CallWriterV2 } from "./writer-v2";
+import { flagLinkedCalls } from "./link-flags";
 import { qualified } from "./schema";
 import { raw, sql } from "./sql";
 
@@ -83,6 +84,17 @@ async function writeCheckpoint(ch: ClickHouse, table: CopyTable, c: Checkpoint, 
 }
 
 /** Copies one table: the rows changed since the last run (if any), then every row after the checkpoint. */
+/** The link flags of the calls a batch of copied recordings belongs to, app by app. */
+async function flagCallsOfLinks(writer: CallWriterV2, ch: ClickHouse, rows: ReadonlyArray<Record<string, unknown>>): Promise<void> {
+  const byApp = new Map<number, string[]>();
+  for (const r of rows) {
+    const list = byApp.get(Number(r.app_pk)) ?? [];
+    list.push(String(r.session_id));
+    byApp.set(Number(r.app_pk), list);
+  }
+  for (const [appPk, sessions] of byApp) await flagLinkedCalls(writer, ch, appPk, sessions);
+}
+
 type ResolvedOptions = Required<Pick<CopyOptions, "batchSize" | "now" | "writerV2" | "writeV1Facts">> & CopyOptions;
 
 async function copyTable(db: Db, ch: ClickHouse, src: CopySource, start: Checkpoint | undefined, runStart: number, o: ResolvedOptions): Promise<number> {
@@ -98,6 +110,8 @@ async function copyTable(db: Db, ch: ClickHouse, src: CopySource, start: Checkpo
       if (b.rows.length === 0) return after;
       if (!b.v2 || o.writeV1Facts) await ch.insert(src.table, b.rows);
       for (const [appPk, changes] of b.v2 ?? []) await o.writerV2.write(appPk, changes);
+      // Links copied after their calls: the calls' link flags (calls_v2.has_link; link-flags.ts). The copy runs alone.
+      if (src.table === "recordings") await flagCallsOfLinks(o.writerV2, ch, b.rows);
       after = b.lastPk;
       done += b.rows.length;
       await checkpoint?.(after);

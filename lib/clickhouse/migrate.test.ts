@@ -48,7 +48,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse schema on a two-shard cluste
     const first = await migrateClickHouse(ch.config(DB));
     expect(first.onCluster).toBe(false);
     expect(first.hosts).toHaveLength(2);
-    expect(first.applied.map((a) => a.id)).toEqual([1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6]);
+    expect(first.applied.map((a) => a.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 1, 2, 3, 4, 5, 6, 7]);
     expect(first.hosts.join(" ")).not.toContain(ch.password);
     for (const i of [0, 1]) {
       const tables = (await shard(i).rows<{ name: string; engine: string }>(`SELECT name, engine FROM system.tables WHERE database = '${DB}' ORDER BY name`));
@@ -63,6 +63,16 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse schema on a two-shard cluste
         `SELECT table, default_kind AS kind FROM system.columns WHERE database = '${DB}' AND name = 'session_code' AND table LIKE 'calls_v2%' ORDER BY table`,
       );
       expect(codes).toEqual([{ table: "calls_v2", kind: "DEFAULT" }, { table: "calls_v2_local", kind: "DEFAULT" }]);
+      // Migration 0007: the link flag in the calls' states and in the sorting key of the calls pre-aggregates (their views sum by it).
+      const flagged = await shard(i).rows<{ t: string }>(`SELECT table AS t FROM system.columns WHERE database = '${DB}' AND name = 'has_link' ORDER BY t`);
+      expect(flagged.map((r) => r.t)).toEqual([
+        "call_raw", "call_raw_local", "calls_by_bucket", "calls_by_bucket_local", "calls_by_bucket_mv_local", "calls_by_month", "calls_by_month_local", "calls_by_month_mv_local", "calls_v2", "calls_v2_local",
+      ]);
+      const keys = await shard(i).rows<{ name: string; key: string }>(`SELECT name, sorting_key AS key FROM system.tables WHERE database = '${DB}' AND name IN ('calls_by_bucket_local', 'calls_by_month_local') ORDER BY name`);
+      for (const k of keys) expect(k.key).toMatch(/has_link$/);
+      const views = await shard(i).rows<{ q: string }>(`SELECT create_table_query AS q FROM system.tables WHERE database = '${DB}' AND name LIKE 'calls_by_%_mv_local'`);
+      expect(views).toHaveLength(2);
+      for (const v of views) expect(v.q).toContain("has_link");
     }
     const again = await migrateClickHouse(ch.config(DB));
     expect(again.applied).toEqual([]);
@@ -96,7 +106,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse schema on a two-shard cluste
     const sessions = ["s-9", "s-3", "s-7", "s-1", "s-5"];
     await client.insert("calls", sessions.flatMap((session, i) => [callRowOf(2, session, 1, 0), callRowOf(1, `${session}-${i}`, 1, 0)]));
     const report = await migrateClickHouse(config);
-    expect(report.applied.map((a) => a.id)).toEqual([4, 5, 6, 4, 5, 6]);
+    expect(report.applied.map((a) => a.id)).toEqual([4, 5, 6, 7, 4, 5, 6, 7]);
     for (const i of [0, 1]) {
       const columns = await shard(i).rows<{ table: string; type: string }>(`SELECT table, type FROM system.columns WHERE database = '${old}' AND name = 'arrival' AND table IN ('calls', 'calls_local') ORDER BY table`);
       expect(columns).toEqual([{ table: "calls", type: "UInt64" }, { table: "calls_local", type: "UInt64" }]);
@@ -127,7 +137,7 @@ describe("ClickHouse schema on chdb (a current ClickHouse)", () => {
       expect((await applyMigrations(c, c.placement, false, MIGRATIONS.slice(0, 3))).map((m) => m.id)).toEqual([1, 2, 3]);
       await c.insert("calls", [callRowOf(1, "old", 1, 0)]);
       const applied = await applyMigrations(c, c.placement);
-      expect(applied.map((m) => m.id)).toEqual([4, 5, 6]);
+      expect(applied.map((m) => m.id)).toEqual([4, 5, 6, 7]);
       expect(await c.rows(`SELECT session_id, arrival FROM ${DB}.calls`)).toEqual([{ session_id: "old", arrival: 0 }]);
       expect(await applyMigrations(c, c.placement)).toEqual([]);
       const tables = await c.rows<{ name: string }>(`SELECT name FROM system.tables WHERE database = '${DB}' ORDER BY name`);

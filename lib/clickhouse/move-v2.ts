@@ -3,7 +3,7 @@ import type { ClickHouseConfig } from "./config";
 import { openClickHouse, type ClickHouse } from "./client";
 import { clusterHosts, reachAllClusterHosts } from "./cluster-hosts";
 import { bounded, DEFAULT_LEASE_TIMING, MoveLease, moveLeaseStatement, MoveStalledError, type LeaseTiming } from "./move-v2-guards";
-import { CALLS, localName, qualified, quoteIdentifier, type Placement } from "./schema";
+import { CALLS, RECORDINGS, localName, qualified, quoteIdentifier, type Placement } from "./schema";
 import {
   CALL_RAW, CALLS_BY_BUCKET, CALLS_BY_MONTH, CALLS_V2, CLOSED_SETS, enumType, PARTICIPANTS_BY_MONTH, PARTICIPANTS_V2, SESSION_CODE_SQL, UID_CODE_SQL, UIDS,
   type ClosedSet,
@@ -97,6 +97,12 @@ const CALL_SOURCES: Record<string, string> = {
   arrival: "arrival",
 };
 
+/**
+ * `has_link`: a link of the call among the server's own recordings (`recordings` is
+ * co-sharded with v1's calls, and each server moves its own v1 rows).
+ */
+const hasLinkSource = (recordings: string): string => `toUInt8((app_pk, session_id) IN (SELECT app_pk, session_id FROM ${recordings} FINAL WHERE deleted = 0))`;
+
 /** Per participant, after `ARRAY JOIN` of the v1 arrays as `a_<field>` (PARTICIPANT_ARRAYS). */
 const PARTICIPANT_SOURCES: Record<string, string> = {
   sign: "toInt8(1)",
@@ -137,16 +143,17 @@ export function moveStatements(p: Placement, month: number): { drop: string[]; w
   const routed = (name: string) => qualified(p.database, name);
   const v1 = local(CALLS.name);
   const inMonth = `deleted = 0 AND toYYYYMM(toDateTime(start_at)) = ${month}`;
-  const calls = selectList(CALLS_V2.columns, CALL_SOURCES, CALLS_V2.name);
+  const hasLink = hasLinkSource(local(RECORDINGS.name));
+  const calls = selectList(CALLS_V2.columns, { ...CALL_SOURCES, has_link: hasLink }, CALLS_V2.name);
   const participants = selectList(PARTICIPANTS_V2.columns, PARTICIPANT_SOURCES, PARTICIPANTS_V2.name);
-  // call_raw is v1's columns and the state replaced (none: '').
+  // call_raw is v1's columns, the state replaced (none: '') and the link flag.
   const v1Columns = CALLS.columns.map(([n]) => quoteIdentifier(n)).join(", ");
   return {
     drop: MONTH_TABLES.map((table) => `ALTER TABLE ${local(table.name)} DROP PARTITION ${month}`),
     write: [
       `INSERT INTO ${routed(CALLS_V2.name)} (${calls.names}) SELECT ${calls.exprs} FROM ${v1} FINAL WHERE ${inMonth}`,
       `INSERT INTO ${routed(PARTICIPANTS_V2.name)} (${participants.names}) SELECT ${participants.exprs} FROM ${v1} FINAL ARRAY JOIN ${PARTICIPANT_ARRAYS} WHERE ${inMonth}`,
-      `INSERT INTO ${routed(CALL_RAW.name)} (${v1Columns}, previous) SELECT ${v1Columns}, '' FROM ${v1} FINAL WHERE ${inMonth}`,
+      `INSERT INTO ${routed(CALL_RAW.name)} (${v1Columns}, previous, has_link) SELECT ${v1Columns}, '', ${hasLink} FROM ${v1} FINAL WHERE ${inMonth}`,
       `INSERT INTO ${routed(UIDS.name)} (app_pk, uid_code, uid) SELECT app_pk, ${UID_CODE_SQL("a_uid")}, a_uid FROM ${v1} FINAL ARRAY JOIN arrayDistinct(p_uid) AS a_uid WHERE ${inMonth}`,
     ],
   };

@@ -34,6 +34,8 @@ export interface CallStateV2 {
   status: string | null;
   receiverType: string | null;
   platformHasRecording: boolean;
+  /** A recording link was delivered for the call (calls_v2.has_link): set by the writer from the links stored when it writes. */
+  hasLink?: boolean;
   audioX1000: number;
   videoX1000: number;
   durationX1000: number;
@@ -87,7 +89,7 @@ function callRow(s: CallStateV2, sign: 1 | -1, codes: CodesV2): Record<string, u
     total_audio_minutes_x1000: s.audioX1000, total_video_minutes_x1000: s.videoX1000, total_duration_minutes_x1000: s.durationX1000,
     duration_seconds: s.durationSeconds, total_participants: s.totalParticipants ?? s.participants.length,
     initiated_at: s.initiatedAt ?? null, started_at: s.startedAt ?? null, ended_at: s.endedAt ?? null,
-    initiator: s.initiator ?? null, receiver: s.receiver ?? null, arrival: s.arrival,
+    initiator: s.initiator ?? null, receiver: s.receiver ?? null, arrival: s.arrival, has_link: s.hasLink ? 1 : 0,
   };
 }
 
@@ -166,7 +168,7 @@ export function callRawRow(appPk: number, sessionId: string, version: number, pr
     raw, first_seen_ms: next.firstSeenMs, updated_ms: version,
     p_seq: seq, p_uid: uid, p_state: state, p_is_joined: joined, p_total_audio_minutes_x1000: audio, p_total_video_minutes_x1000: video,
     p_total_duration_minutes_x1000: duration, p_device_id: device, p_joined_at: joinedAt, p_left_at: leftAt, p_mid: mid, p_raw: extra,
-    arrival: next.arrival, previous: before,
+    arrival: next.arrival, previous: before, has_link: next.hasLink ? 1 : 0,
   };
 }
 
@@ -182,7 +184,7 @@ export function stateOfCallRaw(r: CallRawRead): CallStateV2 | undefined {
   return {
     appPk: Number(r.app_pk), sessionId: String(r.session_id), version: Number(r.version), startAt: Number(r.start_at),
     type: r.type as string | null, mode: r.mode as string | null, status: r.status as string | null, receiverType: r.receiver_type as string | null,
-    platformHasRecording: Number(r.platform_has_recording) === 1,
+    platformHasRecording: Number(r.platform_has_recording) === 1, hasLink: Number(r.has_link) === 1,
     audioX1000: Number(r.total_audio_minutes_x1000), videoX1000: Number(r.total_video_minutes_x1000), durationX1000: Number(r.total_duration_minutes_x1000),
     durationSeconds: Number(r.duration_seconds), totalParticipants: Number(r.total_participants),
     initiatedAt: n(r.initiated_at), startedAt: n(r.started_at), endedAt: n(r.ended_at),

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openClickHouse, type ClickHouse } from "./client";
 import { clusterHosts, reachAllClusterHosts } from "./cluster-hosts";
 import { changeRowsV2, type CallStateV2 } from "./rows-v2";
-import { createTableStatements, localName, qualified, type Placement } from "./schema";
+import { createTableStatements, localName, qualified, RECORDINGS, type Placement } from "./schema";
 import { CALLS_BY_BUCKET, CALLS_BY_MONTH, CALLS_V2, PARTICIPANTS_BY_MONTH, PARTICIPANTS_V2, SESSION_CODE_SQL, SHARD_BY_CALL, UID_CODE_SQL, UIDS, V2_TABLES, decodeClosed, shardByCallFromCode, viewStatements } from "./schema-v2";
 import { migration0006 } from "./migrations/0006_calls_session_code";
 import { stringLiteral } from "./sql";
@@ -117,7 +117,8 @@ async function answers(ch: ClickHouse) {
 
 async function createV2(ch: ClickHouse, p: Placement): Promise<void> {
   await ch.command(`CREATE DATABASE IF NOT EXISTS \`${p.database}\``);
-  for (const table of V2_TABLES) for (const statement of createTableStatements(p, table)) await ch.command(statement);
+  // recordings: the writers look the batch's links up (has_link).
+    for (const table of [...V2_TABLES, RECORDINGS]) for (const statement of createTableStatements(p, table)) await ch.command(statement);
   for (const statement of viewStatements(p)) await ch.command(statement);
   // Migration 0006's column, which the writers' rows carry.
   for (const statement of migration0006.statements(p, false)) await ch.command(typeof statement === "string" ? statement : statement.sql);

@@ -93,6 +93,15 @@ export function shardByCallFromCode(appPk: string, sessionCode: string): string 
   return `bitXor(${b0}, bitShiftRight(${b0}, 47)) * ${kMul}`;
 }
 
+/**
+ * `has_link` (ClickHouse migration 0007): 1 when a `recording_generated` webhook delivered a
+ * link for the call, written by the writer of the state (writer-v2.ts looks the batch's
+ * links up; link-flags.ts writes the change of a call whose link came after its state).
+ * "hasRecording" is `platform_has_recording OR has_link`, so the pre-aggregates answer it
+ * too. Last in every table it is in: the migration appends it.
+ */
+export const HAS_LINK_COLUMN = ["has_link", "UInt8"] as const;
+
 const CLOSED_COLUMNS = (Object.keys(CLOSED_SETS) as ClosedSet[]).flatMap((set) => [[set, enumType(set)], [`${set}_other`, "String"]] as const);
 
 /** The signed state rows of calls: what every report reads when no pre-aggregate answers it. */
@@ -124,6 +133,7 @@ export const CALLS_V2: TableSpec = {
     ["receiver", "Nullable(String)"],
     // The call's mid and first sighting are on its page only: in call_raw.
     ["arrival", "UInt64"],
+    HAS_LINK_COLUMN,
   ],
   engine: "VersionedCollapsingMergeTree(sign, version)",
   partitionBy: "toYYYYMM(start_at)",
@@ -159,7 +169,7 @@ export const CALLS_V2_SESSION_CODE = ["session_code", `UInt64 DEFAULT ${SESSION_
  */
 export const CALL_RAW: TableSpec = {
   name: "call_raw",
-  columns: [...CALLS.columns, ["previous", "String"]],
+  columns: [...CALLS.columns, ["previous", "String"], HAS_LINK_COLUMN],
   engine: "ReplacingMergeTree(version)",
   orderBy: "(app_pk, session_id)",
   shardBy: SHARD_BY_CALL,
@@ -209,8 +219,8 @@ export const UIDS: TableSpec = {
   shardBy: "cityHash64(app_pk, uid_code)",
 };
 
-/** The dimensions a calls pre-aggregate keeps: every call filter but uid and hasRecording's webhook half. */
-const BUCKET_DIMENSIONS = ["app_pk", "bucket", ...CLOSED_COLUMNS.map(([n]) => n), "platform_has_recording", "total_participants"];
+/** The dimensions a calls pre-aggregate keeps: every call filter but uid and the weekday/hour one (has_link last: migration 0007 appended it). */
+const BUCKET_DIMENSIONS = ["app_pk", "bucket", ...CLOSED_COLUMNS.map(([n]) => n), "platform_has_recording", "total_participants", "has_link"];
 
 /** Calls per app × 15-minute bucket × filter dimensions: counts and totals, signed sums. */
 export const CALLS_BY_BUCKET: TableSpec = {
@@ -226,6 +236,7 @@ export const CALLS_BY_BUCKET: TableSpec = {
     ["total_video_minutes_x1000", "Int64"],
     ["total_duration_minutes_x1000", "Int64"],
     ["duration_seconds", "Int64"],
+    HAS_LINK_COLUMN,
   ],
   engine: "SummingMergeTree((calls, total_audio_minutes_x1000, total_video_minutes_x1000, total_duration_minutes_x1000, duration_seconds))",
   partitionBy: "toYYYYMM(bucket)",
@@ -280,18 +291,8 @@ export function viewStatements(p: Placement, onCluster = false): string[] {
   const on = onCluster && p.cluster ? ` ON CLUSTER ${quoteIdentifier(p.cluster)}` : "";
   const local = (t: TableSpec) => qualified(db, localName(p, t.name));
   const view = (name: string) => qualified(db, localName(p, name));
-  const closed = CLOSED_COLUMNS.map(([n]) => quoteIdentifier(n)).join(", ");
-  const callsInto = (target: TableSpec, viewName: string, time: string) =>
-    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${view(viewName)}${on} TO ${local(target)} AS
-SELECT app_pk, ${time}, ${closed}, platform_has_recording, total_participants,
-  sum(sign) AS calls, sum(sign * total_audio_minutes_x1000) AS total_audio_minutes_x1000,
-  sum(sign * total_video_minutes_x1000) AS total_video_minutes_x1000,
-  sum(sign * total_duration_minutes_x1000) AS total_duration_minutes_x1000, sum(sign * duration_seconds) AS duration_seconds
-FROM ${local(CALLS_V2)}
-GROUP BY app_pk, ${time.replace(/^.* AS /, "")}, ${closed}, platform_has_recording, total_participants`;
   return [
-    callsInto(CALLS_BY_BUCKET, "calls_by_bucket_mv", "toStartOfFifteenMinutes(start_at) AS bucket"),
-    callsInto(CALLS_BY_MONTH, "calls_by_month_mv", "toStartOfMonth(start_at) AS month"),
+    ...callsViewStatements(p, onCluster),
     `CREATE MATERIALIZED VIEW IF NOT EXISTS ${view("participants_by_month_mv")}${on} TO ${local(PARTICIPANTS_BY_MONTH)} AS
 SELECT app_pk, uid_code, toStartOfMonth(start_at) AS month,
   sum(sign * first_of_uid) AS calls, sum(sign * is_joined) AS joined,
@@ -299,5 +300,28 @@ SELECT app_pk, uid_code, toStartOfMonth(start_at) AS month,
   sum(sign * total_duration_minutes_x1000) AS total_duration_minutes_x1000
 FROM ${local(PARTICIPANTS_V2)}
 GROUP BY app_pk, uid_code, month`,
+  ];
+}
+
+/** The views feeding calls_by_bucket and calls_by_month (migration 0007 recreates them with has_link), by view name. */
+export const CALLS_VIEWS = ["calls_by_bucket_mv", "calls_by_month_mv"] as const;
+
+export function callsViewStatements(p: Placement, onCluster = false): string[] {
+  const db = p.database;
+  const on = onCluster && p.cluster ? ` ON CLUSTER ${quoteIdentifier(p.cluster)}` : "";
+  const local = (t: TableSpec) => qualified(db, localName(p, t.name));
+  const view = (name: string) => qualified(db, localName(p, name));
+  const closed = CLOSED_COLUMNS.map(([n]) => quoteIdentifier(n)).join(", ");
+  const callsInto = (target: TableSpec, viewName: string, time: string) =>
+    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${view(viewName)}${on} TO ${local(target)} AS
+SELECT app_pk, ${time}, ${closed}, platform_has_recording, total_participants, has_link,
+  sum(sign) AS calls, sum(sign * total_audio_minutes_x1000) AS total_audio_minutes_x1000,
+  sum(sign * total_video_minutes_x1000) AS total_video_minutes_x1000,
+  sum(sign * total_duration_minutes_x1000) AS total_duration_minutes_x1000, sum(sign * duration_seconds) AS duration_seconds
+FROM ${local(CALLS_V2)}
+GROUP BY app_pk, ${time.replace(/^.* AS /, "")}, ${closed}, platform_has_recording, total_participants, has_link`;
+  return [
+    callsInto(CALLS_BY_BUCKET, "calls_by_bucket_mv", "toStartOfFifteenMinutes(start_at) AS bucket"),
+    callsInto(CALLS_BY_MONTH, "calls_by_month_mv", "toStartOfMonth(start_at) AS month"),
   ];
 }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openClickHouse, type ClickHouse } from "./client";
 import { clusterHosts, reachAllClusterHosts } from "./cluster-hosts";
 import type { CallStateV2 } from "./rows-v2";
-import { createTableStatements, qualified, type Placement } from "./schema";
+import { createTableStatements, qualified, RECORDINGS, type Placement } from "./schema";
 import { SESSION_CODE_SQL, SHARD_BY_CALL, V2_TABLES, shardByCallFromCode, viewStatements } from "./schema-v2";
 import { migration0006 } from "./migrations/0006_calls_session_code";
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./test-clickhouse";
@@ -100,7 +100,8 @@ async function createV2(cluster: TestClickHouse, database: string): Promise<void
   const p: Placement = { database, cluster: config.cluster };
   for (const r of reached) {
     await r.client.command(`CREATE DATABASE IF NOT EXISTS \`${database}\``);
-    for (const table of V2_TABLES) for (const statement of createTableStatements(p, table)) await r.client.command(statement);
+    // recordings: the writers look the batch's links up (has_link).
+    for (const table of [...V2_TABLES, RECORDINGS]) for (const statement of createTableStatements(p, table)) await r.client.command(statement);
     for (const statement of viewStatements(p)) await r.client.command(statement);
     for (const statement of migration0006.statements(p, false)) await r.client.command(typeof statement === "string" ? statement : statement.sql);
     await r.client.close();

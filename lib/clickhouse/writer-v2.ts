@@ -3,7 +3,7 @@ import { clickhouse, clickHouseConfig, openClickHouse, whenClickHouseCloses, typ
 import { reachClusterHost, type ClusterHost } from "./cluster-hosts";
 import type { ClickHouseConfig } from "./config";
 import { callRawRow, changeRowsV2, stateOfCallRaw, type CallRawRead, type CallStateV2, type CodesV2 } from "./rows-v2";
-import { localName, qualified, quoteIdentifier } from "./schema";
+import { localName, qualified, quoteIdentifier, RECORDINGS } from "./schema";
 import { CALLS_V2, CALL_RAW, PARTICIPANTS_V2, SESSION_CODE_SQL, UID_CODE_SQL, UIDS, callShardSql } from "./schema-v2";
 import { raw, sql, stringLiteral } from "./sql";
 
@@ -209,6 +209,25 @@ export class CallWriterV2 {
     return out;
   }
 
+  /**
+   * The keys among `sessionIds` with a recording link stored (`recordings`, co-sharded:
+   * FINAL per shard over the keys' granules). Under the app's lease (the sync, the
+   * forwarder's link-flag pass) or alone (the copy), so a link stored after this read
+   * is flagged by the pass that follows its storing (link-flags.ts).
+   */
+  private async linked(appPk: number, sessionIds: readonly string[]): Promise<Set<string>> {
+    const out = new Set<string>();
+    const found = await Promise.all(
+      pieces([...new Set(sessionIds)]).map((ids) =>
+        this.ch.rows<{ id: string }>(
+          sql`SELECT DISTINCT session_id AS id FROM ${this.table(RECORDINGS.name)} FINAL WHERE app_pk = ${appPk} AND session_id IN ${ids} AND deleted = 0`.text,
+        ),
+      ),
+    );
+    for (const r of found.flat()) out.add(String(r.id));
+    return out;
+  }
+
   /** Uid and session codes, and each session's shard, asked of the server (the same hash every writer and the Distributed tables use). */
   private async codes(appPk: number, sessionIds: readonly string[], uids: readonly string[]): Promise<BatchCodes> {
     const sessions = new Map<string, { code: string; slot: number }>();
@@ -385,7 +404,10 @@ export class CallWriterV2 {
     const found = [...stored.values()].filter((s): s is StoredCallV2 => s !== undefined);
     const uids = new Set<string>();
     for (const s of [...found.flatMap((x) => [x.state, x.previous]), ...[...byId.values()].map((c) => c.next)]) for (const p of s?.participants ?? []) uids.add(p.uid);
-    const codes = await this.codes(appPk, ids, [...uids]);
+    const [codes, linked] = await Promise.all([
+      this.codes(appPk, ids, [...uids]),
+      this.linked(appPk, [...byId.values()].filter((c) => c.next).map((c) => c.sessionId)),
+    ]);
     const completed = await this.verify(appPk, found, codes);
 
     const perShard = this.shards.map(() => ({ raw: [] as Array<Record<string, unknown>>, calls: [] as Array<Record<string, unknown>>, participants: [] as Array<Record<string, unknown>> }));
@@ -400,7 +422,8 @@ export class CallWriterV2 {
       }
       const previous = s && !s.deleted ? s.state : undefined;
       if (!previous && !c.next) continue; // a delete of a call never written
-      const next = c.next ? { ...c.next, version: c.version } : undefined;
+      // has_link from the links stored now, whatever the caller sent: a re-sync keeps the flag, a link that came before its call sets it.
+      const next = c.next ? { ...c.next, version: c.version, hasLink: linked.has(c.sessionId) } : undefined;
       const rows = changeRowsV2(previous, next, codes);
       const shard = perShard[codes.shardOf(c.sessionId)];
       shard.raw.push(callRawRow(appPk, c.sessionId, c.version, previous, next, c.raw ?? null));

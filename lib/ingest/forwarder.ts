@@ -24,6 +24,18 @@ import { countBucket, isObject, triggerCategory } from "../platform/webhook-enve
  *   Sync page and /api/health.
  */
 
+/**
+ * Thrown by a target that cannot write a batch yet for a reason that is not a failure (the
+ * calls' link flags wait for a running sync's lease): the batch stays in the backlog and is
+ * tried again after the first back-off pause, without counting as a failure.
+ */
+export class ForwardDeferred extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ForwardDeferred";
+  }
+}
+
 export type ForwardStream = "deliveries" | "recordings" | "client_sessions";
 const STREAMS: readonly ForwardStream[] = ["deliveries", "recordings", "client_sessions"];
 
@@ -117,6 +129,7 @@ export class Forwarder {
     count: Statement<[number, number, string], number>;
     success: Statement<[string, number, number, number, number]>;
     failure: Statement<[string, string, number, number]>;
+    defer: Statement<[string, number]>;
   };
   private readonly batchRows: number;
   private readonly batchBytes: number;
@@ -165,6 +178,10 @@ export class Forwarder {
         `INSERT INTO clickhouse_forwarding (stream, failures, last_error, last_attempt_ms, next_attempt_ms) VALUES (?, 1, ?, ?, ?)
          ON CONFLICT (stream) DO UPDATE SET failures = failures + 1, last_error = excluded.last_error,
            last_attempt_ms = excluded.last_attempt_ms, next_attempt_ms = excluded.next_attempt_ms`,
+      ),
+      defer: sqlite.prepare(
+        `INSERT INTO clickhouse_forwarding (stream, next_attempt_ms) VALUES (?, ?)
+         ON CONFLICT (stream) DO UPDATE SET next_attempt_ms = excluded.next_attempt_ms`,
       ),
     };
   }
@@ -291,7 +308,15 @@ export class Forwarder {
       duration: r.duration, startTime: r.start_time, receivedMs: r.received_ms,
     }));
     if (rows.length === 0) return 0;
-    await this.attempt("recordings", rows.at(-1)!.pk, rows.length, () => this.target.writeRecordings(rows));
+    try {
+      await this.attempt("recordings", rows.at(-1)!.pk, rows.length, () => this.target.writeRecordings(rows));
+    } catch (err) {
+      if (!(err instanceof ForwardDeferred)) throw err;
+      // Not a failure: the batch is tried again after a pause (run's retryDueInMs); nothing moved.
+      this.st.defer.run("recordings", Date.now() + this.minBackoffMs);
+      this.log.info({ stream: "recordings", retryInMs: this.minBackoffMs, reason: err.message }, "forwarding deferred");
+      return 0;
+    }
     return rows.length;
   }
 
@@ -308,6 +333,7 @@ export class Forwarder {
     try {
       await write();
     } catch (err) {
+      if (err instanceof ForwardDeferred) throw err;
       const failures = (this.st.cursor.get(stream)?.failures ?? 0) + 1;
       const wait = backoffMs(failures, this.minBackoffMs, this.maxBackoffMs);
       const message = (err instanceof Error ? err.message : String(err)).slice(0, 500);

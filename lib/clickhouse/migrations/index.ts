@@ -5,6 +5,7 @@ import { migration0003 } from "./0003_client_sessions";
 import { migration0004 } from "./0004_call_arrival";
 import { migration0005 } from "./0005_schema_v2";
 import { migration0006 } from "./0006_calls_session_code";
+import { migration0007 } from "./0007_calls_has_link";
 import { V2_TABLES } from "../schema-v2";
 
 /**
@@ -21,7 +22,7 @@ export interface Migration {
   statements: (p: Placement, onCluster: boolean) => MigrationStatement[];
 }
 
-export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003, migration0004, migration0005, migration0006];
+export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003, migration0004, migration0005, migration0006, migration0007];
 
 /** The tables the migrations create (each host's local ones, in a cluster): what `/api/health` looks for on every shard. */
 export const MIGRATED_TABLES: readonly string[] = [...FACT_TABLES, COPY_CHECKPOINTS, CLIENT_SESSIONS, ...V2_TABLES].map((t) => t.name);

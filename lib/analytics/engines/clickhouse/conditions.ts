@@ -78,11 +78,12 @@ export const CALL_KEY_OF = (sessionId: string, appPk: string): string => `(${SES
  */
 export const STATE_KEY = "(session_code + app_pk + version * 1000003)";
 
-/** 1 when the call has a recording: the platform's flag, or a recording webhook (co-sharded: evaluated shard by shard). */
-export function hasRecordingSql(t: Tables, pks: readonly number[]): Sql {
-  if (pks.length === 0) return raw("platform_has_recording");
-  return sql`(platform_has_recording = 1 OR ${raw(CALL_KEY)} IN (SELECT ${raw(CALL_KEY_OF("session_id", "app_pk"))} FROM ${t.recordingsLocal} FINAL WHERE deleted = 0 AND app_pk IN ${pks}))`;
-}
+/**
+ * 1 when the call has a recording: the platform's flag, or a recording webhook's link
+ * (`has_link`, stored in the call's state by its writers: lib/clickhouse/link-flags.ts).
+ * A column of calls_v2 and of the calls pre-aggregates alike.
+ */
+export const HAS_RECORDING = "(platform_has_recording = 1 OR has_link = 1)";
 
 /**
  * The live rows among the matching ones: +1 rows not cancelled (by STATE_KEY). The cancel rows are few
@@ -115,7 +116,7 @@ export function callConditions(t: Tables, f: Filters, pks: readonly number[], op
   if (f.mode !== undefined) out.push(closedCondition("mode", f.mode));
   if (f.status !== undefined) out.push(closedCondition("status", f.status));
   if (f.receiverType !== undefined) out.push(closedCondition("receiver_type", f.receiverType));
-  if (f.hasRecording !== undefined) out.push(sql`${hasRecordingSql(t, pks)} = ${f.hasRecording}`);
+  if (f.hasRecording !== undefined) out.push(sql`${raw(HAS_RECORDING)} = ${f.hasRecording}`);
   if (f.participantsCount !== undefined) out.push(sql`total_participants = ${f.participantsCount}`);
   if (f.uid !== undefined) out.push(listsUidSql(t, f, f.uid, pks));
   out.push(...runningHoursConditions(f));

@@ -7,7 +7,7 @@ import type { Scope } from "@/lib/analytics/scope";
 import { readCallClients } from "@/lib/analytics/clients";
 import { readCallEvents } from "@/lib/ingest/call-events";
 import { appScope, tablesOf, type AppScope, type ChContext, type Tables } from "../context";
-import { CLOSED_VALUES, fromLiveCalls, fromSignedCalls, hasRecordingSql, START } from "../conditions";
+import { CLOSED_VALUES, fromLiveCalls, fromSignedCalls, HAS_RECORDING, START } from "../conditions";
 import { callKey, linksPerCall } from "./recording-status";
 import { ARRIVAL_ORDER, minutes } from "./shared";
 
@@ -27,10 +27,10 @@ import { ARRIVAL_ORDER, minutes } from "./shared";
  * hasRecording is the platform's flag alone, the caller adding the links it reads for the
  * rows themselves (a page's 50: looking them up by key instead of building every link's set).
  */
-function listColumns(t: Tables, pks: readonly number[], flagOnly = false): Sql {
+function listColumns(flagOnly = false): Sql {
   return sql`app_pk AS appPk, session_id AS sessionId, ${raw(CLOSED_VALUES)}, initiator, receiver,
     initiated_at AS initiatedAt, started_at AS startedAt, ended_at AS endedAt, ${raw(START)} AS startAt,
-    ${flagOnly ? raw("platform_has_recording") : hasRecordingSql(t, pks)} AS hasRecording, platform_has_recording AS flagged, total_audio_minutes_x1000 AS audioX1000, total_video_minutes_x1000 AS videoX1000,
+    ${raw(flagOnly ? "platform_has_recording" : HAS_RECORDING)} AS hasRecording, platform_has_recording AS flagged, total_audio_minutes_x1000 AS audioX1000, total_video_minutes_x1000 AS videoX1000,
     total_duration_minutes_x1000 AS durationX1000, duration_seconds AS durationSeconds, total_participants AS totalParticipants`;
 }
 
@@ -125,7 +125,7 @@ async function pageWindow(ctx: ChContext, t: Tables, f: Filters, pks: readonly n
  */
 async function pageRows(ctx: ChContext, t: Tables, f: Filters, pks: readonly number[], offset: number, signal?: AbortSignal): Promise<ListRowRaw[]> {
   if (f.sort === "start") {
-    return ctx.ch.rows<ListRowRaw>(sql`SELECT ${listColumns(t, pks, true)} ${fromLiveCalls(t, f, pks)} ${orderBy(f)} LIMIT ${offset}, ${f.perPage}`.text, signal);
+    return ctx.ch.rows<ListRowRaw>(sql`SELECT ${listColumns(true)} ${fromLiveCalls(t, f, pks)} ${orderBy(f)} LIMIT ${offset}, ${f.perPage}`.text, signal);
   }
   // (Aliases never name a column: an alias stands for its column in WHERE.)
   const keys = await ctx.ch.rows<{ appPk: number; sessionId: string; stateVersion: string; startAt: number }>(
@@ -135,7 +135,7 @@ async function pageRows(ctx: ChContext, t: Tables, f: Filters, pks: readonly num
   );
   if (keys.length === 0) return [];
   const rows = await ctx.ch.rows<ListRowRaw & { stateVersion: string }>(
-    sql`SELECT ${listColumns(t, pks, true)}, toString(version) AS stateVersion FROM ${t.calls}
+    sql`SELECT ${listColumns(true)}, toString(version) AS stateVersion FROM ${t.calls}
       WHERE app_pk IN ${[...new Set(keys.map((k) => k.appPk))]} AND start_at IN (${join([...new Set(keys.map((k) => k.startAt))].map((s) => sql`toDateTime(${s})`), ", ")})
         AND sign = 1 AND (app_pk, session_id, toString(version)) IN (${join(keys.map((k) => sql`(${k.appPk}, ${k.sessionId}, ${k.stateVersion})`), ", ")})`.text,
     signal,
@@ -177,7 +177,7 @@ const CSV_BATCH = 2048;
 export function callsCsvBatches(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): AsyncIterable<unknown[][]> {
   const apps = appScope(ctx, f, scope);
   const t = tablesOf(ctx.ch);
-  const query = sql`SELECT ${listColumns(t, apps.pks)} ${fromLiveCalls(t, f, apps.pks)} ${orderBy(f)}`.text;
+  const query = sql`SELECT ${listColumns()} ${fromLiveCalls(t, f, apps.pks)} ${orderBy(f)}`.text;
   return (async function* () {
     let batch: unknown[][] = [];
     for await (const r of ctx.ch.stream<ListRowRaw>(query, signal)) {
@@ -244,7 +244,7 @@ export async function getCall(ctx: ChContext, ref: { app: string; sessionId: str
   const t = tablesOf(ctx.ch);
   const key = sql`app_pk = ${app.pk} AND session_id = ${ref.sessionId}`;
   const [versions, recordings, raws] = await Promise.all([
-    ctx.ch.rows<DetailRaw>(sql`SELECT sign, version, ${listColumns(t, [app.pk])} FROM ${t.calls} WHERE ${key}`.text, signal),
+    ctx.ch.rows<DetailRaw>(sql`SELECT sign, version, ${listColumns()} FROM ${t.calls} WHERE ${key}`.text, signal),
     ctx.ch.rows<CallDetail["recordings"][number]>(
       sql`SELECT recording_url AS recordingUrl, recording_date AS recordingDate, duration, start_time AS startTime, received_ms AS receivedMs
       FROM ${t.recordings} FINAL WHERE ${key} AND deleted = 0 ORDER BY start_time ASC NULLS FIRST, received_ms ASC, recording_url ASC`.text,

@@ -7,7 +7,8 @@ import {
 } from "@/lib/analytics/report-types";
 import type { Scope } from "@/lib/analytics/scope";
 import { appScope, tablesOf, type ChContext } from "../context";
-import { CLOSED_VALUES, fromSignedCalls, hasRecordingSql, withClosedValues } from "../conditions";
+import { CLOSED_VALUES, fromSignedCalls, HAS_RECORDING, withClosedValues } from "../conditions";
+import { callSumsSql } from "./call-sums";
 import { minutes } from "./shared";
 import { callsPerParticipantQuery } from "./usage";
 
@@ -36,13 +37,12 @@ interface CubeRow {
 async function cubeOf(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal, splitAt?: number): Promise<CubeRow[]> {
   const apps = appScope(ctx, f, scope);
   const t = tablesOf(ctx.ch);
-  const before = splitAt === undefined ? raw("toUInt8(0)") : sql`toUInt8(start_at < toDateTime(${splitAt}))`;
-  // Signed sums: a combination whose calls all cancelled sums to 0 and is left out (a breakdown lists `other` only when some call has one).
+  // Signed sums (the pre-aggregate's whole months and the signed rows around them: call-sums.ts): a combination whose
+  // calls all cancelled sums to 0 and is left out (a breakdown lists `other` only when some call has one).
   const rows = await ctx.ch.rows<CubeRow & { callType: string | null; callMode: string | null; callStatus: string | null }>(
-    sql`SELECT ${raw(CLOSED_VALUES)}, ${hasRecordingSql(t, apps.pks)} AS hasRecording, ${before} AS before, sum(sign) AS calls,
-        sum(sign * total_audio_minutes_x1000) AS audioX1000, sum(sign * total_video_minutes_x1000) AS videoX1000, sum(sign * duration_seconds) AS durS,
-        sum(sign * total_participants) AS parts
-      ${fromSignedCalls(t, f, apps.pks)} GROUP BY callType, callMode, callStatus, receiverType, hasRecording, before HAVING calls != 0`.text,
+    sql`SELECT ${raw(CLOSED_VALUES)}, ${raw(HAS_RECORDING)} AS hasRecording, before, sum(c) AS calls,
+        sum(ax) AS audioX1000, sum(vx) AS videoX1000, sum(ds) AS durS, sum(c * total_participants) AS parts
+      FROM (${callSumsSql(t, f, apps.pks, splitAt)}) GROUP BY callType, callMode, callStatus, receiverType, hasRecording, before HAVING calls != 0`.text,
     signal,
   );
   return rows.map(withClosedValues);

@@ -3,7 +3,8 @@ import type { Filters } from "@/lib/analytics/filters";
 import { pageOf, type AwaitingRecordingRow, type Page, type RecordingSummary } from "@/lib/analytics/report-types";
 import type { Scope } from "@/lib/analytics/scope";
 import { appScope, tablesOf, type AppScope, type ChContext, type Tables } from "../context";
-import { CALL_KEY, CALL_KEY_OF, CLOSED_VALUES, fromLiveCalls, fromSignedCalls, matchingCallKeysLocal, START } from "../conditions";
+import { CLOSED_VALUES, fromLiveCalls, matchingCallKeysLocal, START } from "../conditions";
+import { callSumsSql } from "./call-sums";
 import { filters } from "@/lib/analytics/filters";
 import { hasCallFilters, RECORDING_TIME } from "./recordings";
 import { ARRIVAL_ORDER } from "./shared";
@@ -16,23 +17,22 @@ import { ARRIVAL_ORDER } from "./shared";
  * link" is an IN over the shard's own recordings, evaluated shard by shard.
  */
 
-/** 1 when a link was received for the call (a recording row for its session). */
-function hasLinkSql(t: Tables, pks: readonly number[]): Sql {
-  return sql`(${raw(CALL_KEY)} IN (SELECT ${raw(CALL_KEY_OF("session_id", "app_pk"))} FROM ${t.recordingsLocal} FINAL WHERE deleted = 0 AND app_pk IN ${pks}))`;
-}
+/** 1 when a link was received for the call: the flag its writers keep in its state (calls_v2.has_link; lib/clickhouse/link-flags.ts). */
+const HAS_LINK = raw("has_link = 1");
 
 export async function getRecordingSummary(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<RecordingSummary> {
   const apps = appScope(ctx, f, scope);
   const t = tablesOf(ctx.ch);
   const none: RecordingSummary = { flagged: 0, withLink: 0, awaiting: 0, linkNotFlagged: 0, links: 0, linksForUnsyncedCalls: 0 };
   if (apps.pks.length === 0) return none;
-  const link = hasLinkSql(t, apps.pks);
+  const link = HAS_LINK;
   const matching = matchingCallKeysLocal(t, f, apps.pks);
   const [calls, links, unsynced] = await Promise.all([
+    // The pre-aggregate's whole months and the signed rows around them (call-sums.ts).
     ctx.ch.rows<{ flagged: number; awaiting: number; withLink: number; notFlagged: number }>(
-      sql`SELECT sumIf(sign, platform_has_recording = 1) AS flagged, sumIf(sign, platform_has_recording = 1 AND NOT ${link}) AS awaiting,
-          sumIf(sign, ${link}) AS withLink, sumIf(sign, platform_has_recording = 0 AND ${link}) AS notFlagged
-        ${fromSignedCalls(t, f, apps.pks)}`.text,
+      sql`SELECT sumIf(c, platform_has_recording = 1) AS flagged, sumIf(c, platform_has_recording = 1 AND NOT ${link}) AS awaiting,
+          sumIf(c, ${link}) AS withLink, sumIf(c, platform_has_recording = 0 AND ${link}) AS notFlagged
+        FROM (${callSumsSql(t, f, apps.pks)})`.text,
       signal,
     ),
     // Every link of a matching call (its recordings: co-sharded, the call looked up on the recording's shard).
@@ -70,7 +70,7 @@ const AWAITING_COLUMNS = `app_pk AS appPk, session_id AS sessionId, ${CLOSED_VAL
 /** Flagged calls without a link, newest first (ties: latest arrival first, as the in-memory engine's pk; calls.ts ARRIVAL_ORDER). */
 function awaitingQuery(t: Tables, f: Filters, pks: readonly number[]): Sql {
   if (pks.length === 0) return sql`SELECT ${raw(AWAITING_COLUMNS)} FROM ${t.calls} WHERE 0`;
-  return sql`SELECT ${raw(AWAITING_COLUMNS)} ${fromLiveCalls(t, f, pks)} AND platform_has_recording = 1 AND NOT ${hasLinkSql(t, pks)}`;
+  return sql`SELECT ${raw(AWAITING_COLUMNS)} ${fromLiveCalls(t, f, pks)} AND platform_has_recording = 1 AND NOT ${HAS_LINK}`;
 }
 
 const AWAITING_ORDER = raw(`ORDER BY start_at DESC, ${ARRIVAL_ORDER("DESC")}`);

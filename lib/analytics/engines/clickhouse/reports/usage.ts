@@ -4,7 +4,8 @@ import { pageOf, round3, type AppUsageRow, type DailyUsageRow, type Page, type P
 import type { Scope } from "@/lib/analytics/scope";
 import { dayNumberToDate, localDayNumber, offsetSegments, offsetSql } from "@/lib/time/tz";
 import { appScope, tablesOf, type ChContext } from "../context";
-import { callConditions, fromSignedCalls, hasCallDimensions, hasRecordingSql, START, STATE_KEY, timeConditions } from "../conditions";
+import { callConditions, fromSignedCalls, hasCallDimensions, HAS_RECORDING, START, STATE_KEY, timeConditions } from "../conditions";
+import { callSumsSql } from "./call-sums";
 import { minutes } from "./shared";
 
 /** The participants, apps and daily reports. */
@@ -209,9 +210,8 @@ export async function getAppUsage(ctx: ChContext, f: Filters, scope: Scope, sign
   const t = tablesOf(ctx.ch);
   const [rows, people] = await Promise.all([
     ctx.ch.rows<{ appPk: number; calls: number; audioX1000: number; videoX1000: number; recordings: number }>(
-      sql`SELECT app_pk AS appPk, sum(sign) AS calls, sum(sign * total_audio_minutes_x1000) AS audioX1000, sum(sign * total_video_minutes_x1000) AS videoX1000,
-          sum(sign * ${hasRecordingSql(t, apps.pks)}) AS recordings
-        ${fromSignedCalls(t, f, apps.pks)} GROUP BY app_pk`.text,
+      sql`SELECT app_pk AS appPk, sum(c) AS calls, sum(ax) AS audioX1000, sum(vx) AS videoX1000, sum(c * ${raw(HAS_RECORDING)}) AS recordings
+        FROM (${callSumsSql(t, f, apps.pks)}) GROUP BY app_pk`.text,
       signal,
     ),
     ctx.ch.rows<{ appPk: number; participants: number }>(

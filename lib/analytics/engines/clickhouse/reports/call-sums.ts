@@ -1,0 +1,102 @@
+import { and, raw, sql, type Sql } from "@/lib/clickhouse";
+import type { Filters } from "@/lib/analytics/filters";
+import { hasRunningHours } from "@/lib/analytics/running-hours";
+import type { Tables } from "../context";
+import { callConditions } from "../conditions";
+
+/**
+ * Sums of the matching calls per combination of the pre-aggregates' dimensions, read from
+ * `calls_by_month` for the whole months of the range and from the signed rows for the
+ * rest (docs/decisions/0034-clickhouse-schema-v2.md, "A stored link flag; reports read the
+ * pre-aggregates (session 16)"). What the totals, breakdowns, apps and recording summary sum.
+ *
+ * A subquery with one row per (pre-aggregated month, or signed row) and the columns:
+ * the dimensions as calls_v2 names them (app_pk, the closed sets and their `_other`,
+ * platform_has_recording, has_link, total_participants), `before` (1 in the piece before
+ * `splitAt`), and the signed sums `c` (calls), `ax`, `vx` (audio, video minutes × 1000),
+ * `ds` (duration seconds; `before` is materialized: 18.16 refuses a constant column in one part
+ * of a UNION ALL and not in another). Sum them, and leave out groups whose `c` sums to 0, as the signed rows.
+ *
+ * Exact in any zone: a month is read from the pre-aggregate only when it lies whole in the
+ * range, and the month bounds are computed by ClickHouse with the same `toStartOfMonth` the
+ * view used, on each shard (the server's time zone); every other matching row is read from
+ * the signed rows, bounded by the key to the range's partial first and last months. A range
+ * of whole months, or all time, reads hundreds of pre-aggregate rows plus its two edges.
+ * Filters the pre-aggregate cannot answer (uid, weekday/hour) read the signed rows alone.
+ */
+
+/** The dimension columns, as both sources hold them. */
+const DIMENSIONS = "app_pk, type, type_other, mode, mode_other, status, status_other, receiver_type, receiver_type_other, platform_has_recording, has_link, total_participants";
+
+/** The largest second a DateTime holds (a bound past it reads the signed rows). */
+const MAX_DATETIME = 4_294_967_295;
+
+/** Whether the pre-aggregate answers `f`'s filters (every one a dimension of it) and its range fits a DateTime. */
+function preAggregated(f: Filters): boolean {
+  const fits = (x: number | undefined) => x === undefined || (Number.isInteger(x) && x >= 0 && x <= MAX_DATETIME);
+  return f.uid === undefined && !hasRunningHours(f) && fits(f.from) && fits(f.to);
+}
+
+/** The first UTC month start at or after `s` (epoch seconds). */
+function utcMonthAtOrAfter(s: number): number {
+  const d = new Date(s * 1000);
+  const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) / 1000;
+  return start === s ? s : Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) / 1000;
+}
+
+/** A day: more than any zone's distance from UTC (14 hours), so a zone's month starts within it of UTC's. */
+const EDGE_MARGIN = 86_400;
+
+/**
+ * Whether [from, to) may hold a whole month of the server's zone: some UTC month lies in it
+ * widened by EDGE_MARGIN on each side. When not (the last 30 days, a week), the signed rows
+ * alone answer, without the month bounds.
+ */
+function mayHoldWholeMonth(from: number | undefined, to: number | undefined): boolean {
+  if (from === undefined || to === undefined) return true;
+  const first = utcMonthAtOrAfter(Math.max(0, from - EDGE_MARGIN));
+  const d = new Date(first * 1000);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) / 1000 <= to + EDGE_MARGIN;
+}
+
+/**
+ * The whole months of [from, to) in the server's zone, as constant SQL the server folds
+ * once (on each shard: its zone, as its view's `toStartOfMonth`): `first`, the first month
+ * starting at or after `from`, and `end`, the start of the month holding `to` (the months
+ * [first, end) are whole; none when first ≥ end). Absent bound: unbounded on that side.
+ */
+function wholeMonths(from: number | undefined, to: number | undefined): { first?: string; end?: string } {
+  return {
+    first: from === undefined ? undefined : `addMonths(toStartOfMonth(toDateTime(${Math.max(0, from - 1)})), 1)`,
+    end: to === undefined ? undefined : `toStartOfMonth(toDateTime(${to}))`,
+  };
+}
+
+/** One piece [from, to) of the range: its whole months from calls_by_month, the rest from the signed rows. */
+function pieceSql(t: Tables, f: Filters, pks: readonly number[], from: number | undefined, to: number | undefined, before: 0 | 1): Sql {
+  const piece: Filters = { ...f, from, to };
+  const rowsSelect = sql`SELECT ${raw(DIMENSIONS)}, materialize(toUInt8(${before})) AS before, toInt64(sign) AS c, toInt64(sign) * total_audio_minutes_x1000 AS ax,
+    toInt64(sign) * total_video_minutes_x1000 AS vx, toInt64(sign) * duration_seconds AS ds FROM ${t.calls}`;
+  if (!mayHoldWholeMonth(from, to)) return sql`${rowsSelect} WHERE ${and(callConditions(t, piece, pks))}`;
+  const m = wholeMonths(from, to);
+  const inMonths = [m.first && `month >= ${m.first}`, m.end && `month < ${m.end}`].filter((x): x is string => !!x).map((x) => raw(x));
+  const months = sql`SELECT ${raw(DIMENSIONS)}, materialize(toUInt8(${before})) AS before, calls AS c, total_audio_minutes_x1000 AS ax, total_video_minutes_x1000 AS vx,
+      duration_seconds AS ds FROM ${t.callsByMonth} WHERE ${and([...callConditions(t, piece, pks, { ignoreTime: true }), ...inMonths])}`;
+  // The rows outside the whole months: before the first, from the end on (with first ≥ end, every row of the range). Bounds the key can use.
+  const outside = [m.first && `start_at < toDateTime(${m.first})`, m.end && `start_at >= toDateTime(${m.end})`].filter((x): x is string => !!x);
+  if (outside.length === 0) return months; // all time: the pre-aggregate alone
+  return sql`${months} UNION ALL ${rowsSelect} WHERE ${and([...callConditions(t, piece, pks), raw(`(${outside.join(" OR ")})`)])}`;
+}
+
+/** The subquery of sums (see above) over the matching calls of `pks`; with `splitAt`, the pieces before and from it apart. */
+export function callSumsSql(t: Tables, f: Filters, pks: readonly number[], splitAt?: number): Sql {
+  if (pks.length === 0) return sql`SELECT ${raw(DIMENSIONS)}, materialize(toUInt8(0)) AS before, toInt64(sign) AS c, toInt64(0) AS ax, toInt64(0) AS vx, toInt64(0) AS ds FROM ${t.calls} WHERE 0`;
+  if (!preAggregated(f)) {
+    // The signed rows alone, split by start (a weekday/hour filter widens the starts it reads: its from/to bound the hours, not the starts).
+    const before = splitAt === undefined ? raw("materialize(toUInt8(0))") : sql`toUInt8(start_at < toDateTime(${splitAt}))`;
+    return sql`SELECT ${raw(DIMENSIONS)}, ${before} AS before, toInt64(sign) AS c, toInt64(sign) * total_audio_minutes_x1000 AS ax,
+      toInt64(sign) * total_video_minutes_x1000 AS vx, toInt64(sign) * duration_seconds AS ds FROM ${t.calls} WHERE ${and(callConditions(t, f, pks))}`;
+  }
+  if (splitAt === undefined) return pieceSql(t, f, pks, f.from, f.to, 0);
+  return sql`${pieceSql(t, f, pks, f.from, splitAt, 1)} UNION ALL ${pieceSql(t, f, pks, splitAt, f.to, 0)}`;
+}
