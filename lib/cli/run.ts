@@ -1,14 +1,19 @@
 import { CommanderError } from "commander";
 import { closeDb } from "@/db/client";
-import { EnvError } from "@/lib/config/env";
+import { closePostgresState, prepareState } from "@/db";
+import { env, EnvError } from "@/lib/config/env";
 
 /**
  * Runs a CLI action: a known error prints one clear line and exits 1; the database is
- * closed either way so WAL checkpoints happen.
+ * closed either way so WAL checkpoints happen. With DATABASE_URL the Postgres state is
+ * migrated first (under its advisory lock, as a server does at start), so a command on a
+ * fresh Postgres works and one that cannot reach it names the redacted address; its pool
+ * is closed at the end so the command exits at once.
  */
 export async function runCli(action: () => Promise<number | void> | number | void): Promise<void> {
   let code = 0;
   try {
+    if (env().DATABASE_URL !== undefined) await prepareState();
     code = (await action()) ?? 0;
   } catch (error) {
     code = 1;
@@ -17,6 +22,7 @@ export async function runCli(action: () => Promise<number | void> | number | voi
     else console.error(`error: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
     closeDb();
+    await closePostgresState();
   }
   process.exitCode = code;
 }

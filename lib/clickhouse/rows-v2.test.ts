@@ -3,7 +3,7 @@ import { callRawRow, changeRowsV2, stateOfCallRaw, summedState, type CallStateV2
 
 const state = (version: number, more: Partial<CallStateV2> = {}): CallStateV2 => ({
   appPk: 3, sessionId: "s-1", version, startAt: 1_767_225_600, type: "video", mode: "meet", status: "ended", receiverType: null,
-  platformHasRecording: true, audioX1000: 1_250, videoX1000: 9_000, durationX1000: 10_250, durationSeconds: 615, totalParticipants: 3,
+  platformHasRecording: true, hasLink: false, audioX1000: 1_250, videoX1000: 9_000, durationX1000: 10_250, durationSeconds: 615, totalParticipants: 3,
   initiatedAt: 1_767_225_590, startedAt: 1_767_225_600, endedAt: 1_767_226_215, initiator: "ann", receiver: "team", mid: "m-1",
   firstSeenMs: 11, arrival: 7, source: "sync", contentHash: "h1",
   participants: [
@@ -20,6 +20,8 @@ describe("schema v2 rows", () => {
     const row = callRawRow(3, "s-1", 5, undefined, s, '{"sessionId":"s-1"}');
     expect(row).toMatchObject({ deleted: 0, previous: "", raw: '{"sessionId":"s-1"}', p_device_id: ["d-1", null], total_participants: 3 });
     expect(stateOfCallRaw(row)).toEqual(s);
+    const linked = state(5, { hasLink: true });
+    expect(stateOfCallRaw(callRawRow(3, "s-1", 5, undefined, linked, null))).toEqual(linked);
     const gone = callRawRow(3, "s-1", 6, s, undefined, null);
     expect(gone).toMatchObject({ deleted: 1, source: "deleted" });
     expect(stateOfCallRaw(gone)).toBeUndefined();

@@ -83,10 +83,11 @@ describe("a server or command given DATABASE_URL", () => {
     ["npm start", "scripts/server.ts", []],
     ["npm run users -- list", "scripts/users.ts", ["list"]],
     ["npm run sync", "scripts/sync.ts", []],
-  ])("%s refuses, naming what is not yet supported, instead of keeping its state in a SQLite file of its own", async (_name, file, args) => {
-    const result = await script(file, args, { DATABASE_URL: url, CLICKHOUSE_URL: clickhouse, PORT: "1" });
+  ])("%s with Postgres unreachable exits 1 naming the redacted address, never the password, and keeps no SQLite file of its own", async (_name, file, args) => {
+    const result = await script(file, args, { DATABASE_URL: url, CLICKHOUSE_URL: clickhouse, PORT: "1", DATABASE_PATH: "/nonexistent-dir/callboard.db" });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain("serving Callboard's state from Postgres is not yet supported");
+    expect(result.stderr).toContain("Postgres at postgres://callboard:***@pg.example.internal:5433/callboard cannot be reached");
     expect(result.stderr + result.stdout).not.toContain(secret);
+    expect(result.stderr + result.stdout).not.toContain(encodeURIComponent(secret));
   });
 });

@@ -161,4 +161,31 @@ describe.skipIf(POSTGRES_SKIP_REASON)("copying Callboard's state from SQLite int
       await client.end();
     }
   });
+  it("the CLIs over DATABASE_URL migrate a fresh Postgres, then add and list the users and tokens every server shares", async () => {
+    const url = await server.createDatabase("cli_state");
+    const run = promisify(execFile);
+    const cli = (file: string, ...args: string[]) =>
+      run(process.execPath, ["--import", "tsx", file, ...args], {
+        env: { ...process.env, DATABASE_URL: url, CLICKHOUSE_URL: "http://default:x@127.0.0.1:1/callboard", AUTH_SECRET: "s".repeat(32), LOG_LEVEL: "silent" },
+      });
+    await cli("scripts/users.ts", "add", "--email", "ops@example.com", "--password", "correct horse battery", "--role", "admin");
+    const users = JSON.parse((await cli("scripts/users.ts", "list", "--json")).stdout) as Array<{ email: string; role: string }>;
+    expect(users.map((u) => [u.email, u.role])).toEqual([["ops@example.com", "admin"]]);
+    const created = await cli("scripts/tokens.ts", "create", "--email", "ops@example.com", "--name", "ci");
+    const token = created.stdout.trim();
+    expect(token.length).toBeGreaterThan(20);
+    const tokens = JSON.parse((await cli("scripts/tokens.ts", "list", "--json")).stdout) as Array<{ id: string; name: string }>;
+    expect(tokens.map((t) => t.name)).toEqual(["ci"]);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      expect((await client.query("SELECT email FROM users")).rows).toEqual([{ email: "ops@example.com" }]);
+      // What a server reads is what the command wrote: the token row is there, its secret part is not.
+      const stored = JSON.stringify((await client.query("SELECT * FROM api_tokens")).rows);
+      expect(stored).not.toContain(token);
+    } finally {
+      await client.end();
+    }
+    expect(created.stderr + created.stdout).not.toContain(server.password);
+  });
 });
