@@ -4,23 +4,24 @@ import { pageOf, round3, type AppUsageRow, type DailyUsageRow, type Page, type P
 import type { Scope } from "@/lib/analytics/scope";
 import { dayNumberToDate, localDayNumber, offsetSegments, offsetSql } from "@/lib/time/tz";
 import { appScope, tablesOf, type ChContext } from "../context";
-import { callConditions, fromSignedCalls, hasCallDimensions, hasRecordingSql, START, STATE_KEY, timeConditions } from "../conditions";
+import { callConditions, copiedDimensionConditions, fromSignedCalls, hasRecordingSql, needsCallLookup, START, STATE_KEY, timeConditions } from "../conditions";
 import { minutes } from "./shared";
 
 /** The participants, apps and daily reports. */
 
 /**
  * The conditions on participant rows (`participants_v2`: signed like the calls, a cancel
- * row per replaced row) of the matching calls: the apps and start range asked, and — when
- * the filters name call dimensions (type, uid, …) — the call states that match them
- * (looked up on the shard's own calls: co-sharded; participant rows name their call by its
- * session code; a cancelled state's rows and their cancel rows both match, and cancel out).
- * `person`: only the uids containing the search (personCondition).
+ * row per replaced row) of the matching calls: the apps and start range asked, the call
+ * dimensions the rows carry (copiedDimensionConditions: type, mode, status, receiver type,
+ * participant count), and — when the filters name what they do not (needsCallLookup:
+ * hasRecording, uid, weekday/hour) — the call states that match, looked up on the shard's
+ * own calls (co-sharded; a cancelled state's rows and their cancel rows both match, and
+ * cancel out). `person`: only the uids containing the search (personCondition).
  */
 function participantConditions(ctx: ChContext, f: Filters, pks: readonly number[], options: { person?: boolean }): Sql[] {
   const t = tablesOf(ctx.ch);
-  const conds = [sql`app_pk IN ${pks}`, ...timeConditions(f)];
-  if (hasCallDimensions(f)) {
+  const conds = [sql`app_pk IN ${pks}`, ...timeConditions(f), ...copiedDimensionConditions(f)];
+  if (needsCallLookup(f)) {
     conds.push(sql`${raw(STATE_KEY)} IN (SELECT ${raw(STATE_KEY)} FROM ${t.callsLocal} WHERE ${and(callConditions(t, f, pks))} AND sign = 1)`);
   }
   if (options.person) conds.push(...personCondition(ctx, f, pks));
@@ -29,47 +30,22 @@ function participantConditions(ctx: ChContext, f: Filters, pks: readonly number[
 
 /**
  * Every signed participant row of the matching calls (state and cancel rows alike): what
- * signed sums read. Per (app, uid), `sum(sign × first_of_uid)` is the number of live calls
- * listing the uid (each call state has one first row per uid; a cancelled state's and its
- * cancel row's add up to nothing), so `HAVING calls > 0` keeps exactly the participants
- * the live rows name — without looking the cancel rows up (fromLiveParticipants).
+ * every participants figure sums. Per (app, uid), `sum(sign × first_of_uid)` is the number
+ * of live calls listing the uid (each call state has one first row per uid; a cancelled
+ * state's and its cancel row's add up to nothing), so `HAVING calls > 0` keeps exactly the
+ * participants the live states name, with no lookup of the cancel rows; the same with
+ * `first_joined_of_uid` / `first_unanswered_of_uid` gives the distinct calls joined / left
+ * unanswered. `uidCodes`: only these participants (one page's).
  */
-function fromSignedParticipants(ctx: ChContext, f: Filters, pks: readonly number[], options: { person?: boolean } = {}): Sql {
-  const t = tablesOf(ctx.ch);
-  if (pks.length === 0) return sql`FROM ${t.participants} WHERE 0`;
-  return sql`FROM ${t.participants} WHERE ${and(participantConditions(ctx, f, pks, options))}`;
-}
-
-/**
- * One UInt64 naming a participant row of a call state (STATE_KEY and its seq): a set of
- * single integers is built and probed several times faster than one of 4-tuples. For a
- * given call, two (version, seq) pairs share it with the odds of a 64-bit collision.
- */
-const ROW_KEY = `(${STATE_KEY} + seq * 1000000007)`;
-
-/** Live calls of a participant among signed rows: the aggregate HAVING tests. */
-const LIVE_CALLS = "sum(sign * first_of_uid)";
-
-/**
- * The live participant rows of the matching calls: +1 rows not cancelled (the cancel rows,
- * few, looked up on the shard's own rows). Each shard aggregates its own rows. What the
- * per-call distinct counts (joined, unanswered) and first / last call need; the counts and
- * sums of participants read the signed rows instead (fromSignedParticipants: no lookup).
- * `uidCodes`: only these participants (one page's).
- */
-export function fromLiveParticipants(ctx: ChContext, f: Filters, pks: readonly number[], options: { person?: boolean; uidCodes?: readonly string[] } = {}): Sql {
+function fromSignedParticipants(ctx: ChContext, f: Filters, pks: readonly number[], options: { person?: boolean; uidCodes?: readonly string[] } = {}): Sql {
   const t = tablesOf(ctx.ch);
   if (pks.length === 0 || options.uidCodes?.length === 0) return sql`FROM ${t.participants} WHERE 0`;
   const uids = options.uidCodes ? [raw(`uid_code IN (${options.uidCodes.join(", ")})`)] : [];
-  const narrow = [sql`app_pk IN ${pks}`, ...timeConditions(f), ...uids];
-  const conds = [
-    ...participantConditions(ctx, f, pks, options),
-    ...uids,
-    raw("sign = 1"),
-    sql`${raw(ROW_KEY)} NOT IN (SELECT ${raw(ROW_KEY)} FROM ${t.participantsLocal} WHERE sign = -1 AND ${and(narrow)})`,
-  ];
-  return sql`FROM ${t.participants} WHERE ${and(conds)}`;
+  return sql`FROM ${t.participants} WHERE ${and([...participantConditions(ctx, f, pks, options), ...uids])}`;
 }
+
+/** Live calls of a participant among signed rows: the aggregate HAVING tests. */
+const LIVE_CALLS = "sum(sign * first_of_uid)";
 
 /**
  * The participants reports' `person` search (lib/analytics/person.ts: the uid contains the
@@ -92,19 +68,20 @@ function uidsOf(ctx: ChContext, pks: readonly number[], uidCodes?: readonly stri
 /**
  * Per (app, uid) over the matching calls: a uid listed twice in one call is one call (its
  * rows merged: minutes summed, joined / unanswered if any row is), as the in-memory
- * engine counts "distinct calls": calls by the uid's first row in each call
- * (`first_of_uid`), joined and unanswered as the distinct calls (session codes) with such
- * a row. Each shard aggregates its rows to (app, uid code) (a call's rows are on one
- * shard, so the distinct counts add up); the uids are then joined by code. `uidCodes`:
- * only these participants (one page's).
+ * engine counts "distinct calls" — all signed sums (fromSignedParticipants). First / last
+ * call: the earliest / latest start second at which the uid's live calls sum to more than
+ * 0 (its signed rows summed per second first: a second whose states all cancelled sums to
+ * 0). The uids are then joined by code. `uidCodes`: only these participants (one page's).
  */
 export function participantsQuery(ctx: ChContext, f: Filters, pks: readonly number[], uidCodes?: readonly string[]): Sql {
   return sql`SELECT appPk, uid, toString(uid_code) AS uidCode, calls, joined, unanswered, audioX1000, videoX1000, totalX1000, firstCallAt, lastCallAt FROM (
-      SELECT app_pk AS appPk, uid_code, sum(first_of_uid) AS calls, uniqExactIf(session_code, is_joined = 1) AS joined,
-        uniqExactIf(session_code, is_unanswered = 1) AS unanswered,
-        sum(total_audio_minutes_x1000) AS audioX1000, sum(total_video_minutes_x1000) AS videoX1000, sum(total_duration_minutes_x1000) AS totalX1000,
-        min(${raw(START)}) AS firstCallAt, max(${raw(START)}) AS lastCallAt
-      ${fromLiveParticipants(ctx, f, pks, { person: true, uidCodes })} GROUP BY app_pk, uid_code
+      SELECT app_pk AS appPk, uid_code, sum(n_calls) AS calls, sum(n_joined) AS joined, sum(n_unanswered) AS unanswered,
+        sum(s_audio) AS audioX1000, sum(s_video) AS videoX1000, sum(s_total) AS totalX1000, minIf(start_s, n_calls > 0) AS firstCallAt, maxIf(start_s, n_calls > 0) AS lastCallAt
+      FROM (
+        SELECT app_pk, uid_code, ${raw(START)} AS start_s, ${raw(LIVE_CALLS)} AS n_calls, sum(sign * first_joined_of_uid) AS n_joined, sum(sign * first_unanswered_of_uid) AS n_unanswered,
+          sum(sign * total_audio_minutes_x1000) AS s_audio, sum(sign * total_video_minutes_x1000) AS s_video, sum(sign * total_duration_minutes_x1000) AS s_total
+        ${fromSignedParticipants(ctx, f, pks, { person: true, uidCodes })} GROUP BY app_pk, uid_code, start_s
+      ) GROUP BY app_pk, uid_code HAVING calls > 0
     ) AS p ALL INNER JOIN ${uidsOf(ctx, pks, uidCodes)} AS u USING (appPk, uid_code)`;
 }
 
