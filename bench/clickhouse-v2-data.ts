@@ -61,6 +61,18 @@ const PARTICIPANT_V2_VALUES: Record<string, string> = {
   total_audio_minutes_x1000: "if(type_ = 'audio', p_minutes[i + 1], 0)",
   total_video_minutes_x1000: "if(type_ = 'video', p_minutes[i + 1], 0)",
   total_duration_minutes_x1000: "p_minutes[i + 1]",
+  // Migration 0008's columns (schema-v2.ts PARTICIPANT_CALL_COLUMNS): first joined / unanswered row of the uid, the call's dimensions.
+  first_joined_of_uid: "toUInt8(joined[i + 1] = 1 AND arrayEnumerateUniq(uids, joined)[i + 1] = 1)",
+  first_unanswered_of_uid: "toUInt8(joined[i + 1] = 0 AND arrayEnumerateUniq(uids, joined)[i + 1] = 1)",
+  type: CALL_V2_VALUES.type,
+  type_other: "''",
+  mode: CALL_V2_VALUES.mode,
+  mode_other: "''",
+  status: CALL_V2_VALUES.status,
+  status_other: "''",
+  receiver_type: CALL_V2_VALUES.receiver_type,
+  receiver_type_other: "''",
+  total_participants: CALL_V2_VALUES.total_participants,
 };
 
 function insertSql(table: string, columns: ReadonlyArray<readonly [string, string]>, values: Record<string, string>, from: number, count: number, shard: number, shards: number, arrayJoin = ""): string {

@@ -29,9 +29,17 @@ export interface MigrationReport {
 
 /**
  * Brings one server (or chdb) up to date: the database, the migrations table, then every
- * migration it has not recorded, in order. Returns the ids applied.
+ * migration it has not recorded, in order. Returns the ids applied. A migration's data
+ * step (`fill`) runs on `fillOn`: this server, or with ON CLUSTER every host of the cluster
+ * (each fills its own rows).
  */
-export async function applyMigrations(ch: ClickHouse, p: Placement, onCluster = false, migrations: readonly Migration[] = MIGRATIONS): Promise<Migration[]> {
+export async function applyMigrations(
+  ch: ClickHouse,
+  p: Placement,
+  onCluster = false,
+  migrations: readonly Migration[] = MIGRATIONS,
+  fillOn: readonly ClickHouse[] = [ch],
+): Promise<Migration[]> {
   const on = onCluster && p.cluster ? ` ON CLUSTER ${quoteIdentifier(p.cluster)}` : "";
   await ch.command(`CREATE DATABASE IF NOT EXISTS ${quoteIdentifier(p.database)}${on}`);
   const table = qualified(p.database, MIGRATIONS_TABLE);
@@ -44,6 +52,7 @@ export async function applyMigrations(ch: ClickHouse, p: Placement, onCluster = 
       if (typeof statement === "string") await ch.command(statement);
       else if ((await ch.rows(statement.doneIf)).length === 0) await ch.command(statement.sql);
     }
+    if (m.fill) for (const host of fillOn) await m.fill(host, p);
     await ch.command(sql`INSERT INTO ${raw(table)} (id, name, applied_ms) VALUES (${m.id}, ${m.name}, ${Date.now()})`.text);
     applied.push(m);
   }
@@ -72,8 +81,14 @@ export async function migrateClickHouse(c: ClickHouseConfig): Promise<MigrationR
     const hosts = await clusterHosts(boot, c.cluster);
     if (hosts.length === 0) throw new Error(`CLICKHOUSE_CLUSTER "${c.cluster}" is not a cluster of ${c.redacted} (see its remote_servers)`);
     if (await hasDistributedDdl(boot)) {
-      const applied = await applyMigrations(boot, p, true);
-      return { hosts: [c.redacted], applied: applied.map((m) => ({ host: c.redacted, id: m.id, name: m.name })), onCluster: true };
+      // The statements run once, ON CLUSTER; a data step on every host (its own rows).
+      const everyHost = await reachAllClusterHosts(c, c.cluster, hosts);
+      try {
+        const applied = await applyMigrations(boot, p, true, MIGRATIONS, everyHost.map((h) => h.client));
+        return { hosts: [c.redacted], applied: applied.map((m) => ({ host: c.redacted, id: m.id, name: m.name })), onCluster: true };
+      } finally {
+        await Promise.all(everyHost.map((h) => h.client.close()));
+      }
     }
     const reached = await reachAllClusterHosts(c, c.cluster, hosts);
     const report: MigrationReport = { hosts: [], applied: [], onCluster: false };

@@ -118,9 +118,15 @@ const PARTICIPANT_SOURCES: Record<string, string> = {
   total_audio_minutes_x1000: "a_audio",
   total_video_minutes_x1000: "a_video",
   total_duration_minutes_x1000: "a_total",
+  // A uid's first joined / unanswered row of the call (rows-v2.ts participantRows): the first occurrence of (uid, flag) with the flag set.
+  first_joined_of_uid: "toUInt8(a_is_joined = 1 AND a_occ_joined = 1)",
+  first_unanswered_of_uid: "toUInt8(ifNull(a_state = 'unanswered', 0) AND a_occ_unanswered = 1)",
+  ...CLOSED_SOURCES,
+  total_participants: "total_participants",
 };
 
 const PARTICIPANT_ARRAYS = `p_seq AS a_seq, p_uid AS a_uid, arrayEnumerateUniq(p_uid) AS a_occ, p_is_joined AS a_is_joined,
+  arrayEnumerateUniq(p_uid, p_is_joined) AS a_occ_joined, arrayEnumerateUniq(p_uid, arrayMap(s -> ifNull(s = 'unanswered', 0), p_state)) AS a_occ_unanswered,
   p_total_audio_minutes_x1000 AS a_audio, p_total_video_minutes_x1000 AS a_video, p_total_duration_minutes_x1000 AS a_total,
   p_state AS a_state`;
 

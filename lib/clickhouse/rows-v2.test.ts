@@ -47,4 +47,19 @@ describe("schema v2 rows", () => {
     expect(Object.keys(rows.participants[0])).not.toContain("device_id");
     expect(() => changeRowsV2(after, before, codes)).toThrow(/higher version/);
   });
+
+  it("marks a uid's first joined and first unanswered row in its call and copies the call's filter dimensions onto every participant row", () => {
+    const rejoined = (seq: number, uid: string, joined: boolean, st: string) =>
+      ({ seq, uid, isJoined: joined, audioX1000: 0, videoX1000: 0, durationX1000: 0, state: st });
+    const s = state(5, {
+      type: "screen", totalParticipants: 7,
+      participants: [rejoined(0, "ann", false, "unanswered"), rejoined(1, "ann", true, "ended"), rejoined(2, "ann", true, "ended"), rejoined(3, "bob", false, "unanswered"), rejoined(4, "bob", false, "unanswered")],
+    });
+    const rows = changeRowsV2(s, undefined, codes).participants;
+    expect(rows.map((r) => [r.seq, r.first_of_uid, r.first_joined_of_uid, r.first_unanswered_of_uid])).toEqual([
+      [0, 1, 0, 1], [1, 0, 1, 0], [2, 0, 0, 0], [3, 1, 0, 1], [4, 0, 0, 0],
+    ]);
+    // A cancel row carries its state's values; a type outside the documented set is kept as text.
+    expect(rows[0]).toMatchObject({ sign: -1, type: "other", type_other: "screen", mode: "meet", status: "ended", receiver_type: "unset", total_participants: 7 });
+  });
 });

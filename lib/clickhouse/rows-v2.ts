@@ -93,16 +93,28 @@ function callRow(s: CallStateV2, sign: 1 | -1, codes: CodesV2): Record<string, u
   };
 }
 
+/**
+ * A state's participant rows, with the first row of each uid marked (`first_of_uid`), the
+ * first joined and first unanswered ones too, and the call's filter dimensions copied
+ * (schema-v2.ts PARTICIPANT_CALL_COLUMNS).
+ */
 function participantRows(s: CallStateV2, sign: 1 | -1, codes: CodesV2): Array<Record<string, unknown>> {
-  const seen = new Set<string>();
+  const seen = new Set<string>(), seenJoined = new Set<string>(), seenUnanswered = new Set<string>();
   const sessionCode = codes.session(s.sessionId);
+  const type = encodeClosed("type", s.type), mode = encodeClosed("mode", s.mode);
+  const status = encodeClosed("status", s.status), receiverType = encodeClosed("receiver_type", s.receiverType);
+  const totalParticipants = s.totalParticipants ?? s.participants.length;
+  /** 1 the first time `uid` is added to `set` when `when` holds. */
+  const firstIn = (set: Set<string>, uid: string, when: boolean) => (when && !set.has(uid) ? (set.add(uid), 1) : 0);
   return s.participants.map((p) => {
-    const first = !seen.has(p.uid);
-    seen.add(p.uid);
+    const unanswered = p.state === "unanswered";
     return {
       sign, version: s.version, app_pk: s.appPk, start_at: s.startAt, session_code: sessionCode, seq: p.seq,
-      uid_code: codes.uid(p.uid), first_of_uid: first ? 1 : 0, is_joined: p.isJoined ? 1 : 0, is_unanswered: p.state === "unanswered" ? 1 : 0,
+      uid_code: codes.uid(p.uid), first_of_uid: firstIn(seen, p.uid, true), is_joined: p.isJoined ? 1 : 0, is_unanswered: unanswered ? 1 : 0,
       total_audio_minutes_x1000: p.audioX1000, total_video_minutes_x1000: p.videoX1000, total_duration_minutes_x1000: p.durationX1000,
+      first_joined_of_uid: firstIn(seenJoined, p.uid, p.isJoined), first_unanswered_of_uid: firstIn(seenUnanswered, p.uid, unanswered),
+      type: type.code, type_other: type.other, mode: mode.code, mode_other: mode.other, status: status.code, status_other: status.other,
+      receiver_type: receiverType.code, receiver_type_other: receiverType.other, total_participants: totalParticipants,
     };
   });
 }

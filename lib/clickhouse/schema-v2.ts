@@ -175,6 +175,28 @@ export const CALL_RAW: TableSpec = {
   shardBy: SHARD_BY_CALL,
 };
 
+/**
+ * Participant columns added by ClickHouse migration 0008 (and filled there for rows written
+ * before it; participants-fill.ts), so that every participants figure is a signed sum over
+ * participants_v2 alone (docs/decisions/0034, "Participants as signed sums"):
+ * - `first_joined_of_uid` / `first_unanswered_of_uid`: 1 on the first row of a uid in its
+ *   call state that is joined / unanswered. `sum(sign × flag)` per uid is then the number
+ *   of distinct live calls it joined / left unanswered (a rejoin counts once), which
+ *   `uniqExactIf` over the live rows answered before.
+ * - the call's filter dimensions (closed sets and participant count), copied from the call
+ *   state the rows belong to (a cancel row carries its state's values, as in calls_v2), so
+ *   a filter on them reads the participant rows without looking the calls up. Filters on
+ *   what the rows do not hold (hasRecording, uid, weekday/hour) still look the calls up.
+ * At the end of the list: ALTER TABLE ADD COLUMN appends, so a migrated table and a table
+ * created with them have the same column order.
+ */
+export const PARTICIPANT_CALL_COLUMNS = [
+  ["first_joined_of_uid", "UInt8"],
+  ["first_unanswered_of_uid", "UInt8"],
+  ...CLOSED_COLUMNS,
+  ["total_participants", "UInt32"],
+] as const;
+
 /** Signed participant rows (one per participant session of a call), on their call's shard: only what reports sum or filter. */
 export const PARTICIPANTS_V2: TableSpec = {
   name: "participants_v2",
@@ -199,6 +221,7 @@ export const PARTICIPANTS_V2: TableSpec = {
     // The per-participant details (state, device id, join and leave times, mid) are not
     // here: no report sums or filters them, and as strings on every row they were most of
     // the table's bytes. One call's page reads them from call_raw's `state`.
+    ...PARTICIPANT_CALL_COLUMNS,
   ],
   engine: "VersionedCollapsingMergeTree(sign, version)",
   partitionBy: "toYYYYMM(start_at)",

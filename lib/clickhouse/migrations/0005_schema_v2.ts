@@ -1,18 +1,22 @@
-import { createTableStatements, type Placement } from "../schema";
-import { V2_TABLES, viewStatements } from "../schema-v2";
+import { createTableStatements, withoutColumns, type Placement } from "../schema";
+import { PARTICIPANT_CALL_COLUMNS, PARTICIPANTS_V2, V2_TABLES, viewStatements } from "../schema-v2";
 import { moveCheckpointsStatement } from "../move-v2";
 
 /**
  * Schema v2 of the call facts (schema-v2.ts; docs/decisions/0034-clickhouse-schema-v2.md):
  * the signed rows, the raw records, the uid codes, the pre-aggregates and the views that
  * keep them, and the per-host checkpoints of the move from v1 (move-v2.ts). Tables before
- * views: a view needs its source and its target.
+ * views: a view needs its source and its target. Columns added by later migrations (0008:
+ * participants_v2's PARTICIPANT_CALL_COLUMNS) are left to them, so that every warehouse,
+ * new or old, gets them the same way.
  */
+const AS_CREATED = V2_TABLES.map((t) => (t === PARTICIPANTS_V2 ? withoutColumns(t, PARTICIPANT_CALL_COLUMNS.map(([n]) => n)) : t));
+
 export const migration0005 = {
   id: 5,
   name: "schema_v2",
   statements: (p: Placement, onCluster: boolean): string[] => [
-    ...V2_TABLES.flatMap((t) => createTableStatements(p, t, onCluster)),
+    ...AS_CREATED.flatMap((t) => createTableStatements(p, t, onCluster)),
     ...viewStatements(p, onCluster),
     moveCheckpointsStatement(p, onCluster),
   ],

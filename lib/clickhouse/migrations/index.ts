@@ -6,7 +6,9 @@ import { migration0004 } from "./0004_call_arrival";
 import { migration0005 } from "./0005_schema_v2";
 import { migration0006 } from "./0006_calls_session_code";
 import { migration0007 } from "./0007_calls_has_link";
+import { migration0008 } from "./0008_participant_call_columns";
 import { V2_TABLES } from "../schema-v2";
+import type { ClickHouse } from "../client";
 
 /**
  * The ClickHouse migrations, in order, like db/migrations for SQLite: a new one is a new
@@ -20,9 +22,14 @@ export interface Migration {
   name: string;
   /** Its statements for this placement (`onCluster`: written with ON CLUSTER, run once). */
   statements: (p: Placement, onCluster: boolean) => MigrationStatement[];
+  /**
+   * A data step run on every host after the statements, before the migration is recorded
+   * (rows stored before a column existed, filled): it must resume by itself when run again.
+   */
+  fill?: (ch: ClickHouse, p: Placement) => Promise<unknown>;
 }
 
-export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003, migration0004, migration0005, migration0006, migration0007];
+export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003, migration0004, migration0005, migration0006, migration0007, migration0008];
 
 /** The tables the migrations create (each host's local ones, in a cluster): what `/api/health` looks for on every shard. */
 export const MIGRATED_TABLES: readonly string[] = [...FACT_TABLES, COPY_CHECKPOINTS, CLIENT_SESSIONS, ...V2_TABLES].map((t) => t.name);

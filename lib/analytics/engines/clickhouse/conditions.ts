@@ -112,14 +112,25 @@ export function callConditions(t: Tables, f: Filters, pks: readonly number[], op
   if (pks.length === 0) return [raw("0")];
   const out: Sql[] = [sql`app_pk IN ${pks}`];
   if (!opts.ignoreTime) out.push(...timeConditions(f));
+  out.push(...copiedDimensionConditions(f));
+  if (f.hasRecording !== undefined) out.push(sql`${raw(HAS_RECORDING)} = ${f.hasRecording}`);
+  if (f.uid !== undefined) out.push(listsUidSql(t, f, f.uid, pks));
+  out.push(...runningHoursConditions(f));
+  return out;
+}
+
+/**
+ * The conditions on the call dimensions that participant rows carry too (schema-v2.ts
+ * PARTICIPANT_CALL_COLUMNS: the closed sets and the participant count, same column names
+ * in calls_v2 and participants_v2), so they apply to either table's rows.
+ */
+export function copiedDimensionConditions(f: Filters): Sql[] {
+  const out: Sql[] = [];
   if (f.type !== undefined) out.push(closedCondition("type", f.type));
   if (f.mode !== undefined) out.push(closedCondition("mode", f.mode));
   if (f.status !== undefined) out.push(closedCondition("status", f.status));
   if (f.receiverType !== undefined) out.push(closedCondition("receiver_type", f.receiverType));
-  if (f.hasRecording !== undefined) out.push(sql`${raw(HAS_RECORDING)} = ${f.hasRecording}`);
   if (f.participantsCount !== undefined) out.push(sql`total_participants = ${f.participantsCount}`);
-  if (f.uid !== undefined) out.push(listsUidSql(t, f, f.uid, pks));
-  out.push(...runningHoursConditions(f));
   return out;
 }
 
@@ -129,10 +140,14 @@ function runningHoursConditions(f: Filters): Sql[] {
   return hours === undefined ? [] : [raw(runningHoursSql(hours, START, "ended_at", CLICKHOUSE_DIALECT))];
 }
 
-/** Whether `f` filters calls on more than their app and start (participant rows carry those two themselves). */
-export function hasCallDimensions(f: Filters): boolean {
-  return f.type !== undefined || f.mode !== undefined || f.status !== undefined || f.receiverType !== undefined ||
-    f.hasRecording !== undefined || f.participantsCount !== undefined || f.uid !== undefined || hasRunningHours(f);
+/**
+ * Whether `f` filters calls on what participant rows do not carry (their app, start and
+ * copiedDimensionConditions' columns they do): hasRecording (a recording link is not in the
+ * rows), uid (another participant of the call), the weekday/hour filter (the call's end).
+ * Participants then look the matching call states up.
+ */
+export function needsCallLookup(f: Filters): boolean {
+  return f.hasRecording !== undefined || f.uid !== undefined || hasRunningHours(f);
 }
 
 /** `FROM <calls> WHERE <conditions>`: every signed row of the matching calls (sum with sign). */
