@@ -1,5 +1,3 @@
-import { spawn } from "node:child_process";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "@/db/client";
 import { filters } from "@/lib/analytics/filters";
@@ -10,6 +8,7 @@ import { Forwarder } from "@/lib/ingest/forwarder";
 import { recordingGenerated } from "@/lib/ingest/test-deliveries";
 import { postJson, startHarness } from "@/lib/ingest/test-harness";
 import { releaseSyncLease, takeSyncLease } from "@/lib/locks/sync-lease";
+import { runWriterChild } from "./test-writer-v2-kill";
 import { openClickHouse, type ClickHouse } from "./client";
 import { flagAllLinkedCalls, flagLinkedCalls } from "./link-flags";
 import { migrateClickHouse } from "./migrate";
@@ -200,14 +199,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("the stored link flag of calls (ClickHou
 
   /** A link-flag pass over `sessions` in a child process, SIGKILLed when its writer reaches `step`. */
   async function passKilledAt(e: Env, sessions: string[], step: WriteStepV2): Promise<void> {
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "test-writer-v2-child.ts")], {
-      env: { ...process.env, ...cluster.env(e.database), APP_PK: String(e.appPk), FLAG_SESSIONS: JSON.stringify(sessions), KILL_STEP: step },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
-    const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.once("exit", (_code, sig) => resolve(sig)));
+    const { signal, out } = await runWriterChild({ ...cluster.env(e.database), APP_PK: String(e.appPk), FLAG_SESSIONS: JSON.stringify(sessions), KILL_STEP: step });
     expect({ signal, out }).toEqual({ signal: "SIGKILL", out: "" });
   }
 

@@ -1,7 +1,6 @@
-import { spawn } from "node:child_process";
-import path from "node:path";
 import type { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runWriterChild } from "./test-writer-v2-kill";
 import { openClickHouse, type ClickHouse } from "./client";
 import { clusterHosts, reachAllClusterHosts } from "./cluster-hosts";
 import type { CallStateV2 } from "./rows-v2";
@@ -203,14 +202,7 @@ const STEPS: WriteStepV2[] = ["looked-up", "uids", "raw", "calls", "participants
   async function killedAt(step: WriteStepV2) {
     const env = await fresh();
     await new CallWriterV2(env.ch, env.shards).write(APP, changes(FIRST.map((s) => [s.sessionId, s]), 1_000));
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "test-writer-v2-child.ts")], {
-      env: { ...process.env, ...cluster.env(env.database), APP_PK: String(APP), CHANGES: JSON.stringify(changes(NEXT, 2_000)), KILL_STEP: step },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
-    const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.once("exit", (_code, sig) => resolve(sig)));
+    const { signal, out } = await runWriterChild({ ...cluster.env(env.database), APP_PK: String(APP), CHANGES: JSON.stringify(changes(NEXT, 2_000)), KILL_STEP: step });
     expect({ signal, out }).toEqual({ signal: "SIGKILL", out: "" });
     return env;
   }
