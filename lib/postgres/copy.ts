@@ -146,6 +146,11 @@ export async function copyStateToPostgres(sqlite: Db, pool: pg.Pool, options: St
     copiedByTable.set(plan.name, copied);
   }
 
+  // client_sessions keep their change stamps: new changes in Postgres take stamps after them (postgres-client-sessions.ts).
+  await pool.query(
+    "SELECT setval('client_sessions_seq_stamp', GREATEST((SELECT max(seq) FROM client_sessions), 1), (SELECT max(seq) FROM client_sessions) IS NOT NULL)",
+  );
+
   // The inbox's backlog: deliveries the SQLite forwarder had not sent to ClickHouse yet are
   // queued for the Postgres forwarder (lib/ingest/postgres-inbox.ts), which has no cursor.
   const cursor = sqlite.$client.prepare("SELECT last_pk FROM clickhouse_forwarding WHERE stream = 'deliveries'").pluck().get() as number | undefined;
