@@ -122,6 +122,7 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
   const stopRetention = startRetentionSchedule(db, {
     auditDays: config.RETAIN_AUDIT_DAYS,
     syncRunsDays: config.RETAIN_SYNC_RUNS_DAYS,
+    deliveriesDays: config.RETAIN_DELIVERIES_DAYS,
     clickHouse: clickHouse ? { config: clickHouse, keepMonths: config.RETAIN_CALLS_MONTHS } : undefined,
   });
   let stopAlerts: (() => Promise<void>) | undefined;
