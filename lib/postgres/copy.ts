@@ -3,6 +3,7 @@ import { getTableConfig, type SQLiteColumn, type SQLiteTable } from "drizzle-orm
 import type pg from "pg";
 import type { Db } from "@/db/client";
 import { STATE_TABLES } from "@/db/postgres/schema";
+import { bucketOf } from "@/lib/ingest/forwarder";
 
 /**
  * `npm run warehouse -- copy --to postgres`: Callboard's own state (db/postgres/schema.ts's
@@ -154,7 +155,7 @@ export async function copyStateToPostgres(sqlite: Db, pool: pg.Pool, options: St
   // The inbox's backlog: deliveries the SQLite forwarder had not sent to ClickHouse yet are
   // queued for the Postgres forwarder (lib/ingest/postgres-inbox.ts), which has no cursor.
   const cursor = sqlite.$client.prepare("SELECT last_pk FROM clickhouse_forwarding WHERE stream = 'deliveries'").pluck().get() as number | undefined;
-  await pool.query("INSERT INTO delivery_forward_queue (delivery_pk) SELECT pk FROM webhook_deliveries WHERE pk > $1 ON CONFLICT DO NOTHING", [cursor ?? 0]);
+  await queueBacklog(pool, cursor ?? 0);
 
   const counts: StateCopyCount[] = [];
   for (const plan of plans) {
@@ -164,4 +165,49 @@ export async function copyStateToPostgres(sqlite: Db, pool: pg.Pool, options: St
   }
   if (counts.some((c) => c.sqlite !== c.postgres)) throw new StateCopyMismatchError(counts);
   return counts;
+}
+
+/**
+ * Queues the deliveries above the SQLite forwarder's cursor for the Postgres forwarder, and
+ * takes them out of the copied event counts in the same transaction: SQLite counted each
+ * delivery when it stored it, the Postgres forwarder counts each when it forwards it
+ * (postgres-inbox.ts), so a backlog delivery left in the copied counts would be counted
+ * twice. Only rows this call queued are taken out, so a rerun (or `--restart`) takes
+ * nothing out twice.
+ */
+async function queueBacklog(pool: pg.Pool, afterPk: number): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const queued = await client.query<{ app_pk: string; trigger: string; body: string; received_ms: string }>(
+      `WITH queued AS (
+         INSERT INTO delivery_forward_queue (delivery_pk) SELECT pk FROM webhook_deliveries WHERE pk > $1 ON CONFLICT DO NOTHING RETURNING delivery_pk
+       )
+       SELECT d.app_pk, d.trigger, d.body, d.received_ms FROM queued q JOIN webhook_deliveries d ON d.pk = q.delivery_pk`,
+      [afterPk],
+    );
+    const byBucket = new Map<string, { appPk: string; trigger: string; bucketStart: number; n: number }>();
+    for (const r of queued.rows) {
+      const bucketStart = bucketOf(r.trigger, r.body, Number(r.received_ms));
+      const key = `${r.app_pk}|${bucketStart}|${r.trigger}`;
+      const entry = byBucket.get(key) ?? { appPk: r.app_pk, trigger: r.trigger, bucketStart, n: 0 };
+      entry.n += 1;
+      byBucket.set(key, entry);
+    }
+    const buckets = [...byBucket.values()];
+    if (buckets.length > 0) {
+      await client.query(
+        `UPDATE event_counts c SET count = greatest(c.count - t.n, 0)
+         FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[]) AS t(app_pk, trigger, bucket_start, n)
+         WHERE c.app_pk = t.app_pk AND c.trigger = t.trigger AND c.bucket_start = t.bucket_start`,
+        [buckets.map((b) => b.appPk), buckets.map((b) => b.trigger), buckets.map((b) => b.bucketStart), buckets.map((b) => b.n)],
+      );
+    }
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
 }
