@@ -91,18 +91,27 @@ export async function storeDelivery(pool: pg.Pool, d: IncomingDelivery): Promise
   // With an effect: the delivery and its effect commit together. The effect runs in a
   // savepoint: one that cannot apply to this data leaves the delivery stored as `failed`
   // (as on SQLite, store.ts), never a lost delivery. The clients of a join (or a leave's
-  // time) follow in a savepoint of their own, after the live state (a join takes the time
-  // of a leave that came first from there); as on SQLite, a change that cannot apply is
-  // logged and leaves the delivery as it is.
+  // time) are applied in the same savepoint, after the live state (a join takes the time of
+  // a leave that came first from there). SQLite gives them a savepoint of their own; here
+  // that would be two more round trips on every join and leave, for a failure their
+  // normalised values (lib/platform/client-session-facts.ts) do not produce apart from the
+  // live state's own. The savepoint is not released: the COMMIT keeps it, and a RELEASE is
+  // one more round trip.
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
     const stored = await storeAndQueue(client, d);
     if (!stored.repeat) {
-      if (effect && !(await applyInSavepoint(client, d, stored.pk, () => applyEffect(client, d.appPk, effect, d.receivedMs)))) {
+      await client.query("SAVEPOINT effect");
+      try {
+        if (effect) await applyEffect(client, d.appPk, effect, d.receivedMs);
+        if (clients) await applyClientSessionChangePg(client, clients);
+      } catch (error) {
+        if (!isDataError(error)) throw error;
+        await client.query("ROLLBACK TO SAVEPOINT effect");
         await client.query("UPDATE webhook_deliveries SET outcome = 'failed' WHERE pk = $1", [stored.pk]);
+        logger.error({ err: error instanceof Error ? error.message : String(error), trigger: d.trigger, deliveryPk: stored.pk }, "webhook delivery stored but not applied");
       }
-      if (clients) await applyInSavepoint(client, d, stored.pk, () => applyClientSessionChangePg(client, clients));
     }
     await client.query("COMMIT");
     return stored;
@@ -111,21 +120,6 @@ export async function storeDelivery(pool: pg.Pool, d: IncomingDelivery): Promise
     throw error;
   } finally {
     client.release();
-  }
-}
-
-/** Runs `apply` in a savepoint; false (rolled back to it, logged) when Postgres refused the data itself. Other errors throw. */
-async function applyInSavepoint(client: pg.PoolClient, d: IncomingDelivery, deliveryPk: number, apply: () => Promise<void>): Promise<boolean> {
-  await client.query("SAVEPOINT effect");
-  try {
-    await apply();
-    await client.query("RELEASE SAVEPOINT effect");
-    return true;
-  } catch (error) {
-    if (!isDataError(error)) throw error;
-    await client.query("ROLLBACK TO SAVEPOINT effect");
-    logger.error({ err: error instanceof Error ? error.message : String(error), trigger: d.trigger, deliveryPk }, "webhook delivery stored but not applied");
-    return false;
   }
 }
 
