@@ -117,7 +117,7 @@ async function main(): Promise<void> {
   }
   if (want("several-servers")) {
     const { runSeveralServersBench } = await import("./several-servers");
-    rows.push(...(await runSeveralServersBench({ seconds: opts.quick ? 5 : 20, runs: opts.quick ? 20 : 60 })));
+    rows.push(...(await runSeveralServersBench({ seconds: opts.quick ? 5 : 20, runs: opts.quick ? 20 : 60, checkRounds: opts.quick ? 2_000 : 10_000 })));
   }
   if (want("postgres")) {
     const { runStateInPostgresBench } = await import("./state-in-postgres");

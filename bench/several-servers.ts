@@ -9,10 +9,15 @@
  *  - a report's p50/p95 (`/api/v1/usage/daily`, token checked against Postgres), one
  *    client on A alone, then one client on each server at once.
  *
+ *  - the cost of each request's session check and token check, median and p95, against
+ *    this Postgres and against a SQLite file in the same run: timed in this process
+ *    through the server's own functions (lib/auth; `authCheckRows` of
+ *    bench/state-in-postgres.ts), not over HTTP, so that the figure is the state reads
+ *    alone and not the HTTP stack's cost around them.
+ *
  * On two shared cores a second server adds a process, not a core: what this shows is
  * that the shared state does not serialize the servers (no lock taken per delivery or
- * per request), not the gain of a second machine. The per-request cost of a session and
- * a token check against Postgres beside SQLite is `--only postgres` (bench/state-in-postgres.ts).
+ * per request), not the gain of a second machine.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -40,7 +45,7 @@ async function timedRuns(url: string, token: string, runs: number): Promise<numb
   return ms.sort((a, b) => a - b);
 }
 
-export async function runSeveralServersBench({ seconds = 20, connections = 16, runs = 60 }: { seconds?: number; connections?: number; runs?: number } = {}): Promise<BenchRow[]> {
+export async function runSeveralServersBench({ seconds = 20, connections = 16, runs = 60, checkRounds = 10_000 }: { seconds?: number; connections?: number; runs?: number; checkRounds?: number } = {}): Promise<BenchRow[]> {
   const { startPostgres } = await import("@/lib/postgres/test-postgres");
   const { startClickHouse } = await import("@/lib/clickhouse/test-clickhouse");
   const { migratePostgres, openPostgres } = await import("@/db/postgres/client");
@@ -53,6 +58,7 @@ export async function runSeveralServersBench({ seconds = 20, connections = 16, r
   const { basicAuthHeader } = await import("@/lib/ingest/auth");
   const { resetEnvForTests } = await import("@/lib/config/env");
   const { startTestServer, BUILT } = await import("@/lib/server/test-server");
+  const { authCheckRows } = await import("./state-in-postgres");
   if (!BUILT) throw new Error("several-servers: run `npm run build` first (the servers run the production build)");
   process.env.AUTH_SECRET = SECRET;
   resetEnvForTests();
@@ -101,6 +107,9 @@ export async function runSeveralServersBench({ seconds = 20, connections = 16, r
     const both = (await Promise.all([a, b].map((s) => timedRuns(`${s.base}${report}`, token, runs)))).flat().sort((x, y) => x - y);
     rows.push({ area, metric: `report p50 / p95 (${report}), one client on A alone (${runs} requests; ${loadAvg()})`, target: "", measured: `${quantile(alone, 0.5).toFixed(1)} / ${quantile(alone, 0.95).toFixed(1)} ms` });
     rows.push({ area, metric: `report p50 / p95, one client on each of A and B at once (${2 * runs} requests; ${loadAvg()})`, target: "", measured: `${quantile(both, 0.5).toFixed(1)} / ${quantile(both, 0.95).toFixed(1)} ms` });
+
+    // Each request's session and token check, on this Postgres (both servers idle) and on a SQLite file.
+    rows.push(...(await authCheckRows(state, checkRounds, `${area}; ${loadAvg()}`)));
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
     await pg?.$client.end();

@@ -60,39 +60,7 @@ export async function runStateInPostgresBench(options: { rounds: number; deliver
     const pool = openPostgres(parsePostgresConfig(url), { max: 8 });
     const postgres = stateDbOfPostgres(pool);
 
-    // The same state on both sides: two apps, a viewer granted one, the viewer's token.
-    const sqlite = openDatabase(tempDbFile("bench-state"));
-    const claims = { sessionId: "bench-session", userId: 0, sessionEpoch: 0 };
-    const tokens = new Map<Db, string>();
-    for (const state of [sqlite, postgres]) {
-      const { apps } = tablesOf(state);
-      await state.insert(apps).values([
-        { appId: "acme", name: "Acme", region: "us", apiKeyEnc: "x", apiKeyLast4: "x" },
-        { appId: "beta", name: "Beta", region: "us", apiKeyEnc: "x", apiKeyLast4: "x" },
-      ]);
-      const viewer = await createUser(state, { email: "viewer@example.com", password: "correct horse battery", role: "viewer", apps: ["acme"] });
-      claims.userId = viewer.id; // the same pk on both: each starts empty
-      tokens.set(state, (await createApiToken(state, { userId: viewer.id, name: "bench" })).token);
-    }
-
-    const sessionCheck = (state: Db) => () => callerForSession(state, claims);
-    const tokenCheck = (state: Db) => async () => {
-      const resolved = await resolveApiToken(state, tokens.get(state)!);
-      return resolved && callerForUser(state, resolved.userId);
-    };
-    const checks: Array<[string, (state: Db) => () => Promise<unknown>]> = [
-      ["session check", sessionCheck],
-      ["token check", tokenCheck],
-    ];
-    for (const [name, check] of checks) {
-      await timed(200, check(sqlite));
-      await timed(200, check(postgres)); // warm both: prepared statements, the pool's connection
-      const s = await timed(options.rounds, check(sqlite));
-      const p = await timed(options.rounds, check(postgres));
-      rows.push({ area: "postgres", metric: `${name}, SQLite file, median / p95`, target: "informational", measured: `${micros(s.median)} / ${micros(s.p95)}` });
-      rows.push({ area: "postgres", metric: `${name}, Postgres on loopback, median / p95`, target: "informational", measured: `${micros(p.median)} / ${micros(p.p95)}` });
-    }
-    sqlite.$client.close();
+    rows.push(...(await authCheckRows(postgres, options.rounds, "postgres")));
     await pool.$client.end();
 
     for (const servers of [1, 2]) {
@@ -121,6 +89,55 @@ export async function runStateInPostgresBench(options: { rounds: number; deliver
     rows.push(...(await receiverThroughput(url, options.deliveries)));
   } finally {
     await server.stop();
+  }
+  return rows;
+}
+
+/**
+ * The state reads each signed-in request makes, timed through the server's own functions
+ * (lib/auth) in this process: a session check (`callerForSession`: ended?, the user, the
+ * viewer's grants) and a token check (`resolveApiToken`, then `callerForUser`), on a fresh
+ * SQLite file and on `postgres` (a migrated Callboard database; two apps and a viewer are
+ * added to it), one after the other in the same run. Median and p95 of `rounds` each,
+ * after 200 warm-up rounds.
+ */
+export async function authCheckRows(postgres: Db, rounds: number, area: string): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  const sqlite = openDatabase(tempDbFile("bench-state"));
+  try {
+    // The same state on both sides: two apps, a viewer granted one, the viewer's token.
+    const claims = new Map<Db, { sessionId: string; userId: number; sessionEpoch: number }>();
+    const tokens = new Map<Db, string>();
+    for (const state of [sqlite, postgres]) {
+      const { apps } = tablesOf(state);
+      await state.insert(apps).values([
+        { appId: "auth-bench-acme", name: "Acme", region: "us", apiKeyEnc: "x", apiKeyLast4: "x" },
+        { appId: "auth-bench-beta", name: "Beta", region: "us", apiKeyEnc: "x", apiKeyLast4: "x" },
+      ]);
+      const viewer = await createUser(state, { email: "auth-bench-viewer@example.com", password: "correct horse battery", role: "viewer", apps: ["auth-bench-acme"] });
+      claims.set(state, { sessionId: "bench-session", userId: viewer.id, sessionEpoch: 0 });
+      tokens.set(state, (await createApiToken(state, { userId: viewer.id, name: "bench" })).token);
+    }
+
+    const sessionCheck = (state: Db) => () => callerForSession(state, claims.get(state)!);
+    const tokenCheck = (state: Db) => async () => {
+      const resolved = await resolveApiToken(state, tokens.get(state)!);
+      return resolved && callerForUser(state, resolved.userId);
+    };
+    const checks: Array<[string, (state: Db) => () => Promise<unknown>]> = [
+      ["session check", sessionCheck],
+      ["token check", tokenCheck],
+    ];
+    for (const [name, check] of checks) {
+      await timed(200, check(sqlite));
+      await timed(200, check(postgres)); // warm both: prepared statements, the pool's connection
+      const s = await timed(rounds, check(sqlite));
+      const p = await timed(rounds, check(postgres));
+      rows.push({ area, metric: `${name} in-process (${rounds} rounds), SQLite file, median / p95`, target: "informational", measured: `${micros(s.median)} / ${micros(s.p95)}` });
+      rows.push({ area, metric: `${name} in-process (${rounds} rounds), Postgres on loopback, median / p95`, target: "informational", measured: `${micros(p.median)} / ${micros(p.p95)}` });
+    }
+  } finally {
+    sqlite.$client.close();
   }
   return rows;
 }

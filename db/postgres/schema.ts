@@ -1,5 +1,5 @@
 import { getTableColumns, getTableName } from "drizzle-orm";
-import { bigint, foreignKey, pgTable, text } from "drizzle-orm/pg-core";
+import { bigint, foreignKey, pgSequence, pgTable, text } from "drizzle-orm/pg-core";
 import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { alertEvents, alertOutbox, alertRules } from "../schema/alerts";
@@ -125,3 +125,11 @@ export const deliveryForwardQueue = pgTable(
   },
   (t) => [foreignKey({ columns: [t.deliveryPk], foreignColumns: [deliveryPkColumn()] }).onDelete("cascade")],
 );
+
+/**
+ * Postgres only: the change stamps of `client_sessions.seq` (lib/ingest/postgres-client-sessions.ts).
+ * SQLite takes `max(seq) + 1` (one writer); two servers doing that at once would take the
+ * same stamp and break the unique index, so each insert and update takes `nextval` here.
+ * The copy from SQLite moves it past the copied stamps (lib/postgres/copy.ts).
+ */
+export const clientSessionSeqStamp = pgSequence("client_sessions_seq_stamp", { startWith: 1 });

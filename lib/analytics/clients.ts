@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
+import type { PgDb } from "@/db/postgres/client";
 import { isPostgresState } from "@/db/state";
 import type { CallClientRow, ClientDimension, ClientRow } from "./report-types";
 import { CLIENT_DIMENSIONS } from "./report-types";
@@ -65,11 +66,18 @@ export function getCallClients(db: Db, appPk: number, sessionId: string): CallCl
 }
 
 /**
- * `getCallClients` from either state store. With DATABASE_URL the Postgres inbox does not
- * keep participant sessions yet (decision 0035 §6, "not yet": client_sessions), so a
- * call's page lists none there rather than reading a table nothing writes.
+ * `getCallClients` from either state store: with DATABASE_URL, Postgres's `client_sessions`
+ * (kept by the Postgres inbox, lib/ingest/postgres-client-sessions.ts), the same query
+ * (its value expressions are plain SQL both read alike) with pg's bigints made numbers.
  */
 export async function readCallClients(db: Db, appPk: number, sessionId: string): Promise<CallClientRow[]> {
-  if (isPostgresState(db)) return [];
-  return getCallClients(db, appPk, sessionId);
+  if (!isPostgresState(db)) return getCallClients(db, appPk, sessionId);
+  const v = (d: ClientDimension) => sql.raw(CLIENT_VALUE_SQL[d]);
+  type PgRow = Omit<CallClientRow, "joinedAt" | "leftAt"> & { joinedAt: string | number | null; leftAt: string | number | null };
+  const result = await (db as unknown as PgDb).execute<PgRow>(sql`SELECT occupant, joined_at AS "joinedAt", left_at AS "leftAt", ${v("platform")} AS platform,
+      ${v("sdk")} AS sdk, ${v("media")} AS media, ${v("videoMuted")} AS "videoMuted"
+    FROM client_sessions WHERE app_pk = ${appPk} AND session_id = ${sessionId}
+    ORDER BY counted_at, occupant LIMIT ${MAX_CALL_CLIENTS}`);
+  const num = (x: string | number | null) => (x === null ? null : Number(x));
+  return result.rows.map((r) => ({ ...r, joinedAt: num(r.joinedAt), leftAt: num(r.leftAt) }) as CallClientRow);
 }

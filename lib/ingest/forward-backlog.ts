@@ -3,7 +3,6 @@ import type { Db } from "@/db/client";
 import type { PgDb } from "@/db/postgres/client";
 import { isPostgresState } from "@/db/state";
 import { clickHouseConfigured } from "@/lib/clickhouse/client";
-import { postgresForwarderStatus } from "./postgres-forwarder";
 
 /**
  * What the ClickHouse forwarder (forwarder.ts) still has to copy, read from SQLite alone
@@ -102,26 +101,31 @@ export function getForwardingBacklog(db: Db, nowMs = Date.now()): ForwardingBack
 /**
  * The backlog of the state store `db` holds: SQLite's streams above (synchronous), or on
  * Postgres (DATABASE_URL; decision 0035 §6) the shared forward queue — what every server
- * still has to send, counted exactly (it holds only what is pending) — with this
- * server's own forwarder's last success and failures (Postgres keeps no cursor row).
+ * still has to send, counted exactly (it holds only what is pending) — with the last
+ * success and failure of any server's forwarder, kept in Postgres's `clickhouse_forwarding`
+ * row of stream `deliveries` (postgres-forwarder.ts).
  */
 export async function readForwardingBacklog(db: Db, nowMs = Date.now()): Promise<ForwardingBacklog> {
   if (!isPostgresState(db)) return getForwardingBacklog(db, nowMs);
-  const result = await (db as unknown as PgDb).execute<{ pending: string; oldest: string | null }>(
-    sql`SELECT count(*) AS pending, min(d.received_ms) AS oldest FROM delivery_forward_queue q JOIN webhook_deliveries d ON d.pk = q.delivery_pk`,
+  const result = await (db as unknown as PgDb).execute<{
+    pending: string; oldest: string | null; last_success_ms: string | null; failures: string | null; last_error: string | null; next_attempt_ms: string | null;
+  }>(
+    sql`SELECT q.pending, q.oldest, f.last_success_ms, f.failures, f.last_error, f.next_attempt_ms
+        FROM (SELECT count(*) AS pending, min(d.received_ms) AS oldest FROM delivery_forward_queue q JOIN webhook_deliveries d ON d.pk = q.delivery_pk) q
+        LEFT JOIN clickhouse_forwarding f ON f.stream = 'deliveries'`,
   );
   const row = result.rows[0];
-  const oldest = row?.oldest == null ? null : Number(row.oldest);
-  const status = postgresForwarderStatus();
+  const num = (v: string | null | undefined) => (v == null ? null : Number(v));
+  const oldest = num(row?.oldest);
   return {
     pending: Number(row?.pending ?? 0),
     exact: true,
     oldestReceivedMs: oldest,
     oldestAgeSeconds: oldest === null ? null : Math.max(0, Math.floor((nowMs - oldest) / 1000)),
-    lastSuccessMs: status?.lastSuccessMs ?? null,
-    failures: status?.failures ?? 0,
-    lastError: status?.lastError ?? null,
-    nextAttemptMs: status?.nextAttemptMs ?? null,
+    lastSuccessMs: num(row?.last_success_ms),
+    failures: num(row?.failures) ?? 0,
+    lastError: row?.last_error ?? null,
+    nextAttemptMs: num(row?.next_attempt_ms),
   };
 }
 

@@ -3,6 +3,7 @@ import type { Db } from "@/db/client";
 import { logger, type Logger } from "@/lib/log/logger";
 import { clientSessionRowOfSqlite, type ClientSessionSqliteRow, type DeliveryFact as WarehouseDelivery, type RecordingFact as WarehouseRecording } from "@/lib/clickhouse/rows";
 import { countBucket, isObject, triggerCategory } from "../platform/webhook-envelope";
+import { WakeableSleep } from "./wakeable-sleep";
 
 /**
  * ClickHouse mode: the ingest keeps answering from SQLite (a delivery is durable in the
@@ -139,7 +140,7 @@ export class Forwarder {
   private readonly log: Logger;
   private running = false;
   private loop: Promise<void> | undefined;
-  private sleeper: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
+  private readonly pause = new WakeableSleep();
 
   constructor(
     db: Db,
@@ -218,11 +219,7 @@ export class Forwarder {
 
   /** Ends a pause early (tests; a new delivery needs no nudge, the poll finds it). */
   wake(): void {
-    const s = this.sleeper;
-    if (!s) return;
-    this.sleeper = undefined;
-    clearTimeout(s.timer);
-    s.resolve();
+    this.pause.wake();
   }
 
   private async run(): Promise<void> {
@@ -239,7 +236,7 @@ export class Forwarder {
           pauseMs = this.retryDueInMs();
         }
       }
-      if (pauseMs > 0 && this.running) await this.sleep(pauseMs);
+      if (pauseMs > 0 && this.running) await this.pause.sleep(pauseMs);
     }
   }
 
@@ -252,17 +249,6 @@ export class Forwarder {
       if (next !== null && next > now) wait = Math.max(wait, next - now);
     }
     return wait;
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.sleeper = undefined;
-        resolve();
-      }, ms);
-      timer.unref();
-      this.sleeper = { timer, resolve };
-    });
   }
 
   private lastPk(stream: ForwardStream): number {

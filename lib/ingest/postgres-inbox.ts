@@ -2,9 +2,12 @@ import type pg from "pg";
 import type { PgDb } from "@/db/postgres/client";
 import { stateDbOfPostgres } from "@/db/state";
 import { logger } from "@/lib/log/logger";
-import { triggerCategory, type LiveEvent } from "../platform/webhook-envelope";
-import { bucketOf, type DeliveryFact, type EventCountFact, type ForwardTarget } from "./forwarder";
+import { clientSessionRowOfSqlite } from "@/lib/clickhouse/rows";
+import { JOIN_TRIGGERS, LEAVE_TRIGGERS, type ClientSessionChange } from "@/lib/platform/client-session-facts";
+import { RECORDING_TRIGGER, triggerCategory, type LiveEvent } from "../platform/webhook-envelope";
+import { bucketOf, ForwardDeferred, type DeliveryFact, type EventCountFact, type ForwardTarget, type RecordingFact } from "./forwarder";
 import { ingestorOver, type DeliveryStore, type Ingestor } from "./ingest";
+import { applyClientSessionChangePg, clientSessionsOfSessions } from "./postgres-client-sessions";
 import type { Effect } from "./statements";
 import { StoreUnavailableError, type PreparedDelivery, type Rejection, type StoreOutcome } from "./store";
 
@@ -45,6 +48,8 @@ export interface IncomingDelivery {
   receivedMs: number;
   /** What a new delivery changes besides itself (the ingest's `prepareDelivery`); none when absent. */
   effect?: Effect;
+  /** What it changes in `client_sessions` (a join's client, a leave's time); none when absent. */
+  clients?: ClientSessionChange | null;
 }
 
 export interface StoredDelivery {
@@ -79,12 +84,19 @@ export async function storeDelivery(pool: pg.Pool, d: IncomingDelivery): Promise
   // new (xmax = 0 only on a row this statement inserted), its place in the forward queue.
   // Counted when forwarded, not here: every delivery of an app's 15 minutes would wait for
   // the one before it to commit on the bucket's counter row.
-  const effect = d.effect;
-  if (!effect || effect.kind === "count" || effect.kind === "none") return storeAndQueue(pool, d);
+  const effect = d.effect && d.effect.kind !== "count" && d.effect.kind !== "none" ? d.effect : undefined;
+  const clients = d.clients ?? undefined;
+  if (!effect && !clients) return storeAndQueue(pool, d);
 
   // With an effect: the delivery and its effect commit together. The effect runs in a
   // savepoint: one that cannot apply to this data leaves the delivery stored as `failed`
-  // (as on SQLite, store.ts), never a lost delivery.
+  // (as on SQLite, store.ts), never a lost delivery. The clients of a join (or a leave's
+  // time) are applied in the same savepoint, after the live state (a join takes the time of
+  // a leave that came first from there). SQLite gives them a savepoint of their own; here
+  // that would be two more round trips on every join and leave, for a failure their
+  // normalised values (lib/platform/client-session-facts.ts) do not produce apart from the
+  // live state's own. The savepoint is not released: the COMMIT keeps it, and a RELEASE is
+  // one more round trip.
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
@@ -92,8 +104,8 @@ export async function storeDelivery(pool: pg.Pool, d: IncomingDelivery): Promise
     if (!stored.repeat) {
       await client.query("SAVEPOINT effect");
       try {
-        await applyEffect(client, d.appPk, effect, d.receivedMs);
-        await client.query("RELEASE SAVEPOINT effect");
+        if (effect) await applyEffect(client, d.appPk, effect, d.receivedMs);
+        if (clients) await applyClientSessionChangePg(client, clients);
       } catch (error) {
         if (!isDataError(error)) throw error;
         await client.query("ROLLBACK TO SAVEPOINT effect");
@@ -189,14 +201,34 @@ interface QueuedDeliveryRow {
   last_received_ms: string;
 }
 
+export interface ForwardDeliveriesOptions {
+  batchRows?: number;
+  /** Apps whose recording deliveries are left queued this time (their link flags were deferred a moment ago). */
+  skipRecordingsOf?: readonly number[];
+  /** Told of each app whose link flags the target deferred (a sync holds its lease): its recording deliveries stay queued. */
+  onDeferred?: (appPk: number, reason: string) => void;
+}
+
+/** What the join and leave deliveries of a batch touched: their sessions' clients are sent again. */
+const CLIENT_TRIGGERS: ReadonlySet<string> = new Set<string>([...JOIN_TRIGGERS, ...LEAVE_TRIGGERS]);
+
 /**
  * Claims up to `batchRows` queued deliveries no other server holds, writes them (and the
  * event counts they touched, as absolute values) to `target`, and dequeues them once the
  * target accepted them. Returns how many were forwarded (0: nothing this server could
  * take). A target that throws leaves the batch queued for the next attempt, here or on
  * another server.
+ *
+ * With the deliveries go what they stored beside themselves, as SQLite's forwarder sends
+ * them (forwarder.ts): the recordings of the batch's `recording_generated` deliveries
+ * (their calls' link flags set by the target under each app's sync lease, decision 0034)
+ * and the current `client_sessions` rows of the sessions its joins and leaves touched.
+ * A claimed delivery's effect committed with it, so what is read here includes it; a later
+ * change comes with a later delivery, forwarded after it. An app whose flags the target
+ * deferred (ForwardDeferred: its sync holds the lease) keeps its recording deliveries
+ * queued — not counted, not dequeued — and the rest of the batch goes on.
  */
-export async function forwardDeliveries(pool: pg.Pool, target: ForwardTarget, options: { batchRows?: number } = {}): Promise<number> {
+export async function forwardDeliveries(pool: pg.Pool, target: ForwardTarget, options: ForwardDeliveriesOptions = {}): Promise<number> {
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
@@ -204,19 +236,38 @@ export async function forwardDeliveries(pool: pg.Pool, target: ForwardTarget, op
       `SELECT d.pk, d.app_pk, d.idem_key, d.trigger, d.webhook, d.type, d.session_id, d.outcome, d.body,
               d.received_ms, d.repeat_count, d.last_received_ms
        FROM delivery_forward_queue q JOIN webhook_deliveries d ON d.pk = q.delivery_pk
+       WHERE NOT (d.trigger = $2 AND d.app_pk = ANY($3::bigint[]))
        ORDER BY q.delivery_pk LIMIT $1 FOR UPDATE OF q SKIP LOCKED`,
-      [options.batchRows ?? 2_000],
+      [options.batchRows ?? 2_000, RECORDING_TRIGGER, options.skipRecordingsOf ?? []],
     );
     if (claimed.rows.length === 0) {
       await client.query("COMMIT");
       return 0;
     }
-    const rows: DeliveryFact[] = claimed.rows.map((r) => ({
+    const claimedRows: DeliveryFact[] = claimed.rows.map((r) => ({
       pk: Number(r.pk), appPk: Number(r.app_pk), idemKey: r.idem_key, trigger: r.trigger, category: triggerCategory(r.trigger),
       webhook: r.webhook, type: r.type, sessionId: r.session_id, outcome: r.outcome, body: r.body,
       receivedMs: Number(r.received_ms), bucketStart: bucketOf(r.trigger, r.body, Number(r.received_ms)),
       repeatCount: Number(r.repeat_count), lastReceivedMs: Number(r.last_received_ms),
     }));
+
+    // Recordings first, app by app: an app whose flags must wait keeps its recording deliveries queued.
+    const deferred = new Set<number>();
+    for (const [appPk, recordings] of await recordingsOf(client, claimedRows)) {
+      try {
+        await target.writeRecordings(recordings);
+      } catch (error) {
+        if (!(error instanceof ForwardDeferred)) throw error;
+        deferred.add(appPk);
+        options.onDeferred?.(appPk, error.message);
+      }
+    }
+    const rows = claimedRows.filter((r) => !(r.trigger === RECORDING_TRIGGER && deferred.has(r.appPk)));
+    if (rows.length === 0) {
+      await client.query("COMMIT");
+      return 0;
+    }
+
     // Each delivery is counted once: in the transaction that takes it off the queue. One
     // statement per batch, in key order (two servers' batches lock counters in the same order).
     const increments = new Map<string, { appPk: number; trigger: string; bucketStart: number; n: number }>();
@@ -239,6 +290,8 @@ export async function forwardDeliveries(pool: pg.Pool, target: ForwardTarget, op
     const touched: EventCountFact[] = counted.rows.map((c) => ({ appPk: Number(c.app_pk), trigger: c.trigger, bucketStart: Number(c.bucket_start), count: Number(c.count) }));
     await target.writeDeliveries(rows);
     if (touched.length > 0) await target.writeEventCounts(touched);
+    const clients = await clientSessionsOfSessions(client, sessionsOf(rows, (r) => CLIENT_TRIGGERS.has(r.trigger)));
+    if (clients.length > 0) await target.writeClientSessions(clients.map(clientSessionRowOfSqlite));
     await client.query("DELETE FROM delivery_forward_queue WHERE delivery_pk = ANY($1::bigint[])", [rows.map((r) => r.pk)]);
     await client.query("COMMIT");
     return rows.length;
@@ -248,6 +301,41 @@ export async function forwardDeliveries(pool: pg.Pool, target: ForwardTarget, op
   } finally {
     client.release();
   }
+}
+
+/** The distinct (app, session) pairs of the deliveries `keep` selects. */
+function sessionsOf(rows: readonly DeliveryFact[], keep: (r: DeliveryFact) => boolean): Array<{ appPk: number; sessionId: string }> {
+  const pairs = new Map<string, { appPk: number; sessionId: string }>();
+  for (const r of rows) if (r.sessionId !== null && keep(r)) pairs.set(`${r.appPk}\u0000${r.sessionId}`, { appPk: r.appPk, sessionId: r.sessionId });
+  return [...pairs.values()];
+}
+
+interface RecordingPgRow {
+  pk: string; app_pk: string; session_id: string; recording_url: string; recording_date: string | null;
+  duration: number | null; start_time: string | null; received_ms: string;
+}
+
+/** The stored recordings of the batch's recording deliveries' sessions, per app. */
+async function recordingsOf(client: Queryable, rows: readonly DeliveryFact[]): Promise<Map<number, RecordingFact[]>> {
+  const sessions = sessionsOf(rows, (r) => r.trigger === RECORDING_TRIGGER);
+  const byApp = new Map<number, RecordingFact[]>();
+  if (sessions.length === 0) return byApp;
+  const found = await client.query<RecordingPgRow>(
+    `SELECT r.pk, r.app_pk, r.session_id, r.recording_url, r.recording_date, r.duration, r.start_time, r.received_ms
+     FROM recordings r JOIN unnest($1::bigint[], $2::text[]) AS t(app_pk, session_id) ON r.app_pk = t.app_pk AND r.session_id = t.session_id
+     ORDER BY r.app_pk, r.pk`,
+    [sessions.map((s) => s.appPk), sessions.map((s) => s.sessionId)],
+  );
+  for (const r of found.rows) {
+    const appPk = Number(r.app_pk);
+    const list = byApp.get(appPk) ?? [];
+    list.push({
+      pk: Number(r.pk), appPk, sessionId: r.session_id, recordingUrl: r.recording_url, recordingDate: r.recording_date,
+      duration: r.duration === null ? null : Number(r.duration), startTime: r.start_time === null ? null : Number(r.start_time), receivedMs: Number(r.received_ms),
+    });
+    byApp.set(appPk, list);
+  }
+  return byApp;
 }
 
 /** Deliveries stored and not yet in ClickHouse (health, tests). */
@@ -283,7 +371,7 @@ export class PostgresDeliveryStore implements DeliveryStore {
     try {
       const stored = await storeDelivery(this.pool, {
         appPk: d.appPk, idemKey: d.idemKey, trigger: d.trigger, webhook: d.webhook, type: d.type, sessionId: d.sessionId,
-        outcome: d.known ? "applied" : "stored", body: d.body, receivedMs: d.receivedMs, effect: d.effect,
+        outcome: d.known ? "applied" : "stored", body: d.body, receivedMs: d.receivedMs, effect: d.effect, clients: d.clients,
       });
       return stored.repeat ? "duplicate" : "stored";
     } catch (error) {

@@ -1,6 +1,9 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migratePostgres } from "@/db/postgres/client";
+import { migratePostgres, openPostgres, type PgDb } from "@/db/postgres/client";
+import { stateDbOfPostgres } from "@/db/state";
+import { getCallClients, readCallClients } from "@/lib/analytics/clients";
+import { clientSessionChange } from "@/lib/platform/client-session-facts";
 import { parsePostgresConfig } from "@/lib/postgres/config";
 import { POSTGRES_SKIP_REASON, startPostgres, type TestPostgres } from "@/lib/postgres/test-postgres";
 import { envelopeSchema, isLiveTrigger, parseLive, parseRecording, RECORDING_TRIGGER } from "../platform/webhook-envelope";
@@ -13,17 +16,18 @@ process.env.LOG_LEVEL ??= "silent";
 
 /**
  * The webhook inbox's per-delivery effects in a real Postgres (issue 26, decision 0035 §6):
- * a call's live state and who is in it, and recordings, written by two "servers" (two
+ * a call's live state and who is in it, its participant sessions' clients, and recordings, written by two "servers" (two
  * pools), end as the SQLite ingest (a real one, over HTTP) leaves them for the same
  * deliveries — exactly when they arrive in the same order, and but for the order-dependent
  * audio_only flag when two servers take them at once in any order.
  */
-describe.skipIf(POSTGRES_SKIP_REASON)("live state and recordings in the Postgres inbox, from two servers", () => {
+describe.skipIf(POSTGRES_SKIP_REASON)("live state, participant sessions and recordings in the Postgres inbox, from two servers", () => {
   let postgres: TestPostgres;
   let serverA: pg.Pool;
   let serverB: pg.Pool;
   let sqliteIngest: Harness;
   let appPk: number;
+  let stateDb: PgDb;
 
   beforeAll(async () => {
     [postgres, sqliteIngest] = await Promise.all([startPostgres(), startHarness()]);
@@ -31,12 +35,14 @@ describe.skipIf(POSTGRES_SKIP_REASON)("live state and recordings in the Postgres
     await migratePostgres(parsePostgresConfig(url));
     serverA = new pg.Pool({ connectionString: url, max: 4 });
     serverB = new pg.Pool({ connectionString: url, max: 4 });
+    stateDb = openPostgres(parsePostgresConfig(url), { max: 2 });
     const app = await serverA.query<{ pk: string }>("INSERT INTO apps (app_id, name, region, api_key_enc, api_key_last4) VALUES ('open-app', 'Open', 'eu', 'enc', '0002') RETURNING pk");
     appPk = Number(app.rows[0]!.pk);
   }, 120_000);
   afterAll(async () => {
     await serverA?.end();
     await serverB?.end();
+    await stateDb?.$client.end();
     await sqliteIngest?.close();
     await postgres?.stop();
   });
@@ -53,7 +59,8 @@ describe.skipIf(POSTGRES_SKIP_REASON)("live state and recordings in the Postgres
     }
     if (!isLiveTrigger(env.trigger)) throw new Error(`not a live trigger: ${env.trigger}`);
     const live = parseLive(env.trigger, env.type, env.data);
-    return { ...base, idemKey: liveKey(env, live), sessionId: live.sessionId, effect: { kind: "live", live } };
+    const clients = clientSessionChange(appPk, env.trigger, live.sessionId, env.data, receivedMs);
+    return { ...base, idemKey: liveKey(env, live), sessionId: live.sessionId, effect: { kind: "live", live }, clients };
   }
 
   /** A call with two people, one of whom leaves and comes back, then its end and recording. */
@@ -99,6 +106,20 @@ describe.skipIf(POSTGRES_SKIP_REASON)("live state and recordings in the Postgres
     return { session, occupants, recordings };
   }
 
+  /** A call's participant sessions (client_sessions) but for their pk, change stamp and arrival time. */
+  const CLIENT_COLUMNS = "occupant, joined_at, counted_at, left_at, trigger, platform, sdk, call_version, is_audio_only, audio_call, is_video_muted, start_recording_on_call_start";
+  async function postgresClients(sessionId: string): Promise<LiveRow[]> {
+    const rows = await serverA.query(`SELECT ${CLIENT_COLUMNS} FROM client_sessions WHERE app_pk = $1 AND session_id = $2 ORDER BY occupant, joined_at`, [appPk, sessionId]);
+    // pg reads bigints as text: the integer columns back to numbers, the text columns as they are.
+    const text = new Set(["occupant", "trigger", "platform", "sdk", "call_version"]);
+    return rows.rows.map((r: LiveRow) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === "string" && !text.has(k) ? Number(v) : v])));
+  }
+  function sqliteClients(sessionId: string): LiveRow[] {
+    return sqliteIngest.db.$client
+      .prepare(`SELECT ${CLIENT_COLUMNS} FROM client_sessions WHERE app_pk = ? AND session_id = ? ORDER BY occupant, joined_at`)
+      .all(sqliteIngest.appPk.open, sessionId) as LiveRow[];
+  }
+
   it("one call's events alternating between two servers end exactly where the SQLite ingest does; repeats to both change nothing", async () => {
     const t = 1_767_225_600;
     const events = callOf("shared-call", t);
@@ -111,11 +132,18 @@ describe.skipIf(POSTGRES_SKIP_REASON)("live state and recordings in the Postgres
     expect(expected.session).toMatchObject({ status: "ended", initiator: "alice" });
     expect(expected.occupants).toHaveLength(3);
     expect(await postgresState("shared-call")).toEqual(expected);
+    // Its participant sessions (the clients report, the call's clients) too: three stays, each closed.
+    const clients = sqliteClients("shared-call");
+    expect(clients).toHaveLength(3);
+    expect(clients.every((c) => c.left_at !== null)).toBe(true);
+    expect(await postgresClients("shared-call")).toEqual(clients);
+    expect(await readCallClients(stateDbOfPostgres(stateDb), appPk, "shared-call")).toEqual(getCallClients(sqliteIngest.db, sqliteIngest.appPk.open, "shared-call"));
 
     // Every event again, to both servers at once, in reverse: all repeats, nothing changes, nothing queued twice.
     const again = await Promise.all([...events].reverse().flatMap((e, i) => [serverA, serverB].map((server) => storeDelivery(server, incoming(e, 1_767_225_700_000 + i)))));
     expect(again.every((r) => r.repeat)).toBe(true);
     expect(await postgresState("shared-call")).toEqual(expected);
+    expect(await postgresClients("shared-call")).toEqual(clients);
     const queued = await serverB.query<{ n: string }>("SELECT count(*) AS n FROM delivery_forward_queue q JOIN webhook_deliveries d ON d.pk = q.delivery_pk WHERE d.session_id = 'shared-call'");
     expect(Number(queued.rows[0]!.n)).toBe(events.length);
   });
@@ -136,6 +164,11 @@ describe.skipIf(POSTGRES_SKIP_REASON)("live state and recordings in the Postgres
       occupants: state.occupants.map(({ audio_only: _arrivalOrdered, ...rest }) => rest),
     });
     for (const id of calls) expect(orderFree(await postgresState(id))).toEqual(orderFree(sqliteState(id)));
+    // Participant sessions merge in any order too (a leave before its join takes its time from the live state).
+    for (const id of calls) expect(await postgresClients(id)).toEqual(sqliteClients(id));
+    // Every change took its own stamp, though two servers wrote at once.
+    const stamps = await serverA.query<{ rows: string; stamps: string }>("SELECT count(*) AS rows, count(DISTINCT seq) AS stamps FROM client_sessions");
+    expect(stamps.rows[0]!.stamps).toBe(stamps.rows[0]!.rows);
     const stored = await serverA.query<{ n: string; repeats: string }>(
       "SELECT count(*) AS n, coalesce(sum(repeat_count), 0) AS repeats FROM webhook_deliveries WHERE session_id LIKE 'call-%'",
     );

@@ -21,6 +21,9 @@ const { decryptSecret } = await import("@/lib/crypto/secrets");
 const { parsePostgresConfig } = await import("./config");
 const { copyStateToPostgres, StateCopyMismatchError } = await import("./copy");
 const schema = await import("@/db/schema");
+const { sql } = await import("drizzle-orm");
+const { bucketOf } = await import("@/lib/ingest/forwarder");
+const { forwardDeliveries } = await import("@/lib/ingest/postgres-inbox");
 
 type Db = ReturnType<typeof openDatabase>;
 
@@ -54,7 +57,16 @@ async function fillSqlite(file: string): Promise<Db> {
       .values({ appPk: 1 + (i % 2), idemKey: `k${i}`, trigger: "call_ended", webhook: "w", outcome: "applied", body: `{"trigger":"call_ended","n":${i}}`, receivedMs: now + i, lastReceivedMs: now + i })
       .run();
   }
-  db.insert(schema.eventCounts).values([{ appPk: 1, trigger: "call_ended", bucketStart: 900, count: 3 }, { appPk: 2, trigger: "call_ended", bucketStart: 900, count: 4 }]).run();
+  // Delivery 3 (forwarded) made a recording the SQLite forwarder had not sent yet (its recordings cursor is at 0).
+  db.update(schema.webhookDeliveries).set({ trigger: "recording_generated", sessionId: "s-rec" }).where(sql`pk = 3`).run();
+  db.insert(schema.recordings).values({ appPk: 1, sessionId: "s-rec", recordingUrl: "https://rec.example/s-rec.mp4", startTime: 5, receivedMs: now }).run();
+  // Counted as the SQLite ingest counts them: each delivery in its bucket when it was stored.
+  for (const d of db.select().from(schema.webhookDeliveries).all()) {
+    db.insert(schema.eventCounts)
+      .values({ appPk: d.appPk, trigger: d.trigger, bucketStart: bucketOf(d.trigger, d.body, d.receivedMs), count: 1 })
+      .onConflictDoUpdate({ target: [schema.eventCounts.appPk, schema.eventCounts.bucketStart, schema.eventCounts.trigger], set: { count: sql`${schema.eventCounts.count} + 1` } })
+      .run();
+  }
   db.insert(schema.clickhouseForwarding).values({ stream: "deliveries", lastPk: 10 }).run();
   return db;
 }
@@ -99,9 +111,25 @@ describe.skipIf(POSTGRES_SKIP_REASON)("copying Callboard's state from SQLite int
       const sentTwice = counts.reduce((sum, c) => sum + c.copied, 0);
       expect(sentTwice).toBeLessThan(counts.reduce((sum, c) => sum + c.sqlite, 0));
 
-      // The 15 deliveries SQLite had not forwarded to ClickHouse (its cursor was at 10) wait in the Postgres forward queue.
+      // The 15 deliveries SQLite had not forwarded to ClickHouse (its cursor was at 10) wait in the Postgres forward queue,
+      // with delivery 3, whose recording SQLite had not forwarded (the Postgres forwarder sends it with its delivery).
       const queued = await target.$client.query<{ delivery_pk: string }>("SELECT delivery_pk FROM delivery_forward_queue ORDER BY delivery_pk");
-      expect(queued.rows.map((r) => Number(r.delivery_pk))).toEqual(Array.from({ length: 15 }, (_, i) => 11 + i));
+      expect(queued.rows.map((r) => Number(r.delivery_pk))).toEqual([3, ...Array.from({ length: 15 }, (_, i) => 11 + i)]);
+      // Counted once: the copied counts hold the 9 deliveries that stay forwarded; the forwarder counts the 16 when it sends them.
+      const counted = async () => Number((await target.$client.query("SELECT coalesce(sum(count), 0) AS n FROM event_counts")).rows[0].n);
+      expect(await counted()).toBe(9);
+      const recordingsSent: string[] = [];
+      const noop = {
+        writeDeliveries: async () => {}, writeEventCounts: async () => {}, writeClientSessions: async () => {},
+        writeRecordings: async (rows: Array<{ sessionId: string }>) => void recordingsSent.push(...rows.map((r) => r.sessionId)),
+      };
+      expect(await forwardDeliveries(target.$client, noop)).toBe(16);
+      expect(recordingsSent).toEqual(["s-rec"]);
+      expect(await counted()).toBe(25);
+      // A rerun of the copy queues the backlog again (sent again, ClickHouse collapses it) and takes it out with it: still counted once.
+      await copyStateToPostgres(sqlite, target.$client, { batchSize: 3 });
+      expect(await forwardDeliveries(target.$client, noop)).toBe(16);
+      expect(await counted()).toBe(25);
 
       // Secrets are the same ciphertext, readable under the same AUTH_SECRET.
       const apps = await target.$client.query<{ app_id: string; api_key_enc: string; webhook_password_enc: string | null; webhook_use_basic_auth: boolean }>(

@@ -3,6 +3,9 @@ import { getTableConfig, type SQLiteColumn, type SQLiteTable } from "drizzle-orm
 import type pg from "pg";
 import type { Db } from "@/db/client";
 import { STATE_TABLES } from "@/db/postgres/schema";
+import { bucketOf } from "@/lib/ingest/forwarder";
+import { JOIN_TRIGGERS, LEAVE_TRIGGERS } from "@/lib/platform/client-session-facts";
+import { RECORDING_TRIGGER } from "@/lib/platform/webhook-envelope";
 
 /**
  * `npm run warehouse -- copy --to postgres`: Callboard's own state (db/postgres/schema.ts's
@@ -146,10 +149,15 @@ export async function copyStateToPostgres(sqlite: Db, pool: pg.Pool, options: St
     copiedByTable.set(plan.name, copied);
   }
 
+  // client_sessions keep their change stamps: new changes in Postgres take stamps after them (postgres-client-sessions.ts).
+  await pool.query(
+    "SELECT setval('client_sessions_seq_stamp', GREATEST((SELECT max(seq) FROM client_sessions), 1), (SELECT max(seq) FROM client_sessions) IS NOT NULL)",
+  );
+
   // The inbox's backlog: deliveries the SQLite forwarder had not sent to ClickHouse yet are
   // queued for the Postgres forwarder (lib/ingest/postgres-inbox.ts), which has no cursor.
-  const cursor = sqlite.$client.prepare("SELECT last_pk FROM clickhouse_forwarding WHERE stream = 'deliveries'").pluck().get() as number | undefined;
-  await pool.query("INSERT INTO delivery_forward_queue (delivery_pk) SELECT pk FROM webhook_deliveries WHERE pk > $1 ON CONFLICT DO NOTHING", [cursor ?? 0]);
+  const cursor = (stream: string) => (sqlite.$client.prepare("SELECT last_pk FROM clickhouse_forwarding WHERE stream = ?").pluck().get(stream) as number | undefined) ?? 0;
+  await queueBacklog(pool, { deliveries: cursor("deliveries"), recordings: cursor("recordings"), clientSessions: cursor("client_sessions") });
 
   const counts: StateCopyCount[] = [];
   for (const plan of plans) {
@@ -159,4 +167,54 @@ export async function copyStateToPostgres(sqlite: Db, pool: pg.Pool, options: St
   }
   if (counts.some((c) => c.sqlite !== c.postgres)) throw new StateCopyMismatchError(counts);
   return counts;
+}
+
+/**
+ * Queues for the Postgres forwarder what the SQLite forwarder had not sent: the deliveries
+ * above its cursor, and the deliveries that made the recordings and participant-session
+ * changes above their own cursors (the Postgres forwarder sends those with the deliveries
+ * that made them, postgres-inbox.ts). In the same transaction the queued deliveries are
+ * taken out of the copied event counts: SQLite counted each delivery when it stored it, the
+ * Postgres forwarder counts each when it forwards it, so one left in would be counted
+ * twice. Only rows this call queued are taken out (a queued row is not queued again).
+ */
+async function queueBacklog(pool: pg.Pool, after: { deliveries: number; recordings: number; clientSessions: number }): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const queued = await client.query<{ app_pk: string; trigger: string; body: string; received_ms: string }>(
+      `WITH queued AS (
+         INSERT INTO delivery_forward_queue (delivery_pk)
+         SELECT d.pk FROM webhook_deliveries d WHERE d.pk > $1
+           OR (d.trigger = $2 AND EXISTS (SELECT 1 FROM recordings r WHERE r.pk > $3 AND r.app_pk = d.app_pk AND r.session_id = d.session_id))
+           OR (d.trigger = ANY($4::text[]) AND EXISTS (SELECT 1 FROM client_sessions c WHERE c.seq > $5 AND c.app_pk = d.app_pk AND c.session_id = d.session_id))
+         ON CONFLICT DO NOTHING RETURNING delivery_pk
+       )
+       SELECT d.app_pk, d.trigger, d.body, d.received_ms FROM queued q JOIN webhook_deliveries d ON d.pk = q.delivery_pk`,
+      [after.deliveries, RECORDING_TRIGGER, after.recordings, [...JOIN_TRIGGERS, ...LEAVE_TRIGGERS], after.clientSessions],
+    );
+    const byBucket = new Map<string, { appPk: string; trigger: string; bucketStart: number; n: number }>();
+    for (const r of queued.rows) {
+      const bucketStart = bucketOf(r.trigger, r.body, Number(r.received_ms));
+      const key = `${r.app_pk}|${bucketStart}|${r.trigger}`;
+      const entry = byBucket.get(key) ?? { appPk: r.app_pk, trigger: r.trigger, bucketStart, n: 0 };
+      entry.n += 1;
+      byBucket.set(key, entry);
+    }
+    const buckets = [...byBucket.values()];
+    if (buckets.length > 0) {
+      await client.query(
+        `UPDATE event_counts c SET count = greatest(c.count - t.n, 0)
+         FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[]) AS t(app_pk, trigger, bucket_start, n)
+         WHERE c.app_pk = t.app_pk AND c.trigger = t.trigger AND c.bucket_start = t.bucket_start`,
+        [buckets.map((b) => b.appPk), buckets.map((b) => b.trigger), buckets.map((b) => b.bucketStart), buckets.map((b) => b.n)],
+      );
+    }
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
 }

@@ -1,6 +1,7 @@
 import { and, asc, inArray, lt, max, ne, notInArray } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { tablesOf } from "@/db/state";
+import type { PgDb } from "@/db/postgres/client";
+import { isPostgresState, tablesOf } from "@/db/state";
 import type { ClickHouseConfig } from "@/lib/clickhouse/config";
 import { describePrune, pruneFacts } from "@/lib/clickhouse/fact-retention";
 import { logger } from "@/lib/log/logger";
@@ -13,13 +14,20 @@ import { logger } from "@/lib/log/logger";
  * short transaction, so that a first prune of years of rows never holds the write lock
  * long enough to make a webhook wait. In ClickHouse mode the call facts have theirs too
  * (RETAIN_CALLS_MONTHS, lib/clickhouse/fact-retention.ts), pruned on the same schedule.
- * The deletes are written once for SQLite and Postgres (decision 0042); with several
- * servers over one Postgres each prunes on its schedule, and a batch another server
- * already deleted simply finds fewer rows.
+ * The deletes are written once for SQLite and Postgres (decision 0042).
+ *
+ * Over Postgres (DATABASE_URL) the webhook inbox is pruned here too, as the SQLite ingest
+ * prunes its own (`prunePostgresInbox`): deliveries past RETAIN_DELIVERIES_DAYS that are
+ * no longer queued for ClickHouse, and the live state of calls long over. With several
+ * servers one prunes at a time: each prune runs under a Postgres advisory lock that the
+ * others do not wait for (they skip that hour's turn), held by a session, so a server that
+ * dies mid-prune frees it.
  */
 export interface RetentionSettings {
   auditDays: number;
   syncRunsDays: number;
+  /** Over Postgres: kept days of raw webhook deliveries (RETAIN_DELIVERIES_DAYS; 0 keeps them forever). SQLite's ingest prunes its own. */
+  deliveriesDays?: number;
   /** ClickHouse mode: the warehouse and its kept months of facts (0: forever). */
   clickHouse?: { config: ClickHouseConfig; keepMonths: number };
 }
@@ -77,14 +85,79 @@ export async function pruneSyncRuns(db: Db, days: number, nowMs = Date.now()): P
   );
 }
 
-export async function pruneOnce(db: Db, settings: RetentionSettings, nowMs = Date.now()): Promise<{ audit: number; syncRuns: number }> {
-  return { audit: await pruneAudit(db, settings.auditDays, nowMs), syncRuns: await pruneSyncRuns(db, settings.syncRunsDays, nowMs) };
+/** The advisory lock key of a state prune over Postgres: "cbretain" in its bytes, recognisable in pg_locks. */
+export const RETENTION_LOCK_KEY = 0x636272657461696en;
+
+/** Ended calls' live state stays a week ("recently ended"); one silent for 30 days never ended (as lib/ingest/store.ts). */
+const LIVE_ENDED_KEEP_MS = 7 * DAY_MS;
+const LIVE_SILENT_KEEP_MS = 30 * DAY_MS;
+
+/**
+ * The webhook inbox's retention over Postgres: deliveries received more than `days` ago
+ * (0: none) that no server still has to forward (not in `delivery_forward_queue`: never a
+ * delivery ClickHouse lacks), oldest first in batches; and the live state of calls ended a
+ * week ago or silent for 30 days. Their event counts, recordings and participant sessions stay.
+ */
+export async function prunePostgresInbox(db: Db, days: number, nowMs = Date.now()): Promise<{ deliveries: number; liveSessions: number }> {
+  const pool = (db as unknown as PgDb).$client;
+  const deliveries =
+    days <= 0
+      ? 0
+      : await inBatches(async () =>
+          (
+            await pool.query(
+              `DELETE FROM webhook_deliveries WHERE pk IN (
+                 SELECT d.pk FROM webhook_deliveries d WHERE d.received_ms < $1
+                   AND NOT EXISTS (SELECT 1 FROM delivery_forward_queue q WHERE q.delivery_pk = d.pk)
+                 ORDER BY d.pk LIMIT $2)
+               RETURNING pk`,
+              [nowMs - days * DAY_MS, BATCH_ROWS],
+            )
+          ).rows,
+        );
+  const live = await pool.query("DELETE FROM live_sessions WHERE (status = 'ended' AND last_event_ms < $1) OR last_event_ms < $2", [
+    nowMs - LIVE_ENDED_KEEP_MS,
+    nowMs - LIVE_SILENT_KEEP_MS,
+  ]);
+  return { deliveries, liveSessions: live.rowCount ?? 0 };
+}
+
+export interface PruneReport {
+  audit: number;
+  syncRuns: number;
+  /** Over Postgres: webhook deliveries and calls' live state pruned (on SQLite the ingest prunes them: 0 here). */
+  deliveries: number;
+  liveSessions: number;
+  /** Over Postgres: another server was pruning, so this one did nothing. */
+  skipped?: true;
+}
+
+export async function pruneOnce(db: Db, settings: RetentionSettings, nowMs = Date.now()): Promise<PruneReport> {
+  const prune = async (): Promise<PruneReport> => ({
+    audit: await pruneAudit(db, settings.auditDays, nowMs),
+    syncRuns: await pruneSyncRuns(db, settings.syncRunsDays, nowMs),
+    ...(isPostgresState(db) ? await prunePostgresInbox(db, settings.deliveriesDays ?? 0, nowMs) : { deliveries: 0, liveSessions: 0 }),
+  });
+  if (!isPostgresState(db)) return prune();
+  // One server at a time: the lock is the session's, on a connection held for the prune.
+  const client = await (db as unknown as PgDb).$client.connect();
+  try {
+    const { rows } = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1) AS locked", [RETENTION_LOCK_KEY.toString()]);
+    if (!rows[0]?.locked) return { audit: 0, syncRuns: 0, deliveries: 0, liveSessions: 0, skipped: true };
+    try {
+      return await prune();
+    } finally {
+      await client.query("SELECT pg_advisory_unlock($1)", [RETENTION_LOCK_KEY.toString()]);
+    }
+  } finally {
+    client.release();
+  }
 }
 
 /** In the server: a prune a minute after start, then hourly. Returns a stop function. */
 export function startRetentionSchedule(open: () => Db, settings: RetentionSettings, everyMs = 3_600_000): () => void {
   const facts = settings.clickHouse && settings.clickHouse.keepMonths > 0 ? settings.clickHouse : undefined;
-  if (settings.auditDays <= 0 && settings.syncRunsDays <= 0 && !facts) return () => {};
+  if (settings.auditDays <= 0 && settings.syncRunsDays <= 0 && !facts && !isPostgresState(open())) return () => {};
   let factsRunning = false;
   const pruneClickHouse = async (c: NonNullable<typeof facts>) => {
     // One prune of the facts at a time: a slow one (a mutation on a large call_raw) is not started again beside itself.
@@ -105,7 +178,7 @@ export function startRetentionSchedule(open: () => Db, settings: RetentionSettin
     stateRunning = true;
     try {
       const pruned = await pruneOnce(open(), settings);
-      if (pruned.audit + pruned.syncRuns > 0) logger.info(pruned, "retention: pruned old audit rows and sync runs");
+      if (pruned.audit + pruned.syncRuns + pruned.deliveries + pruned.liveSessions > 0) logger.info(pruned, "retention: pruned old audit rows, sync runs and (over Postgres) webhook deliveries and live state");
     } catch (err) {
       logger.warn({ err: err instanceof Error ? err.message : String(err) }, "retention: prune failed; it is tried again at the next hour");
     } finally {

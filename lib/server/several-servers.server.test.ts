@@ -14,7 +14,7 @@ import { migrateClickHouse } from "@/lib/clickhouse/migrate";
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/lib/clickhouse/test-clickhouse";
 import { spawnEmulator, type SpawnedEmulator } from "@/lib/emulator/test-emulator";
 import { basicAuthHeader } from "@/lib/ingest/auth";
-import { messageSent } from "@/lib/ingest/test-deliveries";
+import { messageSent, participantJoined, recordingGenerated } from "@/lib/ingest/test-deliveries";
 import { parsePostgresConfig } from "@/lib/postgres/config";
 import { POSTGRES_SKIP_REASON, startPostgres, type TestPostgres } from "@/lib/postgres/test-postgres";
 import { SKIP_WITHOUT_BUILD, startTestServer, type TestServer } from "./test-server";
@@ -335,7 +335,9 @@ describe.skipIf(SKIP_WITHOUT_BUILD || POSTGRES_SKIP_REASON || CLICKHOUSE_SKIP_RE
 
   it("two servers asked to sync the same app at once: one sync runs, the other says it is already running; both show it", async () => {
     const info = emu.apps.find((x) => x.appId === "gamma")!;
-    await addApp(stateDbOfPostgres(pgDb), { appId: "gamma", name: "Gamma", region: info.region, apiKey: info.apiKey, callsUrl: info.callsUrl });
+    await addApp(stateDbOfPostgres(pgDb), {
+      appId: "gamma", name: "Gamma", region: info.region, apiKey: info.apiKey, callsUrl: info.callsUrl, webhookUsername: "hook", webhookPassword: "hook-password",
+    });
     const syncNow = (s: TestServer) =>
       fetch(`${s.base}/api/v1/sync`, { method: "POST", headers: { ...bearer(adminToken), "content-type": "application/json" }, body: JSON.stringify({ app: "gamma" }) }).then(
         async (res) => ({ status: res.status, body: (await res.json()) as { data: Array<{ status: string; inserted: number; error: string | null }> } }),
@@ -360,5 +362,35 @@ describe.skipIf(SKIP_WITHOUT_BUILD || POSTGRES_SKIP_REASON || CLICKHOUSE_SKIP_RE
     } finally {
       await clickhouse.close();
     }
+  });
+
+  it("a recording and a participant's join sent to A: B's reports count the call as recorded and its page lists the client", async () => {
+    // A gamma call the sync stored (the test above) that the platform did not flag as recorded.
+    const calls = (await (await fetch(`${b.base}/api/v1/calls?app=gamma&hasRecording=false`, { headers: bearer(adminToken) })).json()) as { data: Array<{ sessionId: string; startAt: number }> };
+    const call = calls.data[0]!;
+    const recorded = async () => {
+      const res = await fetch(`${b.base}/api/v1/calls?app=gamma&hasRecording=true`, { headers: bearer(adminToken) });
+      return ((await res.json()) as { data: Array<{ sessionId: string }> }).data.map((c) => c.sessionId);
+    };
+    expect(await recorded()).not.toContain(call.sessionId);
+    const post = (d: unknown) =>
+      fetch(`${a.base}/api/webhooks/gamma`, { method: "POST", headers: { authorization: HOOK, "content-type": "application/json" }, body: JSON.stringify(d) }).then((r) => r.status);
+    expect(await post(recordingGenerated({ appId: "gamma" }, call.sessionId, call.startAt + 5))).toBe(200);
+    expect(await post(participantJoined({ appId: "gamma" }, call.sessionId, { name: "Joiner", joined_at: call.startAt + 2 }))).toBe(200);
+
+    // Forwarded by either server with its link flag: B's report counts the call as recorded.
+    await expect.poll(recorded, { timeout: 30_000, interval: 250 }).toContain(call.sessionId);
+    const detail = (await (await fetch(`${b.base}/api/v1/calls/${encodeURIComponent(call.sessionId)}?app=gamma`, { headers: bearer(adminToken) })).json()) as {
+      data: { hasRecording: boolean; clients: Array<{ occupant: string; platform: string }> };
+    };
+    expect(detail.data.hasRecording).toBe(true);
+    expect(detail.data.clients.map((c) => c.occupant)).toEqual(["Joiner"]);
+    // And the clients report, from ClickHouse, has the session.
+    await expect
+      .poll(async () => {
+        const res = await fetch(`${b.base}/api/v1/insights/clients?app=gamma`, { headers: bearer(adminToken) });
+        return ((await res.json()) as { data: Array<{ dimension: string; sessions: number }> }).data.filter((r) => r.dimension === "platform").reduce((n, r) => n + r.sessions, 0);
+      }, { timeout: 30_000, interval: 250 })
+      .toBe(1);
   });
 });

@@ -23,6 +23,7 @@ import { closeIngestor, createIngestHttpHandler, getIngestor } from "@/lib/inges
 import { clickHouseForwardTarget, startClickHouseForwarder } from "@/lib/ingest/clickhouse-target";
 import { PostgresForwarder } from "@/lib/ingest/postgres-forwarder";
 import { clickhouse } from "@/lib/clickhouse/client";
+import { processWriterV2 } from "@/lib/clickhouse/writer-v2";
 import { logger } from "@/lib/log/logger";
 import { normaliseBasePath, stripBasePath } from "@/lib/http/base-path";
 import { startRetentionSchedule } from "@/lib/retention/prune";
@@ -121,6 +122,7 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
   const stopRetention = startRetentionSchedule(db, {
     auditDays: config.RETAIN_AUDIT_DAYS,
     syncRunsDays: config.RETAIN_SYNC_RUNS_DAYS,
+    deliveriesDays: config.RETAIN_DELIVERIES_DAYS,
     clickHouse: clickHouse ? { config: clickHouse, keepMonths: config.RETAIN_CALLS_MONTHS } : undefined,
   });
   let stopAlerts: (() => Promise<void>) | undefined;
@@ -149,7 +151,10 @@ export async function startServer(options: { dev?: boolean; port?: number; hostn
   // ClickHouse mode: what the ingest stores in SQLite (or, with DATABASE_URL, in the
   // Postgres queue every server shares) is forwarded on in the background.
   const pgState = postgresStateDb();
-  const forwarder = pgState ? new PostgresForwarder(pgState.$client, clickHouseForwardTarget(clickhouse())).start() : startClickHouseForwarder(warehouse);
+  // Over Postgres the recordings' link flags are set under each app's Postgres sync lease.
+  const forwarder = pgState
+    ? new PostgresForwarder(pgState.$client, clickHouseForwardTarget(clickhouse(), { db: warehouse, writer: processWriterV2 })).start()
+    : startClickHouseForwarder(warehouse);
 
   // The analytics engine gets ready now, not in the first report (the memory engine
   // loads its store on its worker thread, or in-process right after this tick).
