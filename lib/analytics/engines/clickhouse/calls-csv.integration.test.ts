@@ -1,18 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateV2Calls } from "@/bench/clickhouse-v2-data";
-import { migrateClickHouse, openClickHouse, type ClickHouse } from "@/lib/clickhouse";
+import { migrateClickHouse, openClickHouse, sql, type ClickHouse } from "@/lib/clickhouse";
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/lib/clickhouse/test-clickhouse";
-import { CALL_RAW_COLUMNS } from "../../csv-columns";
+import { CALL_RAW_COLUMNS, PARTICIPANT_COLUMNS } from "../../csv-columns";
 import { filters } from "../../filters";
 import { REPORT_CSV_WRITERS } from "../../report-csv-writers";
 import { openFixtureDb } from "../../test-fixtures";
-import { csvContext, csvRawStream } from "@/lib/export/csv";
+import { csvBatchStream, csvContext, csvRawStream } from "@/lib/export/csv";
 import { createClickHouseEngine } from "./engine";
 import { callsCsvBytes, callsCsvFields } from "./reports/calls-csv";
+import { participantsOrder, participantsQuery, type ParticipantRaw } from "./reports/usage";
+import { withApps } from "./context";
 
 /**
  * The calls CSV from ClickHouse's RowBinary (reports/calls-csv.ts) on two 18.16 shards:
  * the same bytes as the raw-row writer (csvRawStream) over the same rows read as JSON,
+ * and the participants CSV (reports/participants-csv.ts) the rows writer's,
  * for hostile texts (quotes, commas, line breaks, formula starts, non-ASCII, empty),
  * NULLs, values outside the closed sets and zones with odd offsets; 200,000 calls
  * streamed with memory bounded, every row there; a client that leaves stops the query on
@@ -27,7 +30,7 @@ const ALL = { appPks: "all" as const };
 /** Texts a CSV must quote or guard, and NULL. */
 const HOSTILE = ['say "hi"', "a,b", "line\nbreak", "cr\rhere", "=cmd|' /C calc'!A0", "+1555", "-x", "@h", "\ttab", "zoë", "用户42", "🦄", "", null];
 
-describe.skipIf(CLICKHOUSE_SKIP_REASON)("the calls CSV from RowBinary", () => {
+describe.skipIf(CLICKHOUSE_SKIP_REASON)("the calls and participants CSVs from RowBinary", () => {
   let cluster: TestClickHouse;
   let ch: ClickHouse;
   const db = openFixtureDb("ch-calls-csv");
@@ -85,6 +88,27 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("the calls CSV from RowBinary", () => {
       expect(got).toBe(want);
     }
   });
+
+  it("writes the participants CSV as the rows writer does, in two zones and both orders", async () => {
+    const ctx = await withApps({ ch, db: () => db });
+    for (const [tz, sort, order] of [["UTC", "start", "desc"], ["Asia/Kathmandu", "minutes", "asc"]] as const) {
+      const f = filters({ tz, sort, order, format: "csv", from: 1_000_000_000 });
+      const got = await text(REPORT_CSV_WRITERS.participants.csv.stream(await engine().csv("participants", f, ALL), undefined, csvContext(tz)));
+      // The oracle: the report's own query read as JSON rows, written by the rows writer (csv-stringify).
+      const pks = [...appIds.keys()];
+      const json = await ch.rows<ParticipantRaw>(sql`${participantsQuery(ctx, f, pks)} ${participantsOrder(f)}`.text);
+      const rows = json.map((r) => ({
+        app: appIds.get(r.appPk)!, uid: r.uid, calls: r.calls, joined: r.joined, unanswered: r.unanswered, audioMinutes: r.audioX1000 / 1000,
+        videoMinutes: r.videoX1000 / 1000, totalMinutes: r.totalX1000 / 1000, firstCallAt: r.firstCallAt, lastCallAt: r.lastCallAt,
+      }));
+      async function* once() {
+        yield rows;
+      }
+      const want = await text(csvBatchStream(once(), PARTICIPANT_COLUMNS, undefined, csvContext(tz)));
+      expect(rows.length).toBeGreaterThan(1000);
+      expect(got).toBe(want);
+    }
+  }, 120_000);
 
   it("streams 200,000 calls with every row, memory bounded while the client does not read", async () => {
     const [count] = await ch.rows<{ n: number }>("SELECT sum(sign) AS n FROM calls_v2 WHERE start_at >= toDateTime(1000000000)");

@@ -87,7 +87,8 @@ async function expectSamePaged(mem: AnalyticsEngine, engine: AnalyticsEngine, na
     const fp = { ...f, page, perPage };
     expect(await engine.report(name, fp, scope), `${where} page ${page}`).toEqual(await mem.report(name, fp, scope));
   }
-  expect(await collect((await engine.csv(name, f, scope)) as AsyncIterable<readonly unknown[]>), `${where} CSV rows`).toEqual(all);
+  // The participants CSV comes from ClickHouse as its written lines (reports/participants-csv.ts): its bytes are compared below.
+  if (name !== "participants") expect(await collect((await engine.csv(name, f, scope)) as AsyncIterable<readonly unknown[]>), `${where} CSV rows`).toEqual(all);
   expect(await csvText(engine, name, f, scope), `${where} CSV bytes`).toBe(await csvText(mem, name, f, scope));
 }
 
@@ -209,7 +210,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
     expect(clients.some((r) => r.value === "unknown")).toBe(true);
     const summary = (await mem.report("recording-summary", all, ADMIN)).data;
     for (const k of ["flagged", "withLink", "awaiting", "linkNotFlagged", "links", "linksForUnsyncedCalls"] as const) expect(summary[k], k).toBeGreaterThan(0);
-    const combined = await collect(await mem.csv("participants-combined", all, ADMIN));
+    const combined = await collect((await mem.csv("participants-combined", all, ADMIN)) as AsyncIterable<ReadonlyArray<{ apps: readonly string[] }>>);
     expect(combined.some((r) => r.apps.length > 1), "a uid used in several apps").toBe(true);
   });
 

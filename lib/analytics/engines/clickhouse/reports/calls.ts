@@ -168,13 +168,8 @@ export async function getCalls(ctx: ChContext, f: Filters, scope: Scope, signal?
   return pageOf(data, total, f);
 }
 
-/**
- * Every matching call in the list's order, as the CSV's lines (UTF-8 bytes): read from
- * ClickHouse in RowBinary and written by calls-csv.ts as the client reads. Apps are
- * resolved (a 404 thrown) before the first batch is asked for. `tz`: the zone of the ISO
- * columns (the filters').
- */
-export function callsCsvBatches(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): AsyncIterable<Uint8Array> {
+/** The calls CSV's query (a SELECT of calls-csv.ts's fields, in the list's order) and the apps it reads. */
+export function callsCsvQuery(ctx: ChContext, f: Filters, scope: Scope): { query: string; apps: AppScope } {
   const apps = appScope(ctx, f, scope);
   const t = tablesOf(ctx.ch);
   const fields = callsCsvFields(
@@ -182,7 +177,17 @@ export function callsCsvBatches(ctx: ChContext, f: Filters, scope: Scope, signal
     START,
     HAS_RECORDING,
   );
-  const query = sql`SELECT ${raw(fields)} ${fromLiveCalls(t, f, apps.pks)} ${orderBy(f)}`.text;
+  return { query: sql`SELECT ${raw(fields)} ${fromLiveCalls(t, f, apps.pks)} ${orderBy(f)}`.text, apps };
+}
+
+/**
+ * Every matching call in the list's order, as the CSV's lines (UTF-8 bytes): read from
+ * ClickHouse in RowBinary and written by calls-csv.ts as the client reads. Apps are
+ * resolved (a 404 thrown) before the first batch is asked for; the ISO columns are in the
+ * filters' zone.
+ */
+export function callsCsvBatches(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): AsyncIterable<Uint8Array> {
+  const { query, apps } = callsCsvQuery(ctx, f, scope);
   return callsCsvBytes(ctx.ch, query, apps, f.tz, signal);
 }
 
