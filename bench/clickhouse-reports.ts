@@ -32,7 +32,7 @@ const millions = (n: number) => `${(n / 1e6).toLocaleString("en")}M`;
 const log = (line: string) => console.log(line);
 
 /** Peak resident memory of a process so far (VmHWM), in MB; undefined off Linux or when gone. */
-function peakRssMb(pid: number | undefined): number | undefined {
+export function peakRssMb(pid: number | undefined): number | undefined {
   try {
     const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
     return kb === undefined ? undefined : Math.round(Number(kb) / 1024);
@@ -96,7 +96,7 @@ async function timeMigrate(env: Record<string, string>): Promise<number> {
 }
 
 /** A SQLite file holding what the server needs besides the facts: an admin's API token and the generated apps. */
-async function sqliteForGenerated(file: string): Promise<string> {
+export async function sqliteForGenerated(file: string): Promise<string> {
   const token = await prepareAccess(file);
   const { openDatabase } = await import("@/db/client");
   const { addApp } = await import("@/lib/apps/registry");

@@ -32,10 +32,11 @@ export interface ProductionServer {
   stop(): Promise<void>;
 }
 
-export async function startProductionServer(env: Record<string, string>, timeoutMs = 600_000): Promise<ProductionServer> {
+/** `cwd`: the checkout (with its build) to run, by default this one (an A/B bench runs an earlier checkout beside it). */
+export async function startProductionServer(env: Record<string, string>, timeoutMs = 600_000, cwd = process.cwd()): Promise<ProductionServer> {
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", "tsx", "scripts/server.ts"], {
-    cwd: process.cwd(),
+    cwd,
     env: { ...process.env, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1", AUTH_TRUST_HOST: "true", SYNC_INTERVAL_SECONDS: "0", LOG_LEVEL: "warn",
       // The bench measures the server, not the per-token limit that would cut its loops short.
       API_TOKEN_RATE_LIMIT_PER_MINUTE: "0", ...env, PORT: String(port) },

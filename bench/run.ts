@@ -19,6 +19,7 @@
  *   npm run bench -- --only clickhouse [--calls N] [--compare-calls M]
  *   npm run bench -- --only clickhouse-chdb [--calls N]  # every report over chdb (a current ClickHouse in-process)
  *                                      # on N calls (default 10M) generated into schema v2
+ *   npm run bench -- --only clickhouse-csv [--calls N] [--before DIR]  # the calls CSV from ClickHouse: where the time goes, A/B through the server
  *   npm run bench -- --only clickhouse-v2 [--calls N]  # schema v2's queries and disk on two shards (not yet the engine's)
  *                                      # every report through the production server on a
  *                                      # two-shard ClickHouse: N calls (default 10M) generated
@@ -41,16 +42,17 @@ import type { BenchRow } from "./bench-row";
 
 const program = new Command("bench")
   .option("--rounds <n>", "kill-and-restart rounds of the webhook kill test (default 5)")
-  .option("--only <area>", "sync | http | analytics | webhooks | webhook-kill | sync-long | clickhouse-sync | clickhouse | clickhouse-chdb | clickhouse-v2 | postgres | several-servers")
+  .option("--only <area>", "sync | http | analytics | webhooks | webhook-kill | sync-long | clickhouse-sync | clickhouse | clickhouse-chdb | clickhouse-csv | clickhouse-v2 | postgres | several-servers")
   .option("--quick", "smaller sizes (smoke run)")
   .option("--calls <n>", "override the call count of the sync and analytics benches")
   .option("--compare-calls <n>", "clickhouse: calls of the in-memory / copy / ClickHouse comparison (default 1M; 0 skips it)")
   .option("--keep <dir>", "http: keep each mix's warehouse in <dir> and reuse it on later runs")
   .option("--mix <names>", "sync, http, clickhouse-sync: data mixes to run, comma-separated (default: platform,heavy-users,light-users,big-meetings; clickhouse-sync: platform)")
   .option("--session-ids <orders>", "sync: the upstream's session ids, comma-separated: time | random (default: every mix in time order, and platform random)")
+  .option("--before <dir>", "clickhouse-csv: a checkout of earlier code (with its build) to run beside this one, A/B")
   .option("--prerender", "clickhouse-sync: the emulator renders its pages before the sync (its CPU hidden; default: rendered as asked, like a real upstream)")
   .parse(process.argv);
-const opts = program.opts<{ only?: string; quick?: boolean; calls?: string; compareCalls?: string; mix?: string; rounds?: string; keep?: string; prerender?: boolean; sessionIds?: string }>();
+const opts = program.opts<{ only?: string; quick?: boolean; calls?: string; compareCalls?: string; mix?: string; rounds?: string; keep?: string; prerender?: boolean; sessionIds?: string; before?: string }>();
 
 function printTable(rows: BenchRow[]): void {
   const cols: Array<keyof BenchRow> = ["area", "metric", "target", "measured", "ok"];
@@ -102,6 +104,10 @@ async function main(): Promise<void> {
   if (want("clickhouse-chdb")) {
     const { runClickHouseChdbBench } = await import("./clickhouse-chdb");
     rows.push(...(await runClickHouseChdbBench({ calls: calls ?? (opts.quick ? 200_000 : 10_000_000), runs: opts.quick ? 5 : 15 })));
+  }
+  if (opts.only === "clickhouse-csv") {
+    const { runClickHouseCsvBench } = await import("./clickhouse-csv");
+    rows.push(...(await runClickHouseCsvBench({ calls: calls ?? (opts.quick ? 200_000 : 1_000_000), runs: 3, beforeDir: opts.before })));
   }
   if (opts.only === "clickhouse-v2") {
     const { runClickHouseV2Bench } = await import("./clickhouse-v2");

@@ -10,8 +10,12 @@ import { REPORT_NAMES, REPORT_REGISTRY, type ReportCsvKind, type ReportName, typ
 
 export type { ReportJson, ReportName, ReportRow } from "./report-registry";
 
-/** One batch of a report's CSV as an engine streams it: row objects, or (`raw`) arrays in column order or written lines. */
-export type CsvBatch<N extends ReportName> = ReportCsvKind<N> extends "raw" ? RowBatch : ReadonlyArray<ReportRow<N>>;
+/**
+ * One batch of a report's CSV as an engine streams it: row objects, or (`raw`) arrays in
+ * column order or written lines; an async source (the ClickHouse engine's long CSVs) may
+ * also give its lines already written, as UTF-8 bytes, for any report.
+ */
+export type CsvBatch<N extends ReportName> = ReportCsvKind<N> extends "raw" ? RowBatch : ReadonlyArray<ReportRow<N>> | Uint8Array;
 
 /** A report's CSV batches, in the CSV's order, pulled as the client reads: plain or async. */
 export type CsvSource<N extends ReportName> = Iterable<CsvBatch<N>> | AsyncIterable<CsvBatch<N>>;
@@ -33,15 +37,19 @@ export interface ReportSpec<N extends ReportName> {
 type Batches<B> = Iterable<B> | AsyncIterable<B>;
 
 /** Plain batches as rows, pulled one at a time (csvStream releases the source when the client leaves). */
-function* rowsOf<Row>(batches: Iterable<ReadonlyArray<Row>>): Generator<Row> {
-  for (const b of batches) yield* b;
+function* rowsOf<Row>(batches: Iterable<ReadonlyArray<Row> | Uint8Array>): Generator<Row> {
+  for (const b of batches) {
+    // Written lines come from async sources only (CsvBatch): a plain one giving them is a bug.
+    if (b instanceof Uint8Array) throw new TypeError("a plain CSV source gave written lines");
+    yield* b;
+  }
 }
 
 function rowsCsv<Row>(columns: ReadonlyArray<CsvColumn<Row>>) {
   return {
     kind: "rows" as const,
     columns,
-    stream: (batches: Batches<ReadonlyArray<Row>>, signal?: AbortSignal, ctx?: CsvContext) =>
+    stream: (batches: Batches<ReadonlyArray<Row> | Uint8Array>, signal?: AbortSignal, ctx?: CsvContext) =>
       Symbol.asyncIterator in batches ? csvBatchStream(batches, columns, signal, ctx) : csvStream(rowsOf(batches), columns, signal, ctx),
   };
 }

@@ -39,6 +39,13 @@ export function openChdb(database: string): ClickHouse & { dir: string } {
     async *stream<T>(sql: string) {
       for (const row of parse<T>(run(sql + settings, "JSONEachRow"))) yield row;
     },
+    async *streamRowBinary(sql: string) {
+      try {
+        yield (await session.queryAsync(sql, { format: "RowBinary" })).bytes();
+      } catch (err) {
+        throw new ClickHouseError(`chdb: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    },
     async insert(table, rows) {
       if (rows.length === 0) return;
       const body = rows.map((r) => JSON.stringify(r)).join("\n");

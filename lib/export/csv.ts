@@ -123,16 +123,22 @@ export function csvStream<T>(rows: Iterable<T>, columns: ReadonlyArray<CsvColumn
  * The same CSV as `csvStream`, from rows that arrive in batches from an async source (an
  * analytics engine's CSV: its worker thread, a database stream): each batch is written
  * with csvStream's cells and quoting, and streamed by csvRawStream (one batch per pull).
+ * A batch may also be lines the source wrote itself with those cells (UTF-8 bytes, each
+ * line ending in CRLF): sent on as they are.
  */
 export function csvBatchStream<T>(
-  batches: AsyncIterable<readonly T[]>,
+  batches: AsyncIterable<readonly T[] | Uint8Array>,
   columns: ReadonlyArray<CsvColumn<T>>,
   signal?: AbortSignal,
   ctx: CsvContext = UTC,
 ): ReadableStream<Uint8Array> {
   const cellOf = cellWriter(ctx);
-  async function* lines(): AsyncGenerator<string> {
+  async function* lines(): AsyncGenerator<string | Uint8Array> {
     for await (const batch of batches) {
+      if (batch instanceof Uint8Array) {
+        yield batch;
+        continue;
+      }
       const records = batch.map((row) => columns.map((c) => cellOf(row, c)));
       yield stringify(records, { record_delimiter: "\r\n", quoted_match: /[\r\n]/ });
     }

@@ -51,6 +51,7 @@ function slowClickHouse(read: { bytes: number }): ClickHouse {
     label: "slow", placement: { database: "db", cluster: undefined },
     command: refuse, rows: refuse, insert: refuse, close: async () => undefined,
     stream: () => ({ [Symbol.asyncIterator]: () => ({ next: refuse }) }),
+    streamRowBinary: () => ({ [Symbol.asyncIterator]: () => ({ next: refuse }) }),
     insertStream: async (_table: string, body: Readable) => {
       body.pause();
       for (;;) {

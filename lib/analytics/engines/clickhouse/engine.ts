@@ -14,7 +14,7 @@ import { getRecordings, recordingBatches } from "./reports/recordings";
 import { getClients } from "./reports/clients";
 import { combinedParticipantRows, getCombinedParticipantsPage } from "./reports/participants-combined";
 import { awaitingRecordingRows, getAwaitingRecordings, getRecordingSummary } from "./reports/recording-status";
-import { getAppUsage, getDailyUsage, getParticipantsPage, participantRows } from "./reports/usage";
+import { getAppUsage, getDailyUsage, getParticipantsPage, participantsCsvBatches } from "./reports/usage";
 
 /**
  * The ClickHouse engine: every report of the table of reports answered by queries over
@@ -64,11 +64,12 @@ type CsvRun<N extends ReportName> = (ctx: ChContext, f: Filters, scope: Scope, s
 /**
  * A report's CSV batches (reports.ts says each one's kind): bounded reports as one batch,
  * the long ones (calls, participants, recordings, awaiting) streamed from ClickHouse as the client
- * reads. Apps are resolved, and a 404 thrown, before a source is returned.
+ * reads — the calls and the participants as their lines' bytes, written from RowBinary
+ * (reports/row-binary-csv.ts). Apps are resolved, and a 404 thrown, before a source is returned.
  */
 const CSV_REPORTS: { readonly [N in ReportName]: CsvRun<N> } = {
   calls: callsCsvBatches,
-  participants: (ctx, f, scope, signal) => batched(participantRows(ctx, f, scope, signal)),
+  participants: participantsCsvBatches,
   apps: (ctx, f, scope, signal) => once(getAppUsage(ctx, f, scope, signal)),
   daily: (ctx, f, scope, signal) => once(getDailyUsage(ctx, f, scope, signal)),
   recordings: recordingBatches,

@@ -39,6 +39,7 @@ describe("ClickHouse engine: viewer isolation inside every query (chdb)", () => 
       ...chdb,
       rows: (q, signal) => (sent.push(q), chdb.rows(q, signal)),
       stream: (q, signal) => (sent.push(q), chdb.stream(q, signal)),
+      streamRowBinary: (q, signal) => (sent.push(q), chdb.streamRowBinary(q, signal)),
     };
   });
   afterAll(async () => {

@@ -7,7 +7,7 @@ import { applyMigrations, migrateClickHouse, openClickHouse, type ClickHouse } f
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "@/lib/clickhouse/test-clickhouse";
 import { openChdb } from "@/lib/clickhouse/test-chdb";
 import { createClickHouseEngine } from "./engine";
-import { allCalls, callArrays, collect, csvText } from "./test-parity-answers";
+import { allCalls, collect, csvText } from "./test-parity-answers";
 import { churnV2, holdMerges, type Churned } from "./test-parity-churn";
 import { forHost } from "@/lib/clickhouse/config";
 import { CallWriterV2, openShardsV2, type ShardV2 } from "@/lib/clickhouse/writer-v2";
@@ -87,7 +87,8 @@ async function expectSamePaged(mem: AnalyticsEngine, engine: AnalyticsEngine, na
     const fp = { ...f, page, perPage };
     expect(await engine.report(name, fp, scope), `${where} page ${page}`).toEqual(await mem.report(name, fp, scope));
   }
-  expect(await collect((await engine.csv(name, f, scope)) as AsyncIterable<readonly unknown[]>), `${where} CSV rows`).toEqual(all);
+  // The participants CSV comes from ClickHouse as its written lines (reports/participants-csv.ts): its bytes are compared below.
+  if (name !== "participants") expect(await collect((await engine.csv(name, f, scope)) as AsyncIterable<readonly unknown[]>), `${where} CSV rows`).toEqual(all);
   expect(await csvText(engine, name, f, scope), `${where} CSV bytes`).toBe(await csvText(mem, name, f, scope));
 }
 
@@ -165,8 +166,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
             expect(await engine.report("calls", fp, scope), at(`calls ${s.sort} ${s.order} page ${page}`)).toEqual(await mem.report("calls", fp, scope));
           }
           expect(await allCalls(engine, f, scope), at(`calls ${s.sort} ${s.order} (all)`)).toEqual(all);
-          const id = (app: unknown, session: unknown) => `${String(app)}\u0000${String(session)}`;
-          expect((await callArrays(engine, f, scope)).map((a) => id(a[0], a[1])), at(`calls ${s.sort} ${s.order} CSV rows`)).toEqual(all.map((r) => id(r.app, r.sessionId)));
+          // The ClickHouse engine writes the calls CSV's lines itself (reports/calls-csv.ts): its bytes, every row in order, are the in-memory engine's.
           expect(await csvText(engine, "calls", f, scope), at(`calls ${s.sort} ${s.order} CSV bytes`)).toBe(await csvText(mem, "calls", f, scope));
         }
         // Participants, and across apps: by calls and by minutes, both orders, two pages; the CSV.
@@ -209,7 +209,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
     expect(clients.some((r) => r.value === "unknown")).toBe(true);
     const summary = (await mem.report("recording-summary", all, ADMIN)).data;
     for (const k of ["flagged", "withLink", "awaiting", "linkNotFlagged", "links", "linksForUnsyncedCalls"] as const) expect(summary[k], k).toBeGreaterThan(0);
-    const combined = await collect(await mem.csv("participants-combined", all, ADMIN));
+    const combined = await collect((await mem.csv("participants-combined", all, ADMIN)) as AsyncIterable<ReadonlyArray<{ apps: readonly string[] }>>);
     expect(combined.some((r) => r.apps.length > 1), "a uid used in several apps").toBe(true);
   });
 

@@ -16,16 +16,6 @@ export async function csvText<N extends ReportName>(engine: AnalyticsEngine, nam
 
 export { allCalls } from "@/lib/analytics/test-fixtures";
 
-/** The calls CSV's rows as arrays in column order (an engine that writes lines itself gives none: the suite says so). */
-export async function callArrays(engine: AnalyticsEngine, f: Filters, scope: Scope): Promise<unknown[][]> {
-  const out: unknown[][] = [];
-  for await (const batch of await engine.csv("calls", f, scope)) {
-    if (typeof batch === "string" || batch instanceof Uint8Array) throw new Error("the calls CSV came as written lines, not rows");
-    out.push(...batch);
-  }
-  return out;
-}
-
 /** A CSV stream's text. */
 export const textOf = (stream: ReadableStream<Uint8Array>): Promise<string> => new Response(stream).text();
 

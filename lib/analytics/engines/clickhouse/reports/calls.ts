@@ -9,6 +9,8 @@ import { readCallEvents } from "@/lib/ingest/call-events";
 import { appScope, tablesOf, type AppScope, type ChContext, type Tables } from "../context";
 import { CLOSED_VALUES, fromLiveCalls, fromSignedCalls, HAS_RECORDING, START } from "../conditions";
 import { callKey, linksPerCall } from "./recording-status";
+import { callsCsvBytes, callsCsvFields } from "./calls-csv";
+import { decodeClosed } from "@/lib/clickhouse/schema-v2";
 import { ARRIVAL_ORDER, minutes } from "./shared";
 
 /**
@@ -166,33 +168,27 @@ export async function getCalls(ctx: ChContext, f: Filters, scope: Scope, signal?
   return pageOf(data, total, f);
 }
 
-/** Rows per CSV batch. */
-const CSV_BATCH = 2048;
-
-/**
- * Every matching call in the list's order, as arrays in the CSV's column order
- * (CALL_RAW_COLUMNS: hasRecording as 0/1), in batches, streamed from ClickHouse as the
- * client reads. Apps are resolved (a 404 thrown) before the first batch is asked for.
- */
-export function callsCsvBatches(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): AsyncIterable<unknown[][]> {
+/** The calls CSV's query (a SELECT of calls-csv.ts's fields, in the list's order) and the apps it reads. */
+export function callsCsvQuery(ctx: ChContext, f: Filters, scope: Scope): { query: string; apps: AppScope } {
   const apps = appScope(ctx, f, scope);
   const t = tablesOf(ctx.ch);
-  const query = sql`SELECT ${listColumns()} ${fromLiveCalls(t, f, apps.pks)} ${orderBy(f)}`.text;
-  return (async function* () {
-    let batch: unknown[][] = [];
-    for await (const r of ctx.ch.stream<ListRowRaw>(query, signal)) {
-      batch.push([
-        apps.appId(r.appPk), r.sessionId, r.callType, r.callMode, r.callStatus, r.initiator, r.receiver, r.receiverType, r.initiatedAt, r.startedAt,
-        r.endedAt, r.startAt, r.hasRecording, minutes(r.audioX1000), minutes(r.videoX1000), minutes(r.durationX1000), r.durationSeconds,
-        r.totalParticipants,
-      ]);
-      if (batch.length >= CSV_BATCH) {
-        yield batch;
-        batch = [];
-      }
-    }
-    if (batch.length > 0) yield batch;
-  })();
+  const fields = callsCsvFields(
+    { type: decodeClosed("type"), mode: decodeClosed("mode"), status: decodeClosed("status"), receiverType: decodeClosed("receiver_type") },
+    START,
+    HAS_RECORDING,
+  );
+  return { query: sql`SELECT ${raw(fields)} ${fromLiveCalls(t, f, apps.pks)} ${orderBy(f)}`.text, apps };
+}
+
+/**
+ * Every matching call in the list's order, as the CSV's lines (UTF-8 bytes): read from
+ * ClickHouse in RowBinary and written by calls-csv.ts as the client reads. Apps are
+ * resolved (a 404 thrown) before the first batch is asked for; the ISO columns are in the
+ * filters' zone.
+ */
+export function callsCsvBatches(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): AsyncIterable<Uint8Array> {
+  const { query, apps } = callsCsvQuery(ctx, f, scope);
+  return callsCsvBytes(ctx.ch, query, apps, f.tz, signal);
 }
 
 /** A signed row of one call: the live state is the version whose signs do not sum to 0. */

@@ -7,6 +7,7 @@ import { appScope, tablesOf, type ChContext } from "../context";
 import { callConditions, copiedDimensionConditions, fromSignedCalls, HAS_RECORDING, needsCallLookup, START, STATE_KEY, timeConditions } from "../conditions";
 import { callSumsSql } from "./call-sums";
 import { minutes } from "./shared";
+import { participantsCsvBytes, participantsCsvSelect } from "./participants-csv";
 
 /** The participants, apps and daily reports. */
 
@@ -191,13 +192,14 @@ export async function getParticipantsPage(ctx: ChContext, f: Filters, scope: Sco
   return pageOf(page.map((r) => participantRow(r, apps.appId)), count[0]?.n ?? 0, f);
 }
 
-/** Every participant, in the report's order, streamed (the CSV). */
-export function participantRows(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): AsyncIterable<ParticipantUsageRow> {
+/**
+ * Every participant, in the report's order, as the CSV's lines (UTF-8 bytes): read from
+ * ClickHouse in RowBinary and written by participants-csv.ts as the client reads.
+ */
+export function participantsCsvBatches(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): AsyncIterable<Uint8Array> {
   const apps = appScope(ctx, f, scope);
-  const query = sql`${participantsQuery(ctx, f, apps.pks)} ${participantsOrder(f)}`.text;
-  return (async function* () {
-    for await (const r of ctx.ch.stream<ParticipantRaw>(query, signal)) yield participantRow(r, apps.appId);
-  })();
+  const query = sql`${raw(participantsCsvSelect(participantsQuery(ctx, f, apps.pks).text))} ${participantsOrder(f)}`.text;
+  return participantsCsvBytes(ctx.ch, query, apps, f.tz, signal);
 }
 
 /** Per tenant app the caller may see (each requested app, even with no calls), in app id order. */
