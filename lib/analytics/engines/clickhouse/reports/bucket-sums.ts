@@ -1,0 +1,45 @@
+import { and, raw, sql, type Sql } from "@/lib/clickhouse";
+import type { Filters } from "@/lib/analytics/filters";
+import type { Tables } from "../context";
+import { callConditions } from "../conditions";
+import { preAggregated } from "./call-sums";
+
+/**
+ * Sums of the matching calls per 15-minute bucket, read from `calls_by_bucket` for the
+ * buckets lying whole in the range and from the signed rows for the range's edges (a
+ * from / to at any second): the same split call-sums.ts does by month, one level finer
+ * (docs/decisions/0034-clickhouse-schema-v2.md, "The daily series from the 15-minute
+ * pre-aggregate (session 17)"). What the daily series sums.
+ *
+ * A subquery with one row per (pre-aggregated bucket × dimensions, or signed row) and the
+ * columns `at` (the bucket's start, or the row's start, as epoch seconds: Int64), and the
+ * signed sums `c` (calls), `ax`, `vx` (audio, video minutes × 1000), `ds` (duration
+ * seconds), `ps` (participants). Sum them per whatever `at` maps to, and leave out groups
+ * whose `c` sums to 0, as the signed rows.
+ *
+ * Exact in any zone: every offset in use since the 1970s is a whole number of quarter
+ * hours, and so is every transition instant, so a bucket (15 minutes from a multiple of
+ * 900 s) lies in one local day and one local hour of any zone: its start's day is its
+ * every call's day. The whole buckets are computed by ClickHouse with the view's own
+ * `toStartOfFifteenMinutes`, on each shard, and the rows outside them are bounded by the
+ * key to at most 15 minutes at each edge.
+ *
+ * `undefined` when the pre-aggregate cannot answer `f` (a uid, the weekday/hour filter, a
+ * bound past a DateTime: call-sums.ts preAggregated): the caller reads the signed rows.
+ */
+export function bucketSumsSql(t: Tables, f: Filters, pks: readonly number[]): Sql | undefined {
+  if (pks.length === 0 || !preAggregated(f)) return undefined;
+  // The first bucket starting at or after `from`, and the start of the bucket holding `to`: [first, end) are whole.
+  const first = f.from === undefined ? undefined : `toStartOfFifteenMinutes(toDateTime(${Math.max(0, f.from - 1)})) + 900`;
+  const end = f.to === undefined ? undefined : `toStartOfFifteenMinutes(toDateTime(${f.to}))`;
+  const inBuckets = [first && `bucket >= ${first}`, end && `bucket < ${end}`].filter((x): x is string => !!x).map((x) => raw(x));
+  const buckets = sql`SELECT toInt64(toUInt32(bucket)) AS at, calls AS c, total_audio_minutes_x1000 AS ax, total_video_minutes_x1000 AS vx,
+      duration_seconds AS ds, calls * total_participants AS ps
+    FROM ${t.callsByBucket} WHERE ${and([...callConditions(t, f, pks, { ignoreTime: true }), ...inBuckets])}`;
+  // The rows outside the whole buckets: before the first, from the end on (with first ≥ end, every row of the range).
+  const outside = [first && `start_at < ${first}`, end && `start_at >= ${end}`].filter((x): x is string => !!x);
+  if (outside.length === 0) return buckets; // all time: the pre-aggregate alone
+  return sql`${buckets} UNION ALL SELECT toInt64(toUInt32(start_at)) AS at, toInt64(sign) AS c, toInt64(sign) * total_audio_minutes_x1000 AS ax,
+      toInt64(sign) * total_video_minutes_x1000 AS vx, toInt64(sign) * duration_seconds AS ds, toInt64(sign) * total_participants AS ps
+    FROM ${t.calls} WHERE ${and([...callConditions(t, f, pks), raw(`(${outside.join(" OR ")})`)])}`;
+}
