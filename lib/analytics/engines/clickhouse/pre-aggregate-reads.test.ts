@@ -101,7 +101,8 @@ describe("ClickHouse engine: daily series and recording summary from the pre-agg
   });
 
   it("reads the daily series from the signed rows when a filter is not a dimension of the pre-aggregate", async () => {
-    for (const f of [filters({ uid: "alice" }), filters({ weekday: 1, hour: 9 })]) {
+    // A uid, the weekday/hour filter, and a `from` whose next bucket a DateTime cannot hold.
+    for (const f of [filters({ uid: "alice" }), filters({ weekday: 1, hour: 9 }), filters({ from: 4_294_967_000, to: 4_294_967_295 })]) {
       const { queries, answer } = await sentFor("daily", f);
       const series = queries.filter((q) => /GROUP BY day/.test(q));
       expect(series[0], JSON.stringify(f)).not.toMatch(/calls_by_bucket/);

@@ -4,6 +4,9 @@ import type { Tables } from "../context";
 import { callConditions } from "../conditions";
 import { preAggregated } from "./call-sums";
 
+/** The latest `from` whose next bucket start a DateTime still holds (its largest second is 2^32 − 1). */
+const LAST_WHOLE_BUCKET_FROM = 4_294_967_295 - 1800;
+
 /**
  * Sums of the matching calls per 15-minute bucket, read from `calls_by_bucket` for the
  * buckets lying whole in the range and from the signed rows for the range's edges (a
@@ -28,7 +31,8 @@ import { preAggregated } from "./call-sums";
  * bound past a DateTime: call-sums.ts preAggregated): the caller reads the signed rows.
  */
 export function bucketSumsSql(t: Tables, f: Filters, pks: readonly number[]): Sql | undefined {
-  if (pks.length === 0 || !preAggregated(f)) return undefined;
+  // A `from` in the last bucket a DateTime holds: its next bucket would wrap past 2106 (the signed rows answer it).
+  if (pks.length === 0 || !preAggregated(f) || (f.from !== undefined && f.from > LAST_WHOLE_BUCKET_FROM)) return undefined;
   // The first bucket starting at or after `from`, and the start of the bucket holding `to`: [first, end) are whole.
   const first = f.from === undefined ? undefined : `toStartOfFifteenMinutes(toDateTime(${Math.max(0, f.from - 1)})) + 900`;
   const end = f.to === undefined ? undefined : `toStartOfFifteenMinutes(toDateTime(${f.to}))`;
