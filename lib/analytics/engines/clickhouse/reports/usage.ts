@@ -267,11 +267,12 @@ export async function getDailyUsage(ctx: ChContext, f: Filters, scope: Scope, si
   if (segHi <= segLo) return [];
   const segments = offsetSegments(f.tz, segLo, segHi);
   // Signed sums per day; a day whose calls all cancelled sums to 0 calls and is left out.
-  const sums = bucketSumsSql(t, f, apps.pks);
+  const localDay = (epochSeconds: string) => `toInt64(floor((${epochSeconds} + ${offsetSql(segments, epochSeconds)}) / 86400))`;
+  const sums = bucketSumsSql(t, f, apps.pks, localDay);
   const perDay = sums
-    ? sql`SELECT toInt64(floor((at + ${raw(offsetSql(segments, "at"))}) / 86400)) AS day, sum(c) AS calls, sum(ax) AS audioX1000, sum(vx) AS videoX1000,
-        sum(ds) AS durS, sum(ps) AS parts FROM (${sums}) GROUP BY day HAVING calls != 0`
-    : sql`SELECT toInt64(floor((${raw(START)} + ${raw(offsetSql(segments, START))}) / 86400)) AS day, sum(sign) AS calls, sum(sign * total_audio_minutes_x1000) AS audioX1000,
+    ? sql`SELECT group_key AS day, sum(c) AS calls, sum(ax) AS audioX1000, sum(vx) AS videoX1000, sum(ds) AS durS, sum(ps) AS parts
+        FROM (${sums}) GROUP BY day HAVING calls != 0`
+    : sql`SELECT ${raw(localDay(START))} AS day, sum(sign) AS calls, sum(sign * total_audio_minutes_x1000) AS audioX1000,
         sum(sign * total_video_minutes_x1000) AS videoX1000, sum(sign * duration_seconds) AS durS, sum(sign * total_participants) AS parts
       ${fromSignedCalls(t, f, apps.pks)} GROUP BY day HAVING calls != 0`;
   const rows = await ctx.ch.rows<{ day: number; calls: number; audioX1000: number; videoX1000: number; durS: number; parts: number }>(perDay.text, signal);
