@@ -58,6 +58,9 @@ const CASES: Case[] = [
   { name: "December in Kolkata (+05:30)", f: { from: d("2025-11-30T18:30:00Z"), to: d("2025-12-31T18:30:00Z"), tz: "Asia/Kolkata" } },
   { name: "Kathmandu (+05:45), no window", f: { tz: "Asia/Kathmandu" } },
   { name: "Berlin's DST end day", f: { from: d("2025-10-25T22:00:00Z"), to: d("2025-10-26T23:00:00Z"), tz: "Europe/Berlin" } },
+  // Edges inside a 15-minute bucket: the daily series reads whole buckets from calls_by_bucket and the edges from the signed rows.
+  { name: "edges mid-bucket in Kathmandu (+05:45)", f: { from: NOW - 50 * 86_400 + 437, to: NOW - 3 * 86_400 + 1111, tz: "Asia/Kathmandu" } },
+  { name: "Berlin's DST end day, edges mid-bucket", f: { from: d("2025-10-25T22:07:13Z"), to: d("2025-10-26T22:58:01Z"), tz: "Europe/Berlin" } },
   { name: "New York's DST start week", f: { from: d("2026-03-05T05:00:00Z"), to: d("2026-03-12T04:00:00Z"), tz: "America/New_York" } },
   { name: "Lord Howe (30-minute DST)", f: { from: d("2026-03-01T00:00:00Z"), to: d("2026-04-15T00:00:00Z"), tz: "Australia/Lord_Howe" } },
   { name: "from only", f: { from: NOW - 40 * 86_400 } },

@@ -31,8 +31,8 @@ const DIMENSIONS = "app_pk, type, type_other, mode, mode_other, status, status_o
 /** The largest second a DateTime holds (a bound past it reads the signed rows). */
 const MAX_DATETIME = 4_294_967_295;
 
-/** Whether the pre-aggregate answers `f`'s filters (every one a dimension of it) and its range fits a DateTime. */
-function preAggregated(f: Filters): boolean {
+/** Whether the pre-aggregates answer `f`'s filters (every one a dimension of them) and its range fits a DateTime. */
+export function preAggregated(f: Filters): boolean {
   const fits = (x: number | undefined) => x === undefined || (Number.isInteger(x) && x >= 0 && x <= MAX_DATETIME);
   return f.uid === undefined && !hasRunningHours(f) && fits(f.from) && fits(f.to);
 }

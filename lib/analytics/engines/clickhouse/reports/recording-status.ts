@@ -3,7 +3,7 @@ import type { Filters } from "@/lib/analytics/filters";
 import { pageOf, type AwaitingRecordingRow, type Page, type RecordingSummary } from "@/lib/analytics/report-types";
 import type { Scope } from "@/lib/analytics/scope";
 import { appScope, tablesOf, type AppScope, type ChContext, type Tables } from "../context";
-import { CLOSED_VALUES, fromLiveCalls, matchingCallKeysLocal, START } from "../conditions";
+import { CALL_KEY, CALL_KEY_OF, CLOSED_VALUES, fromLiveCalls, START } from "../conditions";
 import { callSumsSql } from "./call-sums";
 import { filters } from "@/lib/analytics/filters";
 import { hasCallFilters, RECORDING_TIME } from "./recordings";
@@ -20,13 +20,27 @@ import { ARRIVAL_ORDER } from "./shared";
 /** 1 when a link was received for the call: the flag its writers keep in its state (calls_v2.has_link; lib/clickhouse/link-flags.ts). */
 const HAS_LINK = raw("has_link = 1");
 
+/** A recording's call as conditions.ts CALL_KEY names it (one UInt64: session code + app). */
+const RECORDING_CALL_KEY = CALL_KEY_OF("session_id", "app_pk");
+
+/**
+ * The CALL_KEYs of the matching live calls that have a link, on a shard (for IN over its own
+ * recordings, co-sharded). A call with a recording has `has_link = 1` in its live state (its
+ * writers keep the flag: lib/clickhouse/link-flags.ts), so the links of the matching calls
+ * are exactly the recordings whose call is in this set, and a recording whose call is not in
+ * it has no live call. The set holds the linked calls only (a quarter of them in the bench
+ * mix, not every matching call), as single integers rather than (app, session id) tuples.
+ */
+function linkedCallKeysLocal(t: Tables, f: Filters, pks: readonly number[]): Sql {
+  return sql`SELECT ${raw(CALL_KEY)} ${fromLiveCalls(t, f, pks, {}, t.callsLocal)} AND ${HAS_LINK}`;
+}
+
 export async function getRecordingSummary(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<RecordingSummary> {
   const apps = appScope(ctx, f, scope);
   const t = tablesOf(ctx.ch);
   const none: RecordingSummary = { flagged: 0, withLink: 0, awaiting: 0, linkNotFlagged: 0, links: 0, linksForUnsyncedCalls: 0 };
   if (apps.pks.length === 0) return none;
   const link = HAS_LINK;
-  const matching = matchingCallKeysLocal(t, f, apps.pks);
   const [calls, links, unsynced] = await Promise.all([
     // The pre-aggregate's whole months and the signed rows around them (call-sums.ts).
     ctx.ch.rows<{ flagged: number; awaiting: number; withLink: number; notFlagged: number }>(
@@ -35,9 +49,9 @@ export async function getRecordingSummary(ctx: ChContext, f: Filters, scope: Sco
         FROM (${callSumsSql(t, f, apps.pks)})`.text,
       signal,
     ),
-    // Every link of a matching call (its recordings: co-sharded, the call looked up on the recording's shard).
+    // Every link of a matching call: its recordings (co-sharded, looked up on the recording's shard) against the matching calls with a link.
     ctx.ch.rows<{ n: number }>(
-      sql`SELECT count() AS n FROM ${t.recordings} FINAL WHERE app_pk IN ${apps.pks} AND deleted = 0 AND (app_pk, session_id) IN (${matching})`.text,
+      sql`SELECT count() AS n FROM ${t.recordings} FINAL WHERE app_pk IN ${apps.pks} AND deleted = 0 AND ${raw(RECORDING_CALL_KEY)} IN (${linkedCallKeysLocal(t, f, apps.pks)})`.text,
       signal,
     ),
     // Links whose call is not synced (or was deleted), in the period of the recording's own time; none under call filters.
@@ -48,7 +62,7 @@ export async function getRecordingSummary(ctx: ChContext, f: Filters, scope: Sco
             sql`app_pk IN ${apps.pks}`, raw("deleted = 0"),
             f.from !== undefined ? sql`${raw(RECORDING_TIME)} >= ${f.from}` : undefined,
             f.to !== undefined ? sql`${raw(RECORDING_TIME)} < ${f.to}` : undefined,
-            sql`(app_pk, session_id) NOT IN (${matchingCallKeysLocal(t, filters({ apps: f.apps }), apps.pks)})`,
+            sql`${raw(RECORDING_CALL_KEY)} NOT IN (${linkedCallKeysLocal(t, filters({ apps: f.apps }), apps.pks)})`,
           ])}`.text,
           signal,
         ),

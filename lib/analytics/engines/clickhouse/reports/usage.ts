@@ -5,6 +5,7 @@ import type { Scope } from "@/lib/analytics/scope";
 import { dayNumberToDate, localDayNumber, offsetSegments, offsetSql } from "@/lib/time/tz";
 import { appScope, tablesOf, type ChContext } from "../context";
 import { callConditions, copiedDimensionConditions, fromSignedCalls, HAS_RECORDING, needsCallLookup, START, STATE_KEY, timeConditions } from "../conditions";
+import { bucketSumsSql } from "./bucket-sums";
 import { callSumsSql } from "./call-sums";
 import { minutes } from "./shared";
 import { participantsCsvBytes, participantsCsvSelect } from "./participants-csv";
@@ -243,34 +244,40 @@ const MAX_DAYS = 366 * 20;
  * last day), days without calls as zeros. A call's day is that of its start with the
  * zone's offset at that instant, from the same offset segments the in-memory engine
  * uses (lib/time/tz.ts: Node's time zone data, so +05:30, +05:45 and DST days agree
- * whatever the server's zone database).
+ * whatever the server's zone database). Read from the 15-minute pre-aggregate for the
+ * buckets lying whole in the range and the signed rows at its edges when the filters allow
+ * (bucket-sums.ts: a bucket lies in one local day of any zone), else from the signed rows.
  */
 export async function getDailyUsage(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<DailyUsageRow[]> {
   const apps = appScope(ctx, f, scope);
   const t = tablesOf(ctx.ch);
   // The zone's offsets over a range holding every matching call's start: [from, to) when
-  // given, else the bounds of every stored start of these apps (every row, cancelled ones
-  // too: a superset is enough for the offsets).
+  // given, else the bounds of every bucket of these apps in the pre-aggregate (buckets of
+  // cancelled rows too: a superset is enough for the offsets; the table holds a row per
+  // bucket and dimensions, not per call).
   let segLo = f.from;
   let segHi = f.to;
   if (segLo === undefined || segHi === undefined) {
     const [b] = await ctx.ch.rows<{ n: number; min: number; max: number }>(
-      sql`SELECT count() AS n, min(${raw(START)}) AS min, max(${raw(START)}) AS max FROM ${t.calls} WHERE app_pk IN ${apps.pks.length ? apps.pks : [0]}`.text,
+      sql`SELECT count() AS n, toInt64(toUInt32(min(bucket))) AS min, toInt64(toUInt32(max(bucket))) AS max FROM ${t.callsByBucket} WHERE app_pk IN ${apps.pks.length ? apps.pks : [0]}`.text,
       signal,
     );
     if (!b || b.n === 0) return [];
     segLo ??= b.min;
-    segHi ??= b.max + 1;
+    segHi ??= b.max + 900;
   }
   if (segHi <= segLo) return [];
-  const offset = raw(offsetSql(offsetSegments(f.tz, segLo, segHi), START));
+  const segments = offsetSegments(f.tz, segLo, segHi);
   // Signed sums per day; a day whose calls all cancelled sums to 0 calls and is left out.
-  const rows = await ctx.ch.rows<{ day: number; calls: number; audioX1000: number; videoX1000: number; durS: number; parts: number }>(
-    sql`SELECT toInt64(floor((${raw(START)} + ${offset}) / 86400)) AS day, sum(sign) AS calls, sum(sign * total_audio_minutes_x1000) AS audioX1000,
+  const localDay = (epochSeconds: string) => `toInt64(floor((${epochSeconds} + ${offsetSql(segments, epochSeconds)}) / 86400))`;
+  const sums = bucketSumsSql(t, f, apps.pks, localDay);
+  const perDay = sums
+    ? sql`SELECT group_key AS day, sum(c) AS calls, sum(ax) AS audioX1000, sum(vx) AS videoX1000, sum(ds) AS durS, sum(ps) AS parts
+        FROM (${sums}) GROUP BY day HAVING calls != 0`
+    : sql`SELECT ${raw(localDay(START))} AS day, sum(sign) AS calls, sum(sign * total_audio_minutes_x1000) AS audioX1000,
         sum(sign * total_video_minutes_x1000) AS videoX1000, sum(sign * duration_seconds) AS durS, sum(sign * total_participants) AS parts
-      ${fromSignedCalls(t, f, apps.pks)} GROUP BY day HAVING calls != 0`.text,
-    signal,
-  );
+      ${fromSignedCalls(t, f, apps.pks)} GROUP BY day HAVING calls != 0`;
+  const rows = await ctx.ch.rows<{ day: number; calls: number; audioX1000: number; videoX1000: number; durS: number; parts: number }>(perDay.text, signal);
   // Without from/to the days run from the first to the last day with a matching call (its local day: every offset is whole quarter hours).
   let first: number;
   let last: number;
