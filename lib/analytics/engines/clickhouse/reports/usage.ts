@@ -4,30 +4,12 @@ import { pageOf, round3, type AppUsageRow, type DailyUsageRow, type Page, type P
 import type { Scope } from "@/lib/analytics/scope";
 import { dayNumberToDate, localDayNumber, offsetSegments, offsetSql } from "@/lib/time/tz";
 import { appScope, tablesOf, type ChContext } from "../context";
-import { callConditions, copiedDimensionConditions, fromSignedCalls, HAS_RECORDING, needsCallLookup, START, STATE_KEY, timeConditions } from "../conditions";
+import { fromSignedCalls, HAS_RECORDING, START, timeConditions } from "../conditions";
 import { callSumsSql } from "./call-sums";
+import { participantConditions, participantSumsSql } from "./participant-sums";
 import { minutes } from "./shared";
 
 /** The participants, apps and daily reports. */
-
-/**
- * The conditions on participant rows (`participants_v2`: signed like the calls, a cancel
- * row per replaced row) of the matching calls: the apps and start range asked, the call
- * dimensions the rows carry (copiedDimensionConditions: type, mode, status, receiver type,
- * participant count), and — when the filters name what they do not (needsCallLookup:
- * hasRecording, uid, weekday/hour) — the call states that match, looked up on the shard's
- * own calls (co-sharded; a cancelled state's rows and their cancel rows both match, and
- * cancel out). `person`: only the uids containing the search (personCondition).
- */
-function participantConditions(ctx: ChContext, f: Filters, pks: readonly number[], options: { person?: boolean }): Sql[] {
-  const t = tablesOf(ctx.ch);
-  const conds = [sql`app_pk IN ${pks}`, ...timeConditions(f), ...copiedDimensionConditions(f)];
-  if (needsCallLookup(f)) {
-    conds.push(sql`${raw(STATE_KEY)} IN (SELECT ${raw(STATE_KEY)} FROM ${t.callsLocal} WHERE ${and(callConditions(t, f, pks))} AND sign = 1)`);
-  }
-  if (options.person) conds.push(...personCondition(ctx, f, pks));
-  return conds;
-}
 
 /**
  * Every signed participant row of the matching calls (state and cancel rows alike): what
@@ -47,18 +29,6 @@ function fromSignedParticipants(ctx: ChContext, f: Filters, pks: readonly number
 
 /** Live calls of a participant among signed rows: the aggregate HAVING tests. */
 const LIVE_CALLS = "sum(sign * first_of_uid)";
-
-/**
- * The participants reports' `person` search (lib/analytics/person.ts: the uid contains the
- * text, ASCII letters without case, as `positionCaseInsensitive` compares) over the uids
- * table: the codes of the matching uids, gathered once from every shard (GLOBAL: a uid's
- * row is on the shard of its code, not of its calls). None without a search.
- */
-function personCondition(ctx: ChContext, f: Filters, pks: readonly number[]): Sql[] {
-  if (f.person === undefined || f.person === "") return [];
-  const t = tablesOf(ctx.ch);
-  return [sql`uid_code GLOBAL IN (SELECT uid_code FROM ${t.uids} WHERE app_pk IN ${pks} AND positionCaseInsensitive(uid, ${f.person}) > 0)`];
-}
 
 /** The uids of these apps by code (any shard may hold a code: DISTINCT). */
 function uidsOf(ctx: ChContext, pks: readonly number[], uidCodes?: readonly string[]): Sql {
@@ -112,31 +82,31 @@ export function participantsQuery(ctx: ChContext, f: Filters, pks: readonly numb
  */
 function participantPageKeysQuery(ctx: ChContext, f: Filters, pks: readonly number[], offset: number, limit: number): Sql {
   return sql`SELECT appPk, uid, toString(uid_code) AS uidCode FROM (
-      SELECT app_pk AS appPk, uid_code, ${raw(LIVE_CALLS)} AS calls, sum(sign * total_duration_minutes_x1000) AS totalX1000
-      ${fromSignedParticipants(ctx, f, pks, { person: true })} GROUP BY app_pk, uid_code HAVING calls > 0
+      SELECT app_pk AS appPk, uid_code, sum(c) AS calls, sum(tx) AS totalX1000
+      FROM (${participantSumsSql(ctx, f, pks, { person: true })}) GROUP BY app_pk, uid_code HAVING calls > 0
     ) AS p ALL INNER JOIN ${uidsOf(ctx, pks)} AS u USING (appPk, uid_code) ${participantsOrder(f)} LIMIT ${offset}, ${limit}`;
 }
 
 /** How many participants (app × uid) the matching calls list. */
 function participantsCountQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
-  return sql`SELECT count() AS n FROM (SELECT app_pk, uid_code ${fromSignedParticipants(ctx, f, pks, { person: true })} GROUP BY app_pk, uid_code HAVING ${raw(LIVE_CALLS)} > 0)`;
+  return sql`SELECT count() AS n FROM (SELECT app_pk, uid_code FROM (${participantSumsSql(ctx, f, pks, { person: true })}) GROUP BY app_pk, uid_code HAVING sum(c) > 0)`;
 }
 
 /** How many distinct uids (across apps) the matching calls list (a uid's code is the same in every app). */
 export function uidCountQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
-  return sql`SELECT count() AS n FROM (SELECT uid_code ${fromSignedParticipants(ctx, f, pks, { person: true })} GROUP BY uid_code HAVING ${raw(LIVE_CALLS)} > 0)`;
+  return sql`SELECT count() AS n FROM (SELECT uid_code FROM (${participantSumsSql(ctx, f, pks, { person: true })}) GROUP BY uid_code HAVING sum(c) > 0)`;
 }
 
 /** Per (app, uid): the number of distinct matching calls listing it (the engagement report's input). */
 export function callsPerParticipantQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
-  return sql`SELECT app_pk, uid_code, ${raw(LIVE_CALLS)} AS calls ${fromSignedParticipants(ctx, f, pks)} GROUP BY app_pk, uid_code HAVING calls > 0`;
+  return sql`SELECT app_pk, uid_code, sum(c) AS calls FROM (${participantSumsSql(ctx, f, pks)}) GROUP BY app_pk, uid_code HAVING calls > 0`;
 }
 
 /** The uid codes of one page of participants across apps, in the combined report's order (participants-combined.ts). */
 export function combinedPageCodesQuery(ctx: ChContext, f: Filters, pks: readonly number[], offset: number, limit: number): Sql {
   return sql`SELECT toString(uid_code) AS uidCode FROM (
-      SELECT uid_code, ${raw(LIVE_CALLS)} AS calls, sum(sign * total_duration_minutes_x1000) AS totalX1000
-      ${fromSignedParticipants(ctx, f, pks, { person: true })} GROUP BY uid_code HAVING calls > 0
+      SELECT uid_code, sum(c) AS calls, sum(tx) AS totalX1000
+      FROM (${participantSumsSql(ctx, f, pks, { person: true })}) GROUP BY uid_code HAVING calls > 0
     ) AS p ALL INNER JOIN (SELECT DISTINCT uid_code, uid FROM ${tablesOf(ctx.ch).uids} WHERE app_pk IN ${pks.length ? pks : [0]}) AS u USING (uid_code)
     ${participantsOrder(f, ["uid"])} LIMIT ${offset}, ${limit}`;
 }
@@ -212,7 +182,7 @@ export async function getAppUsage(ctx: ChContext, f: Filters, scope: Scope, sign
     ),
     ctx.ch.rows<{ appPk: number; participants: number }>(
       sql`SELECT appPk, count() AS participants FROM (
-          SELECT app_pk AS appPk, uid_code ${fromSignedParticipants(ctx, f, apps.pks)} GROUP BY app_pk, uid_code HAVING ${raw(LIVE_CALLS)} > 0
+          SELECT app_pk AS appPk, uid_code FROM (${participantSumsSql(ctx, f, apps.pks)}) GROUP BY app_pk, uid_code HAVING sum(c) > 0
         ) GROUP BY appPk`.text,
       signal,
     ),
