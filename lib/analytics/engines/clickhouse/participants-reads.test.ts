@@ -37,6 +37,12 @@ describe("ClickHouse engine: participants read from participant rows alone (chdb
     db = openFixtureDb("ch-participants-reads");
     const r = rng(11);
     writeCalls(db, Array.from({ length: 300 }, (_, i) => randomCall(r, i, BASE, 120 * 86_400)));
+    // A participant of two calls only, in December and January: first / last call inside the range, not at its ends.
+    const rare = [d("2025-12-10T08:00:00Z"), d("2026-01-05T08:00:00Z")].map((at, i) => {
+      const c = randomCall(r, 1000 + i, at, 60);
+      return { ...c, appPk: 1, participants: c.participants.map((p) => ({ ...p, uid: "rare-one" })) };
+    });
+    writeCalls(db, rare);
     chdb = openChdb("participants_reads");
     await applyMigrations(chdb, chdb.placement);
     await copyToClickHouse(db, chdb);
@@ -98,6 +104,10 @@ describe("ClickHouse engine: participants read from participant rows alone (chdb
       expect(q, "all time: the pre-aggregate").toMatch(/participants_by_month/);
       expect(q, "all time: no participant row").not.toMatch(/participants_v2/);
     }
+    // The page's first / last call: the rows of its participants' first and last months only.
+    const firstLast = sent.filter((q) => q.includes("firstCallAt"));
+    expect(firstLast).toHaveLength(1);
+    expect(firstLast[0]).toMatch(/start_at >= toDateTime\(toDate\('\d{4}-\d\d-01'\)\)/);
     // A range with whole months and two edges: the pre-aggregate for the months, the rows bounded to the edges.
     sent.length = 0;
     await engine.report("participants", filters({ from: d("2025-10-20T00:00:00Z"), to: d("2026-01-20T00:00:00Z") }), { appPks: "all" });
@@ -124,7 +134,12 @@ describe("ClickHouse engine: participants read from participant rows alone (chdb
       { from: d("2025-11-30T18:30:00Z"), to: d("2025-12-31T18:30:00Z"), tz: "Asia/Kolkata", sort: "minutes" as const },
       { from: d("2025-12-01T00:00:00Z"), order: "asc" as const },
       { to: d("2025-12-01T00:00:00Z"), sort: "minutes" as const, order: "asc" as const },
+      // The fewest calls first: "rare-one" on the first page, its first and last call read from its own months.
+      { order: "asc" as const },
+      { from: d("2025-11-15T00:00:00Z"), to: d("2026-01-25T00:00:00Z"), order: "asc" as const },
     ];
+    const firstPage = await engine.report("participants", filters({ order: "asc", perPage: 5 }), scope);
+    expect(firstPage.data.find((p) => p.uid === "rare-one")).toMatchObject({ firstCallAt: expect.any(Number), calls: 2 });
     for (const c of cases) {
       for (const page of [1, 2]) {
         const f = filters({ ...c, page, perPage: 5 });
