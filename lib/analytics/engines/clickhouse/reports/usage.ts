@@ -162,12 +162,12 @@ async function participantPageRows(ctx: ChContext, f: Filters, pks: readonly num
   const codes = raw(`uid_code IN (${uidCodes.join(", ")})`);
   const [ends, sums] = await Promise.all([
     ctx.ch.rows<{ month: string }>(
-      sql`SELECT DISTINCT toString(month) AS month FROM (
+      sql`SELECT DISTINCT toString(edge) AS month FROM (
           SELECT min(month) AS first, max(month) AS last FROM (
             SELECT app_pk, uid_code, month FROM ${t.participantsByMonth} WHERE ${and([sql`app_pk IN ${pks}`, codes, ...inMonths])}
             GROUP BY app_pk, uid_code, month HAVING sum(calls) > 0
           ) GROUP BY app_pk, uid_code
-        ) ARRAY JOIN [first, last] AS month`.text,
+        ) ARRAY JOIN [first, last] AS edge`.text,
       signal,
     ),
     ctx.ch.rows<Omit<ParticipantRaw, "uid" | "firstCallAt" | "lastCallAt"> & { uidCode: string }>(
