@@ -283,7 +283,15 @@ export const CALLS_BY_MONTH: TableSpec = {
   shardBy: "cityHash64(app_pk, month)",
 };
 
-/** Per app × uid × month: what the participants report sums. */
+/**
+ * Per app × uid × UTC month: every sum of the participants reports (ClickHouse migration
+ * 0010 recreated it with these columns): the distinct live calls listing the uid
+ * (`first_of_uid`), joined and left unanswered (`first_joined_of_uid` /
+ * `first_unanswered_of_uid`: a rejoin counts once), and minutes. Read for the whole months
+ * of a range by the participants, apps and engagement reports when their filters are only
+ * apps, time and the person search (reports/participant-sums.ts). First / last call are
+ * min / max, which a signed sum cannot keep: they come from the rows.
+ */
 export const PARTICIPANTS_BY_MONTH: TableSpec = {
   name: "participants_by_month",
   columns: [
@@ -292,11 +300,12 @@ export const PARTICIPANTS_BY_MONTH: TableSpec = {
     ["month", "Date"],
     ["calls", "Int64"],
     ["joined", "Int64"],
+    ["unanswered", "Int64"],
     ["total_audio_minutes_x1000", "Int64"],
     ["total_video_minutes_x1000", "Int64"],
     ["total_duration_minutes_x1000", "Int64"],
   ],
-  engine: "SummingMergeTree((calls, joined, total_audio_minutes_x1000, total_video_minutes_x1000, total_duration_minutes_x1000))",
+  engine: "SummingMergeTree((calls, joined, unanswered, total_audio_minutes_x1000, total_video_minutes_x1000, total_duration_minutes_x1000))",
   partitionBy: "toYYYYMM(month)",
   orderBy: "(app_pk, uid_code, month)",
   shardBy: "cityHash64(app_pk, uid_code)",
@@ -310,20 +319,27 @@ export const V2_TABLES = [CALLS_V2, CALL_RAW, PARTICIPANTS_V2, UIDS, CALLS_BY_BU
  * Distributed table in front of it gathers the shards).
  */
 export function viewStatements(p: Placement, onCluster = false): string[] {
-  const db = p.database;
+  return [...callsViewStatements(p, onCluster), participantsViewStatement(p, onCluster)];
+}
+
+/** The view feeding participants_by_month (migration 0010 recreated it with joined / unanswered per distinct call). */
+export const PARTICIPANTS_VIEW = "participants_by_month_mv";
+
+export function participantsViewStatement(p: Placement, onCluster = false): string {
   const on = onCluster && p.cluster ? ` ON CLUSTER ${quoteIdentifier(p.cluster)}` : "";
-  const local = (t: TableSpec) => qualified(db, localName(p, t.name));
-  const view = (name: string) => qualified(db, localName(p, name));
-  return [
-    ...callsViewStatements(p, onCluster),
-    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${view("participants_by_month_mv")}${on} TO ${local(PARTICIPANTS_BY_MONTH)} AS
-SELECT app_pk, uid_code, toStartOfMonth(start_at) AS month,
-  sum(sign * first_of_uid) AS calls, sum(sign * is_joined) AS joined,
+  const local = (t: TableSpec) => qualified(p.database, localName(p, t.name));
+  return `CREATE MATERIALIZED VIEW IF NOT EXISTS ${qualified(p.database, localName(p, PARTICIPANTS_VIEW))}${on} TO ${local(PARTICIPANTS_BY_MONTH)} AS
+${participantsByMonthSelect(local(PARTICIPANTS_V2))}`;
+}
+
+/** participants_by_month's rows summed from signed participant rows of `source` (the view, and the fill of migration 0010). */
+export function participantsByMonthSelect(source: string, where = ""): string {
+  return `SELECT app_pk, uid_code, toStartOfMonth(start_at) AS month,
+  sum(sign * first_of_uid) AS calls, sum(sign * first_joined_of_uid) AS joined, sum(sign * first_unanswered_of_uid) AS unanswered,
   sum(sign * total_audio_minutes_x1000) AS total_audio_minutes_x1000, sum(sign * total_video_minutes_x1000) AS total_video_minutes_x1000,
   sum(sign * total_duration_minutes_x1000) AS total_duration_minutes_x1000
-FROM ${local(PARTICIPANTS_V2)}
-GROUP BY app_pk, uid_code, month`,
-  ];
+FROM ${source}${where ? ` WHERE ${where}` : ""}
+GROUP BY app_pk, uid_code, month`;
 }
 
 /** The views feeding calls_by_bucket and calls_by_month (migration 0007 recreates them with has_link), by view name. */

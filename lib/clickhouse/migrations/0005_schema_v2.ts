@@ -1,5 +1,5 @@
 import { createTableStatements, withoutColumns, type Placement } from "../schema";
-import { PARTICIPANT_CALL_COLUMNS, PARTICIPANTS_V2, V2_TABLES, viewStatements } from "../schema-v2";
+import { callsViewStatements, PARTICIPANT_CALL_COLUMNS, PARTICIPANTS_BY_MONTH, PARTICIPANTS_V2, V2_TABLES } from "../schema-v2";
 import { moveCheckpointsStatement } from "../move-v2";
 
 /**
@@ -8,16 +8,20 @@ import { moveCheckpointsStatement } from "../move-v2";
  * keep them, and the per-host checkpoints of the move from v1 (move-v2.ts). Tables before
  * views: a view needs its source and its target. Columns added by later migrations (0008:
  * participants_v2's PARTICIPANT_CALL_COLUMNS) are left to them, so that every warehouse,
- * new or old, gets them the same way.
+ * new or old, gets them the same way. participants_by_month and its view, whose view reads
+ * 0008's columns, are created by 0010 (which recreated them on warehouses this migration
+ * had created them on, before 0010 existed).
  */
-const AS_CREATED = V2_TABLES.map((t) => (t === PARTICIPANTS_V2 ? withoutColumns(t, PARTICIPANT_CALL_COLUMNS.map(([n]) => n)) : t));
+const AS_CREATED = V2_TABLES.filter((t) => t !== PARTICIPANTS_BY_MONTH).map((t) =>
+  t === PARTICIPANTS_V2 ? withoutColumns(t, PARTICIPANT_CALL_COLUMNS.map(([n]) => n)) : t,
+);
 
 export const migration0005 = {
   id: 5,
   name: "schema_v2",
   statements: (p: Placement, onCluster: boolean): string[] => [
     ...AS_CREATED.flatMap((t) => createTableStatements(p, t, onCluster)),
-    ...viewStatements(p, onCluster),
+    ...callsViewStatements(p, onCluster),
     moveCheckpointsStatement(p, onCluster),
   ],
 };

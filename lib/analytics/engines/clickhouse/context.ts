@@ -55,6 +55,7 @@ export interface Tables {
   /** Pre-aggregates kept by views over the signed rows (Distributed in a cluster). */
   callsByBucket: Sql;
   callsByMonth: Sql;
+  participantsByMonth: Sql;
   /** A shard's own rows: for IN subqueries over a co-sharded table, evaluated shard by shard. */
   callsLocal: Sql;
   participantsLocal: Sql;
@@ -75,6 +76,7 @@ export function tablesOf(ch: ClickHouse): Tables {
     clientSessions: t("client_sessions"),
     callsByBucket: t("calls_by_bucket"),
     callsByMonth: t("calls_by_month"),
+    participantsByMonth: t("participants_by_month"),
     callsLocal: t(localName(p, "calls_v2")),
     participantsLocal: t(localName(p, "participants_v2")),
     recordingsLocal: t(localName(p, "recordings")),

@@ -47,7 +47,8 @@ describe("ClickHouse engine: viewer isolation inside every query (chdb)", () => 
     db?.$client.close();
   });
 
-  it("names the viewer's app, and only it, at every read of a fact table", async () => {
+  // Every report and CSV under three filter sets: ~20 s on a quiet box, more on a shared one.
+  it("names the viewer's app, and only it, at every read of a fact table", { timeout: 120_000 }, async () => {
     const viewer: Scope = { appPks: [2] };
     const engine = createClickHouseEngine({ db: () => db, ch: recording });
     const cases = [filters({}), filters({ uid: "alice", hasRecording: true, from: 1_760_000_000, to: 1_761_000_000 }), filters({ hasRecording: false, type: "video" })];

@@ -5,6 +5,7 @@ import { openFixtureDb, randomCall, rng, writeCalls } from "@/lib/analytics/test
 import { applyMigrations, type ClickHouse } from "@/lib/clickhouse";
 import { copyToClickHouse } from "@/lib/clickhouse/copy";
 import { openChdb } from "@/lib/clickhouse/test-chdb";
+import { createMemoryEngine } from "@/lib/analytics/engines/memory";
 import { createClickHouseEngine } from "./engine";
 
 process.env.AUTH_SECRET ??= "participants-reads-secret-at-least-32-chars!!";
@@ -14,8 +15,15 @@ process.env.AUTH_SECRET ??= "participants-reads-secret-at-least-32-chars!!";
  * "Participants as signed sums"): filtered by the call dimensions participant rows carry
  * (type, mode, status, receiver type, participant count), no statement reads the calls or
  * looks cancel rows up by state; hasRecording, uid and weekday/hour still look the calls
- * up. Same answers: the parity suite (parity.integration.test.ts).
+ * up. Unfiltered, or filtered by app, time and person only, the sums come from
+participants_by_month for the whole months of the range and from the rows for its edges
+(session 17). Same answers: the parity suite (parity.integration.test.ts), and below
+against the in-memory engine over the fixture.
  */
+
+/** 2025-10-09: the fixture's 120 days hold November, December and January whole. */
+const BASE = 1_760_000_000;
+const d = (iso: string) => Date.parse(iso) / 1000;
 
 const PARTICIPANT_REPORTS = ["participants", "participants-combined", "engagement"] as const;
 
@@ -28,7 +36,13 @@ describe("ClickHouse engine: participants read from participant rows alone (chdb
   beforeAll(async () => {
     db = openFixtureDb("ch-participants-reads");
     const r = rng(11);
-    writeCalls(db, Array.from({ length: 300 }, (_, i) => randomCall(r, i, 1_760_000_000, 30 * 86_400)));
+    writeCalls(db, Array.from({ length: 300 }, (_, i) => randomCall(r, i, BASE, 120 * 86_400)));
+    // A participant of two calls only, in December and January: first / last call inside the range, not at its ends.
+    const rare = [d("2025-12-10T08:00:00Z"), d("2026-01-05T08:00:00Z")].map((at, i) => {
+      const c = randomCall(r, 1000 + i, at, 60);
+      return { ...c, appPk: 1, participants: c.participants.map((p) => ({ ...p, uid: "rare-one" })) };
+    });
+    writeCalls(db, rare);
     chdb = openChdb("participants_reads");
     await applyMigrations(chdb, chdb.placement);
     await copyToClickHouse(db, chdb);
@@ -71,6 +85,67 @@ describe("ClickHouse engine: participants read from participant rows alone (chdb
     for (const f of [filters({ hasRecording: true }), filters({ uid: "alice" }), filters({ weekday: 1, hour: 9 })]) {
       const { queries } = await sentFor(f);
       expect(queries.some((q) => /participants_v2[\s\S]*calls_v2/.test(q)), JSON.stringify(f)).toBe(true);
+    }
+  });
+
+  /** The statements that sum participants for a count, a page choice, the engagement buckets or the apps report (not a page's rows or the CSV: those read first / last call from the rows). */
+  const sumStatements = (queries: string[]) => queries.filter((q) => /count\(\) AS n|AS participants|sum\(c\) AS calls/.test(q));
+
+  it("reads participants_by_month alone for all time, and for whole months with the rows only at the edges", async () => {
+    const allTime = (await sentFor(filters({})));
+    const months = sent.filter((q) => q.includes("participants_by_month"));
+    expect(months.length, "all time reads the pre-aggregate").toBeGreaterThan(0);
+    expect(allTime.answers.join("")).toMatch(/"calls":[1-9]/);
+    const engine = createClickHouseEngine({ db: () => db, ch: recording });
+    sent.length = 0;
+    await engine.report("participants", filters({}), { appPks: "all" });
+    await engine.report("engagement", filters({ apps: ["app-two"] }), { appPks: "all" });
+    for (const q of sumStatements(sent)) {
+      expect(q, "all time: the pre-aggregate").toMatch(/participants_by_month/);
+      expect(q, "all time: no participant row").not.toMatch(/participants_v2/);
+    }
+    // The page's first / last call: the rows of its participants' first and last months only.
+    const firstLast = sent.filter((q) => q.includes("firstCallAt"));
+    expect(firstLast).toHaveLength(1);
+    expect(firstLast[0]).toMatch(/start_at >= toDateTime\(toDate\('\d{4}-\d\d-01'\)\)/);
+    // A range with whole months and two edges: the pre-aggregate for the months, the rows bounded to the edges.
+    sent.length = 0;
+    await engine.report("participants", filters({ from: d("2025-10-20T00:00:00Z"), to: d("2026-01-20T00:00:00Z") }), { appPks: "all" });
+    const ranged = sumStatements(sent);
+    expect(ranged.length).toBeGreaterThan(0);
+    for (const q of ranged) expect(q).toMatch(/participants_by_month[\s\S]*UNION ALL[\s\S]*participants_v2[\s\S]*start_at < toDateTime\(addMonths/);
+    // A call dimension: the rows alone (the pre-aggregate has none).
+    sent.length = 0;
+    await engine.report("participants", filters({ type: "video" }), { appPks: "all" });
+    for (const q of sumStatements(sent)) expect(q).not.toMatch(/participants_by_month/);
+  });
+
+  it("gives the in-memory engine's answers from the pre-aggregate, in any zone", { timeout: 120_000 }, async () => {
+    const engine = createClickHouseEngine({ db: () => db, ch: chdb });
+    const mem = createMemoryEngine({ db: () => db });
+    const scope: Scope = { appPks: "all" };
+    const cases = [
+      {},
+      { apps: ["app-two"] },
+      { person: "A" },
+      { from: d("2025-10-20T00:00:00Z"), to: d("2026-01-20T00:00:00Z") },
+      // Local months in +05:45 and +05:30: no UTC month is whole in them, the edges are a day wide.
+      { from: d("2025-11-30T18:15:00Z"), to: d("2026-01-31T18:15:00Z"), tz: "Asia/Kathmandu" },
+      { from: d("2025-11-30T18:30:00Z"), to: d("2025-12-31T18:30:00Z"), tz: "Asia/Kolkata", sort: "minutes" as const },
+      { from: d("2025-12-01T00:00:00Z"), order: "asc" as const },
+      { to: d("2025-12-01T00:00:00Z"), sort: "minutes" as const, order: "asc" as const },
+      // The fewest calls first: "rare-one" on the first page, its first and last call read from its own months.
+      { order: "asc" as const },
+      { from: d("2025-11-15T00:00:00Z"), to: d("2026-01-25T00:00:00Z"), order: "asc" as const },
+    ];
+    const firstPage = await engine.report("participants", filters({ order: "asc", perPage: 5 }), scope);
+    expect(firstPage.data.find((p) => p.uid === "rare-one")).toMatchObject({ firstCallAt: expect.any(Number), calls: 2 });
+    for (const c of cases) {
+      for (const page of [1, 2]) {
+        const f = filters({ ...c, page, perPage: 5 });
+        for (const name of PARTICIPANT_REPORTS) expect(await engine.report(name, f, scope), `${name} ${JSON.stringify(c)} page ${page}`).toEqual(await mem.report(name, f, scope));
+        expect(await engine.report("apps", f, scope), `apps ${JSON.stringify(c)}`).toEqual(await mem.report("apps", f, scope));
+      }
     }
   });
 });

@@ -31,10 +31,15 @@ const DIMENSIONS = "app_pk, type, type_other, mode, mode_other, status, status_o
 /** The largest second a DateTime holds (a bound past it reads the signed rows). */
 const MAX_DATETIME = 4_294_967_295;
 
-/** Whether the pre-aggregates answer `f`'s filters (every one a dimension of them) and its range fits a DateTime. */
-export function preAggregated(f: Filters): boolean {
+/** Whether [from, to) fits a DateTime (a bound past it reads the signed rows). */
+export function rangeFitsDateTime(f: Pick<Filters, "from" | "to">): boolean {
   const fits = (x: number | undefined) => x === undefined || (Number.isInteger(x) && x >= 0 && x <= MAX_DATETIME);
-  return f.uid === undefined && !hasRunningHours(f) && fits(f.from) && fits(f.to);
+  return fits(f.from) && fits(f.to);
+}
+
+/** Whether the pre-aggregate answers `f`'s filters (every one a dimension of it) and its range fits a DateTime. */
+export function preAggregated(f: Filters): boolean {
+  return f.uid === undefined && !hasRunningHours(f) && rangeFitsDateTime(f);
 }
 
 /** The first UTC month start at or after `s` (epoch seconds). */
@@ -52,7 +57,7 @@ const EDGE_MARGIN = 86_400;
  * widened by EDGE_MARGIN on each side. When not (the last 30 days, a week), the signed rows
  * alone answer, without the month bounds.
  */
-function mayHoldWholeMonth(from: number | undefined, to: number | undefined): boolean {
+export function mayHoldWholeMonth(from: number | undefined, to: number | undefined): boolean {
   if (from === undefined || to === undefined) return true;
   const first = utcMonthAtOrAfter(Math.max(0, from - EDGE_MARGIN));
   const d = new Date(first * 1000);
@@ -65,7 +70,7 @@ function mayHoldWholeMonth(from: number | undefined, to: number | undefined): bo
  * starting at or after `from`, and `end`, the start of the month holding `to` (the months
  * [first, end) are whole; none when first ≥ end). Absent bound: unbounded on that side.
  */
-function wholeMonths(from: number | undefined, to: number | undefined): { first?: string; end?: string } {
+export function wholeMonths(from: number | undefined, to: number | undefined): { first?: string; end?: string } {
   return {
     first: from === undefined ? undefined : `addMonths(toStartOfMonth(toDateTime(${Math.max(0, from - 1)})), 1)`,
     end: to === undefined ? undefined : `toStartOfMonth(toDateTime(${to}))`,

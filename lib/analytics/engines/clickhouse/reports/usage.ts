@@ -1,35 +1,17 @@
-import { and, raw, sql, type Sql } from "@/lib/clickhouse";
+import { and, join, raw, sql, type Sql } from "@/lib/clickhouse";
 import type { Filters } from "@/lib/analytics/filters";
 import { pageOf, round3, type AppUsageRow, type DailyUsageRow, type Page, type ParticipantUsageRow } from "@/lib/analytics/report-types";
 import type { Scope } from "@/lib/analytics/scope";
 import { dayNumberToDate, localDayNumber, offsetSegments, offsetSql } from "@/lib/time/tz";
 import { appScope, tablesOf, type ChContext } from "../context";
-import { callConditions, copiedDimensionConditions, fromSignedCalls, HAS_RECORDING, needsCallLookup, START, STATE_KEY, timeConditions } from "../conditions";
+import { fromSignedCalls, HAS_RECORDING, START, timeConditions } from "../conditions";
 import { bucketSumsSql } from "./bucket-sums";
-import { callSumsSql } from "./call-sums";
+import { callSumsSql, mayHoldWholeMonth, wholeMonths } from "./call-sums";
+import { byMonthAnswers, participantConditions, participantSumsSql } from "./participant-sums";
 import { minutes } from "./shared";
 import { participantsCsvBytes, participantsCsvSelect } from "./participants-csv";
 
 /** The participants, apps and daily reports. */
-
-/**
- * The conditions on participant rows (`participants_v2`: signed like the calls, a cancel
- * row per replaced row) of the matching calls: the apps and start range asked, the call
- * dimensions the rows carry (copiedDimensionConditions: type, mode, status, receiver type,
- * participant count), and — when the filters name what they do not (needsCallLookup:
- * hasRecording, uid, weekday/hour) — the call states that match, looked up on the shard's
- * own calls (co-sharded; a cancelled state's rows and their cancel rows both match, and
- * cancel out). `person`: only the uids containing the search (personCondition).
- */
-function participantConditions(ctx: ChContext, f: Filters, pks: readonly number[], options: { person?: boolean }): Sql[] {
-  const t = tablesOf(ctx.ch);
-  const conds = [sql`app_pk IN ${pks}`, ...timeConditions(f), ...copiedDimensionConditions(f)];
-  if (needsCallLookup(f)) {
-    conds.push(sql`${raw(STATE_KEY)} IN (SELECT ${raw(STATE_KEY)} FROM ${t.callsLocal} WHERE ${and(callConditions(t, f, pks))} AND sign = 1)`);
-  }
-  if (options.person) conds.push(...personCondition(ctx, f, pks));
-  return conds;
-}
 
 /**
  * Every signed participant row of the matching calls (state and cancel rows alike): what
@@ -40,27 +22,15 @@ function participantConditions(ctx: ChContext, f: Filters, pks: readonly number[
  * `first_joined_of_uid` / `first_unanswered_of_uid` gives the distinct calls joined / left
  * unanswered. `uidCodes`: only these participants (one page's).
  */
-function fromSignedParticipants(ctx: ChContext, f: Filters, pks: readonly number[], options: { person?: boolean; uidCodes?: readonly string[] } = {}): Sql {
+function fromSignedParticipants(ctx: ChContext, f: Filters, pks: readonly number[], options: { person?: boolean; uidCodes?: readonly string[]; within?: Sql[] } = {}): Sql {
   const t = tablesOf(ctx.ch);
   if (pks.length === 0 || options.uidCodes?.length === 0) return sql`FROM ${t.participants} WHERE 0`;
   const uids = options.uidCodes ? [raw(`uid_code IN (${options.uidCodes.join(", ")})`)] : [];
-  return sql`FROM ${t.participants} WHERE ${and([...participantConditions(ctx, f, pks, options), ...uids])}`;
+  return sql`FROM ${t.participants} WHERE ${and([...participantConditions(ctx, f, pks, options), ...uids, ...(options.within ?? [])])}`;
 }
 
 /** Live calls of a participant among signed rows: the aggregate HAVING tests. */
 const LIVE_CALLS = "sum(sign * first_of_uid)";
-
-/**
- * The participants reports' `person` search (lib/analytics/person.ts: the uid contains the
- * text, ASCII letters without case, as `positionCaseInsensitive` compares) over the uids
- * table: the codes of the matching uids, gathered once from every shard (GLOBAL: a uid's
- * row is on the shard of its code, not of its calls). None without a search.
- */
-function personCondition(ctx: ChContext, f: Filters, pks: readonly number[]): Sql[] {
-  if (f.person === undefined || f.person === "") return [];
-  const t = tablesOf(ctx.ch);
-  return [sql`uid_code GLOBAL IN (SELECT uid_code FROM ${t.uids} WHERE app_pk IN ${pks} AND positionCaseInsensitive(uid, ${f.person}) > 0)`];
-}
 
 /** The uids of these apps by code (any shard may hold a code: DISTINCT). */
 function uidsOf(ctx: ChContext, pks: readonly number[], uidCodes?: readonly string[]): Sql {
@@ -88,10 +58,12 @@ const UID_SECOND_KEY = `(uid_code + app_pk + ${START} * 1000003)`;
  * one (`at`; -1: every other row), and count if their live calls sum to more than 0. Grouping every row by its second
  * instead cost ~3× the memory and half again the time of the participants CSV at 1M calls.
  * The uids are then joined by code. `uidCodes`: only these participants (one page's).
+ * `within`: only the rows these conditions keep (a state and its cancel rows are at the
+ * same start: any range of starts keeps both or neither).
  */
-export function participantsQuery(ctx: ChContext, f: Filters, pks: readonly number[], uidCodes?: readonly string[]): Sql {
+export function participantsQuery(ctx: ChContext, f: Filters, pks: readonly number[], uidCodes?: readonly string[], within: Sql[] = []): Sql {
   const t = tablesOf(ctx.ch);
-  const narrow = [sql`app_pk IN ${pks.length ? pks : [0]}`, ...timeConditions(f)];
+  const narrow = [sql`app_pk IN ${pks.length ? pks : [0]}`, ...timeConditions(f), ...within];
   const cancelled = sql`${raw(UID_SECOND_KEY)} IN (SELECT ${raw(UID_SECOND_KEY)} FROM ${t.participantsLocal} WHERE sign = -1 AND ${and(narrow)})`;
   return sql`SELECT appPk, uid, toString(uid_code) AS uidCode, calls, joined, unanswered, audioX1000, videoX1000, totalX1000, firstCallAt, lastCallAt FROM (
       SELECT app_pk AS appPk, uid_code, sum(n_calls) AS calls, sum(n_joined) AS joined, sum(n_unanswered) AS unanswered,
@@ -102,7 +74,7 @@ export function participantsQuery(ctx: ChContext, f: Filters, pks: readonly numb
           sum(sign * first_joined_of_uid) AS n_joined, sum(sign * first_unanswered_of_uid) AS n_unanswered,
           sum(sign * total_audio_minutes_x1000) AS s_audio, sum(sign * total_video_minutes_x1000) AS s_video, sum(sign * total_duration_minutes_x1000) AS s_total,
           min(${raw(START)}) AS first_s, max(${raw(START)}) AS last_s
-        ${fromSignedParticipants(ctx, f, pks, { person: true, uidCodes })} GROUP BY app_pk, uid_code, at
+        ${fromSignedParticipants(ctx, f, pks, { person: true, uidCodes, within })} GROUP BY app_pk, uid_code, at
       ) GROUP BY app_pk, uid_code HAVING calls > 0
     ) AS p ALL INNER JOIN ${uidsOf(ctx, pks, uidCodes)} AS u USING (appPk, uid_code)`;
 }
@@ -114,31 +86,31 @@ export function participantsQuery(ctx: ChContext, f: Filters, pks: readonly numb
  */
 function participantPageKeysQuery(ctx: ChContext, f: Filters, pks: readonly number[], offset: number, limit: number): Sql {
   return sql`SELECT appPk, uid, toString(uid_code) AS uidCode FROM (
-      SELECT app_pk AS appPk, uid_code, ${raw(LIVE_CALLS)} AS calls, sum(sign * total_duration_minutes_x1000) AS totalX1000
-      ${fromSignedParticipants(ctx, f, pks, { person: true })} GROUP BY app_pk, uid_code HAVING calls > 0
+      SELECT app_pk AS appPk, uid_code, sum(c) AS calls, sum(tx) AS totalX1000
+      FROM (${participantSumsSql(ctx, f, pks, { person: true })}) GROUP BY app_pk, uid_code HAVING calls > 0
     ) AS p ALL INNER JOIN ${uidsOf(ctx, pks)} AS u USING (appPk, uid_code) ${participantsOrder(f)} LIMIT ${offset}, ${limit}`;
 }
 
 /** How many participants (app × uid) the matching calls list. */
 function participantsCountQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
-  return sql`SELECT count() AS n FROM (SELECT app_pk, uid_code ${fromSignedParticipants(ctx, f, pks, { person: true })} GROUP BY app_pk, uid_code HAVING ${raw(LIVE_CALLS)} > 0)`;
+  return sql`SELECT count() AS n FROM (SELECT app_pk, uid_code FROM (${participantSumsSql(ctx, f, pks, { person: true })}) GROUP BY app_pk, uid_code HAVING sum(c) > 0)`;
 }
 
 /** How many distinct uids (across apps) the matching calls list (a uid's code is the same in every app). */
 export function uidCountQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
-  return sql`SELECT count() AS n FROM (SELECT uid_code ${fromSignedParticipants(ctx, f, pks, { person: true })} GROUP BY uid_code HAVING ${raw(LIVE_CALLS)} > 0)`;
+  return sql`SELECT count() AS n FROM (SELECT uid_code FROM (${participantSumsSql(ctx, f, pks, { person: true })}) GROUP BY uid_code HAVING sum(c) > 0)`;
 }
 
 /** Per (app, uid): the number of distinct matching calls listing it (the engagement report's input). */
 export function callsPerParticipantQuery(ctx: ChContext, f: Filters, pks: readonly number[]): Sql {
-  return sql`SELECT app_pk, uid_code, ${raw(LIVE_CALLS)} AS calls ${fromSignedParticipants(ctx, f, pks)} GROUP BY app_pk, uid_code HAVING calls > 0`;
+  return sql`SELECT app_pk, uid_code, sum(c) AS calls FROM (${participantSumsSql(ctx, f, pks)}) GROUP BY app_pk, uid_code HAVING calls > 0`;
 }
 
 /** The uid codes of one page of participants across apps, in the combined report's order (participants-combined.ts). */
 export function combinedPageCodesQuery(ctx: ChContext, f: Filters, pks: readonly number[], offset: number, limit: number): Sql {
   return sql`SELECT toString(uid_code) AS uidCode FROM (
-      SELECT uid_code, ${raw(LIVE_CALLS)} AS calls, sum(sign * total_duration_minutes_x1000) AS totalX1000
-      ${fromSignedParticipants(ctx, f, pks, { person: true })} GROUP BY uid_code HAVING calls > 0
+      SELECT uid_code, sum(c) AS calls, sum(tx) AS totalX1000
+      FROM (${participantSumsSql(ctx, f, pks, { person: true })}) GROUP BY uid_code HAVING calls > 0
     ) AS p ALL INNER JOIN (SELECT DISTINCT uid_code, uid FROM ${tablesOf(ctx.ch).uids} WHERE app_pk IN ${pks.length ? pks : [0]}) AS u USING (uid_code)
     ${participantsOrder(f, ["uid"])} LIMIT ${offset}, ${limit}`;
 }
@@ -176,6 +148,49 @@ function participantRow(r: ParticipantRaw, appId: (pk: number) => string): Parti
 }
 
 /**
+ * Every figure of one page's participants (`uidCodes`). When participants_by_month answers
+ * the filters (participant-sums.ts), the sums come from it for the whole months and from
+ * the rows for the edges; first / last call, a min / max no signed sum keeps, from the rows
+ * of the months that can hold them only: the range's edges, and each page participant's
+ * first and last whole month with live calls (a month's pre-aggregated calls are its live
+ * calls listing the uid, a cancel row being in its state's month). Else participantsQuery
+ * over every row of the range.
+ */
+async function participantPageRows(ctx: ChContext, f: Filters, pks: readonly number[], uidCodes: readonly string[], signal?: AbortSignal): Promise<ParticipantRaw[]> {
+  if (!byMonthAnswers(f) || !mayHoldWholeMonth(f.from, f.to)) return ctx.ch.rows<ParticipantRaw>(participantsQuery(ctx, f, pks, uidCodes).text, signal);
+  const t = tablesOf(ctx.ch);
+  const m = wholeMonths(f.from, f.to);
+  const inMonths = [m.first && `month >= ${m.first}`, m.end && `month < ${m.end}`].filter((x): x is string => !!x).map((x) => raw(x));
+  const codes = raw(`uid_code IN (${uidCodes.join(", ")})`);
+  const [ends, sums] = await Promise.all([
+    ctx.ch.rows<{ month: string }>(
+      sql`SELECT DISTINCT toString(edge) AS month FROM (
+          SELECT min(month) AS first, max(month) AS last FROM (
+            SELECT app_pk, uid_code, month FROM ${t.participantsByMonth} WHERE ${and([sql`app_pk IN ${pks}`, codes, ...inMonths])}
+            GROUP BY app_pk, uid_code, month HAVING sum(calls) > 0
+          ) GROUP BY app_pk, uid_code
+        ) ARRAY JOIN [first, last] AS edge`.text,
+      signal,
+    ),
+    ctx.ch.rows<Omit<ParticipantRaw, "uid" | "firstCallAt" | "lastCallAt"> & { uidCode: string }>(
+      sql`SELECT app_pk AS appPk, toString(uid_code) AS uidCode, sum(c) AS calls, sum(j) AS joined, sum(u) AS unanswered, sum(ax) AS audioX1000, sum(vx) AS videoX1000, sum(tx) AS totalX1000
+        FROM (${participantSumsSql(ctx, f, pks, { person: true, uidCodes })}) GROUP BY app_pk, uid_code HAVING calls > 0`.text,
+      signal,
+    ),
+  ]);
+  // The rows outside the whole months (the edges), and the whole months named: bounds the key can use.
+  const within = [m.first && `start_at < toDateTime(${m.first})`, m.end && `start_at >= toDateTime(${m.end})`].filter((x): x is string => !!x).map((x) => raw(x));
+  for (const { month } of ends) within.push(sql`(start_at >= toDateTime(toDate(${month})) AND start_at < toDateTime(addMonths(toDate(${month}), 1)))`);
+  if (within.length === 0) return [];
+  const bounds = await ctx.ch.rows<ParticipantRaw & { uidCode: string }>(participantsQuery(ctx, f, pks, uidCodes, [sql`(${join(within, " OR ")})`]).text, signal);
+  const firstLast = new Map(bounds.map((r) => [`${r.appPk}\u0000${r.uidCode}`, r]));
+  return sums.flatMap((s) => {
+    const b = firstLast.get(`${s.appPk}\u0000${s.uidCode}`);
+    return b ? [{ ...s, uid: b.uid, firstCallAt: b.firstCallAt, lastCallAt: b.lastCallAt }] : [];
+  });
+}
+
+/**
  * One page of the participants report, in its order, with the total number of
  * participants: the page's participants chosen from signed sums, then their full rows.
  */
@@ -187,7 +202,7 @@ export async function getParticipantsPage(ctx: ChContext, f: Filters, scope: Sco
     ctx.ch.rows<{ appPk: number; uid: string; uidCode: string }>(participantPageKeysQuery(ctx, f, apps.pks, offset, f.perPage).text, signal),
   ]);
   const pagePks = [...new Set(keys.map((k) => k.appPk))];
-  const rows = keys.length === 0 ? [] : await ctx.ch.rows<ParticipantRaw>(participantsQuery(ctx, f, pagePks, [...new Set(keys.map((k) => k.uidCode))]).text, signal);
+  const rows = keys.length === 0 ? [] : await participantPageRows(ctx, f, pagePks, [...new Set(keys.map((k) => k.uidCode))], signal);
   const byKey = new Map(rows.map((r) => [`${r.appPk}\u0000${r.uid}`, r]));
   const page = keys.map((k) => byKey.get(`${k.appPk}\u0000${k.uid}`)).filter((r): r is ParticipantRaw => r !== undefined);
   return pageOf(page.map((r) => participantRow(r, apps.appId)), count[0]?.n ?? 0, f);
@@ -215,7 +230,7 @@ export async function getAppUsage(ctx: ChContext, f: Filters, scope: Scope, sign
     ),
     ctx.ch.rows<{ appPk: number; participants: number }>(
       sql`SELECT appPk, count() AS participants FROM (
-          SELECT app_pk AS appPk, uid_code ${fromSignedParticipants(ctx, f, apps.pks)} GROUP BY app_pk, uid_code HAVING ${raw(LIVE_CALLS)} > 0
+          SELECT app_pk AS appPk, uid_code FROM (${participantSumsSql(ctx, f, apps.pks)}) GROUP BY app_pk, uid_code HAVING sum(c) > 0
         ) GROUP BY appPk`.text,
       signal,
     ),
