@@ -8,7 +8,7 @@ import { Forwarder } from "@/lib/ingest/forwarder";
 import { recordingGenerated } from "@/lib/ingest/test-deliveries";
 import { postJson, startHarness } from "@/lib/ingest/test-harness";
 import { releaseSyncLease, takeSyncLease } from "@/lib/locks/sync-lease";
-import { runWriterChild } from "./test-writer-v2-kill";
+import { insertsSettled, runWriterChild } from "./test-writer-v2-kill";
 import { openClickHouse, type ClickHouse } from "./client";
 import { flagAllLinkedCalls, flagLinkedCalls } from "./link-flags";
 import { migrateClickHouse } from "./migrate";
@@ -201,6 +201,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("the stored link flag of calls (ClickHou
   async function passKilledAt(e: Env, sessions: string[], step: WriteStepV2): Promise<void> {
     const { signal, out } = await runWriterChild({ ...cluster.env(e.database), APP_PK: String(e.appPk), FLAG_SESSIONS: JSON.stringify(sessions), KILL_STEP: step });
     expect({ signal, out }).toEqual({ signal: "SIGKILL", out: "" });
+    await insertsSettled(e.shards.map((sh) => sh.client));
   }
 
   /** The links of k1 and k2 in ClickHouse without their flags (a forwarder without the pass). */

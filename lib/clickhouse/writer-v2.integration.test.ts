@@ -1,6 +1,6 @@
 import type { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runWriterChild } from "./test-writer-v2-kill";
+import { insertsSettled, runWriterChild } from "./test-writer-v2-kill";
 import { openClickHouse, type ClickHouse } from "./client";
 import { clusterHosts, reachAllClusterHosts } from "./cluster-hosts";
 import type { CallStateV2 } from "./rows-v2";
@@ -204,6 +204,7 @@ const STEPS: WriteStepV2[] = ["looked-up", "uids", "raw", "calls", "participants
     await new CallWriterV2(env.ch, env.shards).write(APP, changes(FIRST.map((s) => [s.sessionId, s]), 1_000));
     const { signal, out } = await runWriterChild({ ...cluster.env(env.database), APP_PK: String(APP), CHANGES: JSON.stringify(changes(NEXT, 2_000)), KILL_STEP: step });
     expect({ signal, out }).toEqual({ signal: "SIGKILL", out: "" });
+    await insertsSettled(env.shards.map((s) => s.client));
     return env;
   }
 

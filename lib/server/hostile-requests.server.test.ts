@@ -176,8 +176,10 @@ describe.skipIf(SKIP_WITHOUT_BUILD)("hostile requests against the production ser
           expect(r.status, what).toBe(401);
           expect(JSON.parse(r.body), what).toMatchObject({ error: { code: "unauthorized" } });
           expect(r.closedByServer, what).toBe(true);
-          // The answer came long before the 200 MB the head announced.
-          expect(r.sentBeforeAnswer, what).toBeLessThan(128 * 1024 * 1024); // loopback pumps ~1 GB/s: a busy box answers after tens of MB
+          // The answer came before the 200 MB the head announced were sent. Loopback pumps ~1 GB/s, so
+          // a busy box (CI at full load: 137 MB once) answers after tens or a hundred MB; the bound is
+          // the body's end, and the server closing the connection shows it did not read on.
+          expect(r.sentBeforeAnswer, what).toBeLessThan(192 * 1024 * 1024);
         }
       }
       // A page's server action without a session too.
