@@ -10,6 +10,7 @@ import { ingestorOver, type DeliveryStore, type Ingestor } from "./ingest";
 import { applyClientSessionChangePg, clientSessionsOfSessions } from "./postgres-client-sessions";
 import type { Effect } from "./statements";
 import { StoreUnavailableError, type PreparedDelivery, type Rejection, type StoreOutcome } from "./store";
+import { inPgTransaction } from "@/lib/postgres/transaction";
 
 /**
  * The webhook inbox in Postgres, shared by several Callboard servers (DATABASE_URL;
@@ -97,9 +98,7 @@ export async function storeDelivery(pool: pg.Pool, d: IncomingDelivery): Promise
   // normalised values (lib/platform/client-session-facts.ts) do not produce apart from the
   // live state's own. The savepoint is not released: the COMMIT keeps it, and a RELEASE is
   // one more round trip.
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
+  return inPgTransaction(pool, async (client) => {
     const stored = await storeAndQueue(client, d);
     if (!stored.repeat) {
       await client.query("SAVEPOINT effect");
@@ -113,14 +112,8 @@ export async function storeDelivery(pool: pg.Pool, d: IncomingDelivery): Promise
         logger.error({ err: error instanceof Error ? error.message : String(error), trigger: d.trigger, deliveryPk: stored.pk }, "webhook delivery stored but not applied");
       }
     }
-    await client.query("COMMIT");
     return stored;
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** Postgres refused the values themselves (SQLSTATE class 22 data exception, 23 integrity): not a reason to refuse the delivery. */
@@ -229,9 +222,7 @@ const CLIENT_TRIGGERS: ReadonlySet<string> = new Set<string>([...JOIN_TRIGGERS, 
  * queued — not counted, not dequeued — and the rest of the batch goes on.
  */
 export async function forwardDeliveries(pool: pg.Pool, target: ForwardTarget, options: ForwardDeliveriesOptions = {}): Promise<number> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
+  return inPgTransaction(pool, async (client) => {
     const claimed = await client.query<QueuedDeliveryRow>(
       `SELECT d.pk, d.app_pk, d.idem_key, d.trigger, d.webhook, d.type, d.session_id, d.outcome, d.body,
               d.received_ms, d.repeat_count, d.last_received_ms
@@ -240,10 +231,7 @@ export async function forwardDeliveries(pool: pg.Pool, target: ForwardTarget, op
        ORDER BY q.delivery_pk LIMIT $1 FOR UPDATE OF q SKIP LOCKED`,
       [options.batchRows ?? 2_000, RECORDING_TRIGGER, options.skipRecordingsOf ?? []],
     );
-    if (claimed.rows.length === 0) {
-      await client.query("COMMIT");
-      return 0;
-    }
+    if (claimed.rows.length === 0) return 0;
     const claimedRows: DeliveryFact[] = claimed.rows.map((r) => ({
       pk: Number(r.pk), appPk: Number(r.app_pk), idemKey: r.idem_key, trigger: r.trigger, category: triggerCategory(r.trigger),
       webhook: r.webhook, type: r.type, sessionId: r.session_id, outcome: r.outcome, body: r.body,
@@ -263,10 +251,7 @@ export async function forwardDeliveries(pool: pg.Pool, target: ForwardTarget, op
       }
     }
     const rows = claimedRows.filter((r) => !(r.trigger === RECORDING_TRIGGER && deferred.has(r.appPk)));
-    if (rows.length === 0) {
-      await client.query("COMMIT");
-      return 0;
-    }
+    if (rows.length === 0) return 0;
 
     // Each delivery is counted once: in the transaction that takes it off the queue. One
     // statement per batch, in key order (two servers' batches lock counters in the same order).
@@ -293,14 +278,8 @@ export async function forwardDeliveries(pool: pg.Pool, target: ForwardTarget, op
     const clients = await clientSessionsOfSessions(client, sessionsOf(rows, (r) => CLIENT_TRIGGERS.has(r.trigger)));
     if (clients.length > 0) await target.writeClientSessions(clients.map(clientSessionRowOfSqlite));
     await client.query("DELETE FROM delivery_forward_queue WHERE delivery_pk = ANY($1::bigint[])", [rows.map((r) => r.pk)]);
-    await client.query("COMMIT");
     return rows.length;
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** The distinct (app, session) pairs of the deliveries `keep` selects. */

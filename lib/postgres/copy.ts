@@ -6,6 +6,7 @@ import { STATE_TABLES } from "@/db/postgres/schema";
 import { bucketOf } from "@/lib/ingest/forwarder";
 import { JOIN_TRIGGERS, LEAVE_TRIGGERS } from "@/lib/platform/client-session-facts";
 import { RECORDING_TRIGGER } from "@/lib/platform/webhook-envelope";
+import { inPgTransaction } from "./transaction";
 
 /**
  * `npm run warehouse -- copy --to postgres`: Callboard's own state (db/postgres/schema.ts's
@@ -119,22 +120,14 @@ export async function copyStateToPostgres(sqlite: Db, pool: pg.Pool, options: St
       const last = rows[rows.length - 1]!;
       lastKey = plan.keyColumns.map((c) => last[c.name]);
       done += rows.length;
-      const client = await pool.connect();
-      try {
-        await client.query("BEGIN");
+      await inPgTransaction(pool, async (client) => {
         await client.query(`INSERT INTO ${quote(plan.name)} (${columnList}) VALUES ${tuples.join(", ")} ON CONFLICT DO NOTHING`, values);
         await client.query(
           `INSERT INTO state_copy_progress (table_name, last_key, copied, updated_ms) VALUES ($1, $2, $3, $4)
            ON CONFLICT (table_name) DO UPDATE SET last_key = excluded.last_key, copied = excluded.copied, updated_ms = excluded.updated_ms`,
           [plan.name, JSON.stringify(lastKey), done, Date.now()],
         );
-        await client.query("COMMIT");
-      } catch (error) {
-        await client.query("ROLLBACK").catch(() => {});
-        throw error;
-      } finally {
-        client.release();
-      }
+      });
       copied += rows.length;
       options.onProgress?.({ table: plan.name, done: Math.min(done, total), total });
       if (rows.length < batchSize) break;
@@ -179,9 +172,7 @@ export async function copyStateToPostgres(sqlite: Db, pool: pg.Pool, options: St
  * twice. Only rows this call queued are taken out (a queued row is not queued again).
  */
 async function queueBacklog(pool: pg.Pool, after: { deliveries: number; recordings: number; clientSessions: number }): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
+  await inPgTransaction(pool, async (client) => {
     const queued = await client.query<{ app_pk: string; trigger: string; body: string; received_ms: string }>(
       `WITH queued AS (
          INSERT INTO delivery_forward_queue (delivery_pk)
@@ -210,11 +201,5 @@ async function queueBacklog(pool: pg.Pool, after: { deliveries: number; recordin
         [buckets.map((b) => b.appPk), buckets.map((b) => b.trigger), buckets.map((b) => b.bucketStart), buckets.map((b) => b.n)],
       );
     }
-    await client.query("COMMIT");
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
