@@ -78,11 +78,14 @@ describe("ClickHouse engine: daily series and recording summary from the pre-agg
     ["all time, video, Kolkata (+05:30)", { type: "video", tz: "Asia/Kolkata" }],
     ["from only, mid-bucket, ended calls with a recording", { from: BASE + 10 * 86_400 + 61, status: "ended", hasRecording: true }],
     ["to only, mid-bucket, New York", { to: BASE + 12 * 86_400 + 899, tz: "America/New_York" }],
+    // Session 18: totals from three layers. A whole October (calls_by_month), whole buckets around it, mid-quarter edges.
+    ["a whole month with mid-quarter, mid-month edges, Kathmandu", { from: Date.parse("2025-09-30T10:07:13Z") / 1000, to: Date.parse("2025-11-03T05:33:20Z") / 1000, tz: "Asia/Kathmandu" }],
+    ["the last 30 days to a mid-quarter instant, meet", { from: BASE + 35 * 86_400 + 611 - 30 * 86_400, to: BASE + 35 * 86_400 + 611, mode: "meet" }],
   ];
 
-  it.each(EDGE_CASES)("gives the in-memory engine's daily series and recording summary: %s", async (_, partial) => {
+  it.each(EDGE_CASES)("gives the in-memory engine's daily series, recording summary, totals, breakdowns and apps: %s", async (_, partial) => {
     const f = filters(partial);
-    for (const name of ["daily", "recording-summary"] as const) {
+    for (const name of ["daily", "recording-summary", "totals", "breakdowns", "apps"] as const) {
       expect(await clickhouse.report(name, f, SCOPE), name).toEqual(await memory.report(name, f, SCOPE));
     }
     // Something was counted.
@@ -98,6 +101,30 @@ describe("ClickHouse engine: daily series and recording summary from the pre-agg
     expect(series[0]).toMatch(/FROM\s+\S*calls_v2\S*\s+WHERE[\s\S]*\(start_at < toStartOfFifteenMinutes[\s\S]* OR start_at >= toStartOfFifteenMinutes/);
     const allTime = await sentFor("daily", filters({ tz: "Asia/Kathmandu" }));
     for (const q of allTime.queries) expect(q, "all time: the pre-aggregate alone").not.toMatch(/calls_v2/);
+  });
+
+  it("reads totals' whole months from calls_by_month, whole buckets from calls_by_bucket, and the signed rows only under a quarter at each edge", async () => {
+    const f = filters({ from: Date.parse("2025-09-30T10:07:13Z") / 1000, to: Date.parse("2025-11-03T05:33:20Z") / 1000, tz: "Asia/Kathmandu" });
+    sent.length = 0;
+    await clickhouse.report("totals", f, SCOPE);
+    const cube = sent.filter((q) => /GROUP BY callType/.test(q));
+    expect(cube).toHaveLength(1);
+    expect(cube[0]).toMatch(/calls_by_month/);
+    expect(cube[0]).toMatch(/calls_by_bucket/);
+    // Every read of the signed rows is bounded to outside the whole buckets.
+    const rowReads = cube[0].split(/UNION ALL/).filter((part) => /calls_v2/.test(part));
+    expect(rowReads.length).toBeGreaterThan(0);
+    for (const part of rowReads) expect(part).toMatch(/\(start_at < toStartOfFifteenMinutes[\s\S]* OR start_at >= toStartOfFifteenMinutes/);
+    // A 30-day window (no whole month): buckets and edges, no months.
+    sent.length = 0;
+    await clickhouse.report("totals", filters({ from: BASE + 611, to: BASE + 30 * 86_400 + 611 }), SCOPE);
+    const window = sent.filter((q) => /GROUP BY callType/.test(q))[0];
+    expect(window).toMatch(/calls_by_bucket/);
+    expect(window).not.toMatch(/calls_by_month/);
+    // All time: the monthly pre-aggregate alone.
+    sent.length = 0;
+    await clickhouse.report("totals", filters({}), SCOPE);
+    for (const q of sent) expect(q).not.toMatch(/calls_v2|calls_by_bucket/);
   });
 
   it("reads the daily series from the signed rows when a filter is not a dimension of the pre-aggregate", async () => {
