@@ -6,11 +6,13 @@ import { callConditions } from "../conditions";
 
 /**
  * Sums of the matching calls per combination of the pre-aggregates' dimensions, read from
- * `calls_by_month` for the whole months of the range and from the signed rows for the
- * rest (docs/decisions/0034-clickhouse-schema-v2.md, "A stored link flag; reports read the
- * pre-aggregates (session 16)"). What the totals, breakdowns, apps and recording summary sum.
+ * `calls_by_month` for the whole months of the range, from `calls_by_bucket` for the whole
+ * 15-minute buckets outside them, and from the signed rows for the rest, under a quarter
+ * hour at each edge (docs/decisions/0034-clickhouse-schema-v2.md, "A stored link flag;
+ * reports read the pre-aggregates (session 16)" and "Totals from three layers (session 18)").
+ * What the totals, breakdowns, apps and recording summary sum.
  *
- * A subquery with one row per (pre-aggregated month, or signed row) and the columns:
+ * A subquery with one row per (source, combination) and the columns:
  * the dimensions as calls_v2 names them (app_pk, the closed sets and their `_other`,
  * platform_has_recording, has_link, total_participants), `before` (1 in the piece before
  * `splitAt`), and the signed sums `c` (calls), `ax`, `vx` (audio, video minutes × 1000),
@@ -27,6 +29,15 @@ import { callConditions } from "../conditions";
 
 /** The dimension columns, as both sources hold them. */
 const DIMENSIONS = "app_pk, type, type_other, mode, mode_other, status, status_other, receiver_type, receiver_type_other, platform_has_recording, has_link, total_participants";
+
+/**
+ * Every part sums per combination where it reads: on a cluster each shard then sends its
+ * combinations (hundreds) to the initiator rather than its rows (docs/decisions/0034,
+ * "Totals from three layers (session 18)": shipping the rows was most of a 60-day total's time).
+ */
+const GROUPED = `GROUP BY ${DIMENSIONS}, before`;
+const SIGNED_SUMS = "sum(toInt64(sign)) AS c, sum(toInt64(sign) * total_audio_minutes_x1000) AS ax, sum(toInt64(sign) * total_video_minutes_x1000) AS vx, sum(toInt64(sign) * duration_seconds) AS ds";
+const PRE_SUMS = "sum(calls) AS c, sum(total_audio_minutes_x1000) AS ax, sum(total_video_minutes_x1000) AS vx, sum(duration_seconds) AS ds";
 
 /** The largest second a DateTime holds (a bound past it reads the signed rows). */
 const MAX_DATETIME = 4_294_967_295;
@@ -111,14 +122,12 @@ function outsideOf(column: string, first: string | undefined, end: string | unde
 function pieceSql(t: Tables, f: Filters, pks: readonly number[], from: number | undefined, to: number | undefined, before: 0 | 1): Sql {
   const piece: Filters = { ...f, from, to };
   const tag = `materialize(toUInt8(${before})) AS before`;
-  const rowsSelect = sql`SELECT ${raw(DIMENSIONS)}, ${raw(tag)}, toInt64(sign) AS c, toInt64(sign) * total_audio_minutes_x1000 AS ax,
-    toInt64(sign) * total_video_minutes_x1000 AS vx, toInt64(sign) * duration_seconds AS ds FROM ${t.calls}`;
-  const preSums = "calls AS c, total_audio_minutes_x1000 AS ax, total_video_minutes_x1000 AS vx, duration_seconds AS ds";
+  const rowsSelect = sql`SELECT ${raw(DIMENSIONS)}, ${raw(tag)}, ${raw(SIGNED_SUMS)} FROM ${t.calls}`;
   const untimed = callConditions(t, piece, pks, { ignoreTime: true });
   // Months only when the piece may hold one whole (not the last 30 days, a week): no month bounds to fold otherwise.
   const m = mayHoldWholeMonth(from, to) ? wholeMonths(from, to) : undefined;
-  const months = m && sql`SELECT ${raw(DIMENSIONS)}, ${raw(tag)}, ${raw(preSums)} FROM ${t.callsByMonth}
-      WHERE ${and([...untimed, ...[m.first && `month >= ${m.first}`, m.end && `month < ${m.end}`].filter((x): x is string => !!x).map((x) => raw(x))])}`;
+  const months = m && sql`SELECT ${raw(DIMENSIONS)}, ${raw(tag)}, ${raw(PRE_SUMS)} FROM ${t.callsByMonth}
+      WHERE ${and([...untimed, ...[m.first && `month >= ${m.first}`, m.end && `month < ${m.end}`].filter((x): x is string => !!x).map((x) => raw(x))])} ${raw(GROUPED)}`;
   if (m && months && m.first === undefined && m.end === undefined) return months; // all time: the monthly pre-aggregate alone
   // Outside the whole months (every value when none are read).
   const outsideMonths = (column: string) => (m ? outsideOf(column, m.first && `toDateTime(${m.first})`, m.end && `toDateTime(${m.end})`) : undefined);
@@ -126,11 +135,11 @@ function pieceSql(t: Tables, f: Filters, pks: readonly number[], from: number | 
   const b = wholeBuckets(from, to);
   if (b) {
     const inBuckets = [b.first && `bucket >= ${b.first}`, b.end && `bucket < ${b.end}`, outsideMonths("bucket")].filter((x): x is string => !!x).map((x) => raw(x));
-    parts.push(sql`SELECT ${raw(DIMENSIONS)}, ${raw(tag)}, ${raw(preSums)} FROM ${t.callsByBucket} WHERE ${and([...untimed, ...inBuckets])}`);
+    parts.push(sql`SELECT ${raw(DIMENSIONS)}, ${raw(tag)}, ${raw(PRE_SUMS)} FROM ${t.callsByBucket} WHERE ${and([...untimed, ...inBuckets])} ${raw(GROUPED)}`);
   }
   // The rows outside the whole buckets (the whole months lie inside them), or without buckets outside the months.
   const outside = b ? outsideOf("start_at", b.first, b.end) : outsideMonths("start_at");
-  parts.push(sql`${rowsSelect} WHERE ${and([...callConditions(t, piece, pks), outside === undefined ? undefined : raw(outside)])}`);
+  parts.push(sql`${rowsSelect} WHERE ${and([...callConditions(t, piece, pks), outside === undefined ? undefined : raw(outside)])} ${raw(GROUPED)}`);
   return parts.reduce((all, p) => sql`${all} UNION ALL ${p}`);
 }
 
@@ -140,8 +149,7 @@ export function callSumsSql(t: Tables, f: Filters, pks: readonly number[], split
   if (!preAggregated(f)) {
     // The signed rows alone, split by start (a weekday/hour filter widens the starts it reads: its from/to bound the hours, not the starts).
     const before = splitAt === undefined ? raw("materialize(toUInt8(0))") : sql`toUInt8(start_at < toDateTime(${splitAt}))`;
-    return sql`SELECT ${raw(DIMENSIONS)}, ${before} AS before, toInt64(sign) AS c, toInt64(sign) * total_audio_minutes_x1000 AS ax,
-      toInt64(sign) * total_video_minutes_x1000 AS vx, toInt64(sign) * duration_seconds AS ds FROM ${t.calls} WHERE ${and(callConditions(t, f, pks))}`;
+    return sql`SELECT ${raw(DIMENSIONS)}, ${before} AS before, ${raw(SIGNED_SUMS)} FROM ${t.calls} WHERE ${and(callConditions(t, f, pks))} ${raw(GROUPED)}`;
   }
   if (splitAt === undefined) return pieceSql(t, f, pks, f.from, f.to, 0);
   return sql`${pieceSql(t, f, pks, f.from, splitAt, 1)} UNION ALL ${pieceSql(t, f, pks, splitAt, f.to, 0)}`;
