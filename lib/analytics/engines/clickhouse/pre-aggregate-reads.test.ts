@@ -76,6 +76,7 @@ describe("ClickHouse engine: daily series and recording summary from the pre-agg
     ["Berlin's DST end day, from mid-bucket", { from: Date.parse("2025-10-25T22:07:00Z") / 1000, to: Date.parse("2025-10-26T23:00:00Z") / 1000, tz: "Europe/Berlin" }],
     ["less than a bucket around a call's start", { from: startOf(7) - 100, to: startOf(7) + 500 }],
     ["all time, video, Kolkata (+05:30)", { type: "video", tz: "Asia/Kolkata" }],
+    ["all time, meet, Berlin (its DST end inside the calls)", { mode: "meet", tz: "Europe/Berlin" }],
     ["from only, mid-bucket, ended calls with a recording", { from: BASE + 10 * 86_400 + 61, status: "ended", hasRecording: true }],
     ["to only, mid-bucket, New York", { to: BASE + 12 * 86_400 + 899, tz: "America/New_York" }],
     // Session 18: totals from three layers. A whole October (calls_by_month), whole buckets around it, mid-quarter edges.
@@ -101,6 +102,9 @@ describe("ClickHouse engine: daily series and recording summary from the pre-agg
     expect(series[0]).toMatch(/FROM\s+\S*calls_v2\S*\s+WHERE[\s\S]*\(start_at < toStartOfFifteenMinutes[\s\S]* OR start_at >= toStartOfFifteenMinutes/);
     const allTime = await sentFor("daily", filters({ tz: "Asia/Kathmandu" }));
     for (const q of allTime.queries) expect(q, "all time: the pre-aggregate alone").not.toMatch(/calls_v2/);
+    // The zone's offsets are bounded by the monthly pre-aggregate's months: the 15-minute one is read once, for the series.
+    expect(allTime.queries.filter((q) => /calls_by_bucket/.test(q))).toHaveLength(1);
+    expect(allTime.queries.filter((q) => /calls_by_month/.test(q))).toHaveLength(1);
   });
 
   it("reads totals' whole months from calls_by_month, whole buckets from calls_by_bucket, and the signed rows only under a quarter at each edge", async () => {
