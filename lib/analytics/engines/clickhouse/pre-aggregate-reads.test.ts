@@ -6,7 +6,9 @@ import { openFixtureDb, randomCall, rng, writeCalls } from "@/lib/analytics/test
 import { applyMigrations, type ClickHouse } from "@/lib/clickhouse";
 import { copyToClickHouse } from "@/lib/clickhouse/copy";
 import { openChdb } from "@/lib/clickhouse/test-chdb";
+import { DURATION_BUCKETS } from "@/lib/analytics/dims";
 import { createClickHouseEngine } from "./engine";
+import { DURATION_BUCKET_SQL } from "./reports/insights";
 
 process.env.AUTH_SECRET ??= "pre-aggregate-reads-secret-at-least-32-chars!!";
 
@@ -84,9 +86,9 @@ describe("ClickHouse engine: daily series and recording summary from the pre-agg
     ["the last 30 days to a mid-quarter instant, meet", { from: BASE + 35 * 86_400 + 611 - 30 * 86_400, to: BASE + 35 * 86_400 + 611, mode: "meet" }],
   ];
 
-  it.each(EDGE_CASES)("gives the in-memory engine's daily series, recording summary, totals, breakdowns and apps: %s", async (_, partial) => {
+  it.each(EDGE_CASES)("gives the in-memory engine's daily series, recording summary, totals, breakdowns, apps and durations: %s", async (_, partial) => {
     const f = filters(partial);
-    for (const name of ["daily", "recording-summary", "totals", "breakdowns", "apps"] as const) {
+    for (const name of ["daily", "recording-summary", "totals", "breakdowns", "apps", "durations"] as const) {
       expect(await clickhouse.report(name, f, SCOPE), name).toEqual(await memory.report(name, f, SCOPE));
     }
     // Something was counted.
@@ -129,6 +131,15 @@ describe("ClickHouse engine: daily series and recording summary from the pre-agg
     sent.length = 0;
     await clickhouse.report("totals", filters({}), SCOPE);
     for (const q of sent) expect(q).not.toMatch(/calls_v2|calls_by_bucket/);
+  });
+
+  it("puts a duration on each bucket bound into the bucket it opens (the durations' bin as a sum of comparisons)", async () => {
+    const seconds = [-1, 0, 59, 60, 299, 300, 899, 900, 1799, 1800, 3599, 3600, 86_400];
+    const rows = await chdb.rows<{ d: number; bin: number }>(
+      `SELECT toInt64(d) AS d, toUInt8(${DURATION_BUCKET_SQL.replaceAll("duration_seconds", "d")}) AS bin FROM (SELECT arrayJoin([${seconds.join(", ")}]) AS d) ORDER BY d`,
+    );
+    // DURATION_BUCKETS: the first bucket whose bound the duration is under.
+    expect(rows.map((r) => [Number(r.d), Number(r.bin)])).toEqual(seconds.map((d) => [d, DURATION_BUCKETS.findIndex((b) => d < b.maxSeconds)]));
   });
 
   it("reads the daily series from the signed rows when a filter is not a dimension of the pre-aggregate", async () => {
