@@ -149,6 +149,7 @@ describe("ClickHouse engine: daily series and recording summary from the pre-agg
       const series = queries.filter((q) => /GROUP BY day/.test(q));
       expect(series[0], JSON.stringify(f)).not.toMatch(/calls_by_bucket/);
       expect(answer).toEqual(await memory.report("daily", f, SCOPE));
+      expect(await clickhouse.report("totals", f, SCOPE), JSON.stringify(f)).toEqual(await memory.report("totals", f, SCOPE));
     }
   });
 
