@@ -60,6 +60,8 @@ const CASES: Case[] = [
   { name: "Berlin's DST end day", f: { from: d("2025-10-25T22:00:00Z"), to: d("2025-10-26T23:00:00Z"), tz: "Europe/Berlin" } },
   // Edges inside a 15-minute bucket: the daily series reads whole buckets from calls_by_bucket and the edges from the signed rows.
   { name: "edges mid-bucket in Kathmandu (+05:45)", f: { from: NOW - 50 * 86_400 + 437, to: NOW - 3 * 86_400 + 1111, tz: "Asia/Kathmandu" } },
+  // Totals of a 30-day window and the 30 days before it (session 18): whole 15-minute buckets from calls_by_bucket, only the sub-quarter edges from the signed rows.
+  { name: "30 days to a mid-quarter instant, in Kathmandu (+05:45)", f: { from: NOW - 31 * 86_400 + 611, to: NOW - 86_400 + 611, tz: "Asia/Kathmandu" } },
   { name: "Berlin's DST end day, edges mid-bucket", f: { from: d("2025-10-25T22:07:13Z"), to: d("2025-10-26T22:58:01Z"), tz: "Europe/Berlin" } },
   { name: "New York's DST start week", f: { from: d("2026-03-05T05:00:00Z"), to: d("2026-03-12T04:00:00Z"), tz: "America/New_York" } },
   { name: "Lord Howe (30-minute DST)", f: { from: d("2026-03-01T00:00:00Z"), to: d("2026-04-15T00:00:00Z"), tz: "Australia/Lord_Howe" } },

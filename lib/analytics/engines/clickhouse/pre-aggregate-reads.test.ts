@@ -6,7 +6,9 @@ import { openFixtureDb, randomCall, rng, writeCalls } from "@/lib/analytics/test
 import { applyMigrations, type ClickHouse } from "@/lib/clickhouse";
 import { copyToClickHouse } from "@/lib/clickhouse/copy";
 import { openChdb } from "@/lib/clickhouse/test-chdb";
+import { DURATION_BUCKETS } from "@/lib/analytics/dims";
 import { createClickHouseEngine } from "./engine";
+import { DURATION_BUCKET_SQL } from "./reports/insights";
 
 process.env.AUTH_SECRET ??= "pre-aggregate-reads-secret-at-least-32-chars!!";
 
@@ -76,13 +78,17 @@ describe("ClickHouse engine: daily series and recording summary from the pre-agg
     ["Berlin's DST end day, from mid-bucket", { from: Date.parse("2025-10-25T22:07:00Z") / 1000, to: Date.parse("2025-10-26T23:00:00Z") / 1000, tz: "Europe/Berlin" }],
     ["less than a bucket around a call's start", { from: startOf(7) - 100, to: startOf(7) + 500 }],
     ["all time, video, Kolkata (+05:30)", { type: "video", tz: "Asia/Kolkata" }],
+    ["all time, meet, Berlin (its DST end inside the calls)", { mode: "meet", tz: "Europe/Berlin" }],
     ["from only, mid-bucket, ended calls with a recording", { from: BASE + 10 * 86_400 + 61, status: "ended", hasRecording: true }],
     ["to only, mid-bucket, New York", { to: BASE + 12 * 86_400 + 899, tz: "America/New_York" }],
+    // Session 18: totals from three layers. A whole October (calls_by_month), whole buckets around it, mid-quarter edges.
+    ["a whole month with mid-quarter, mid-month edges, Kathmandu", { from: Date.parse("2025-09-30T10:07:13Z") / 1000, to: Date.parse("2025-11-03T05:33:20Z") / 1000, tz: "Asia/Kathmandu" }],
+    ["the last 30 days to a mid-quarter instant, meet", { from: BASE + 35 * 86_400 + 611 - 30 * 86_400, to: BASE + 35 * 86_400 + 611, mode: "meet" }],
   ];
 
-  it.each(EDGE_CASES)("gives the in-memory engine's daily series and recording summary: %s", async (_, partial) => {
+  it.each(EDGE_CASES)("gives the in-memory engine's daily series, recording summary, totals, breakdowns, apps and durations: %s", async (_, partial) => {
     const f = filters(partial);
-    for (const name of ["daily", "recording-summary"] as const) {
+    for (const name of ["daily", "recording-summary", "totals", "breakdowns", "apps", "durations"] as const) {
       expect(await clickhouse.report(name, f, SCOPE), name).toEqual(await memory.report(name, f, SCOPE));
     }
     // Something was counted.
@@ -98,6 +104,42 @@ describe("ClickHouse engine: daily series and recording summary from the pre-agg
     expect(series[0]).toMatch(/FROM\s+\S*calls_v2\S*\s+WHERE[\s\S]*\(start_at < toStartOfFifteenMinutes[\s\S]* OR start_at >= toStartOfFifteenMinutes/);
     const allTime = await sentFor("daily", filters({ tz: "Asia/Kathmandu" }));
     for (const q of allTime.queries) expect(q, "all time: the pre-aggregate alone").not.toMatch(/calls_v2/);
+    // The zone's offsets are bounded by the monthly pre-aggregate's months: the 15-minute one is read once, for the series.
+    expect(allTime.queries.filter((q) => /calls_by_bucket/.test(q))).toHaveLength(1);
+    expect(allTime.queries.filter((q) => /calls_by_month/.test(q))).toHaveLength(1);
+  });
+
+  it("reads totals' whole months from calls_by_month, whole buckets from calls_by_bucket, and the signed rows only under a quarter at each edge", async () => {
+    const f = filters({ from: Date.parse("2025-09-30T10:07:13Z") / 1000, to: Date.parse("2025-11-03T05:33:20Z") / 1000, tz: "Asia/Kathmandu" });
+    sent.length = 0;
+    await clickhouse.report("totals", f, SCOPE);
+    const cube = sent.filter((q) => /GROUP BY callType/.test(q));
+    expect(cube).toHaveLength(1);
+    expect(cube[0]).toMatch(/calls_by_month/);
+    expect(cube[0]).toMatch(/calls_by_bucket/);
+    // Every read of the signed rows is bounded to outside the whole buckets.
+    const rowReads = cube[0].split(/UNION ALL/).filter((part) => /calls_v2/.test(part));
+    expect(rowReads.length).toBeGreaterThan(0);
+    for (const part of rowReads) expect(part).toMatch(/\(start_at < toStartOfFifteenMinutes[\s\S]* OR start_at >= toStartOfFifteenMinutes/);
+    // A 30-day window (no whole month): buckets and edges, no months.
+    sent.length = 0;
+    await clickhouse.report("totals", filters({ from: BASE + 611, to: BASE + 30 * 86_400 + 611 }), SCOPE);
+    const window = sent.filter((q) => /GROUP BY callType/.test(q))[0];
+    expect(window).toMatch(/calls_by_bucket/);
+    expect(window).not.toMatch(/calls_by_month/);
+    // All time: the monthly pre-aggregate alone.
+    sent.length = 0;
+    await clickhouse.report("totals", filters({}), SCOPE);
+    for (const q of sent) expect(q).not.toMatch(/calls_v2|calls_by_bucket/);
+  });
+
+  it("puts a duration on each bucket bound into the bucket it opens (the durations' bin as a sum of comparisons)", async () => {
+    const seconds = [-1, 0, 59, 60, 299, 300, 899, 900, 1799, 1800, 3599, 3600, 86_400];
+    const rows = await chdb.rows<{ d: number; bin: number }>(
+      `SELECT toInt64(d) AS d, toUInt8(${DURATION_BUCKET_SQL.replaceAll("duration_seconds", "d")}) AS bin FROM (SELECT arrayJoin([${seconds.join(", ")}]) AS d) ORDER BY d`,
+    );
+    // DURATION_BUCKETS: the first bucket whose bound the duration is under.
+    expect(rows.map((r) => [Number(r.d), Number(r.bin)])).toEqual(seconds.map((d) => [d, DURATION_BUCKETS.findIndex((b) => d < b.maxSeconds)]));
   });
 
   it("reads the daily series from the signed rows when a filter is not a dimension of the pre-aggregate", async () => {
@@ -107,6 +149,7 @@ describe("ClickHouse engine: daily series and recording summary from the pre-agg
       const series = queries.filter((q) => /GROUP BY day/.test(q));
       expect(series[0], JSON.stringify(f)).not.toMatch(/calls_by_bucket/);
       expect(answer).toEqual(await memory.report("daily", f, SCOPE));
+      expect(await clickhouse.report("totals", f, SCOPE), JSON.stringify(f)).toEqual(await memory.report("totals", f, SCOPE));
     }
   });
 

@@ -2,10 +2,7 @@ import { and, raw, sql, type Sql } from "@/lib/clickhouse";
 import type { Filters } from "@/lib/analytics/filters";
 import type { Tables } from "../context";
 import { callConditions } from "../conditions";
-import { preAggregated } from "./call-sums";
-
-/** The latest `from` whose next bucket start a DateTime still holds (its largest second is 2^32 − 1). */
-const LAST_WHOLE_BUCKET_FROM = 4_294_967_295 - 1800;
+import { preAggregated, wholeBuckets } from "./call-sums";
 
 /**
  * Sums of the matching calls per 15-minute bucket, read from `calls_by_bucket` for the
@@ -32,11 +29,10 @@ const LAST_WHOLE_BUCKET_FROM = 4_294_967_295 - 1800;
  * bound past a DateTime: call-sums.ts preAggregated): the caller reads the signed rows.
  */
 export function bucketSumsSql(t: Tables, f: Filters, pks: readonly number[], groupKey: (epochSeconds: string) => string): Sql | undefined {
-  // A `from` in the last bucket a DateTime holds: its next bucket would wrap past 2106 (the signed rows answer it).
-  if (pks.length === 0 || !preAggregated(f) || (f.from !== undefined && f.from > LAST_WHOLE_BUCKET_FROM)) return undefined;
-  // The first bucket starting at or after `from`, and the start of the bucket holding `to`: [first, end) are whole.
-  const first = f.from === undefined ? undefined : `toStartOfFifteenMinutes(toDateTime(${Math.max(0, f.from - 1)})) + 900`;
-  const end = f.to === undefined ? undefined : `toStartOfFifteenMinutes(toDateTime(${f.to}))`;
+  // Without whole buckets (a `from` in the last bucket a DateTime holds), the signed rows answer.
+  const whole = pks.length === 0 || !preAggregated(f) ? undefined : wholeBuckets(f.from, f.to);
+  if (!whole) return undefined;
+  const { first, end } = whole;
   const inBuckets = [first && `bucket >= ${first}`, end && `bucket < ${end}`].filter((x): x is string => !!x).map((x) => raw(x));
   const buckets = sql`SELECT ${raw(groupKey("toInt64(toUInt32(bucket))"))} AS group_key, sum(calls) AS c, sum(total_audio_minutes_x1000) AS ax,
       sum(total_video_minutes_x1000) AS vx, sum(duration_seconds) AS ds, sum(calls * total_participants) AS ps

@@ -6,11 +6,13 @@ import { callConditions } from "../conditions";
 
 /**
  * Sums of the matching calls per combination of the pre-aggregates' dimensions, read from
- * `calls_by_month` for the whole months of the range and from the signed rows for the
- * rest (docs/decisions/0034-clickhouse-schema-v2.md, "A stored link flag; reports read the
- * pre-aggregates (session 16)"). What the totals, breakdowns, apps and recording summary sum.
+ * `calls_by_month` for the whole months of the range, from `calls_by_bucket` for the whole
+ * 15-minute buckets outside them, and from the signed rows for the rest, under a quarter
+ * hour at each edge (docs/decisions/0034-clickhouse-schema-v2.md, "A stored link flag;
+ * reports read the pre-aggregates (session 16)" and "Totals from three layers (session 18)").
+ * What the totals, breakdowns, apps and recording summary sum.
  *
- * A subquery with one row per (pre-aggregated month, or signed row) and the columns:
+ * A subquery with one row per (source, combination) and the columns:
  * the dimensions as calls_v2 names them (app_pk, the closed sets and their `_other`,
  * platform_has_recording, has_link, total_participants), `before` (1 in the piece before
  * `splitAt`), and the signed sums `c` (calls), `ax`, `vx` (audio, video minutes × 1000),
@@ -27,6 +29,15 @@ import { callConditions } from "../conditions";
 
 /** The dimension columns, as both sources hold them. */
 const DIMENSIONS = "app_pk, type, type_other, mode, mode_other, status, status_other, receiver_type, receiver_type_other, platform_has_recording, has_link, total_participants";
+
+/**
+ * Every part sums per combination where it reads: on a cluster each shard then sends its
+ * combinations (hundreds) to the initiator rather than its rows (docs/decisions/0034,
+ * "Totals from three layers (session 18)": shipping the rows was most of a 60-day total's time).
+ */
+const GROUPED = `GROUP BY ${DIMENSIONS}, before`;
+const SIGNED_SUMS = "sum(toInt64(sign)) AS c, sum(toInt64(sign) * total_audio_minutes_x1000) AS ax, sum(toInt64(sign) * total_video_minutes_x1000) AS vx, sum(toInt64(sign) * duration_seconds) AS ds";
+const PRE_SUMS = "sum(calls) AS c, sum(total_audio_minutes_x1000) AS ax, sum(total_video_minutes_x1000) AS vx, sum(duration_seconds) AS ds";
 
 /** The largest second a DateTime holds (a bound past it reads the signed rows). */
 const MAX_DATETIME = 4_294_967_295;
@@ -77,20 +88,59 @@ export function wholeMonths(from: number | undefined, to: number | undefined): {
   };
 }
 
-/** One piece [from, to) of the range: its whole months from calls_by_month, the rest from the signed rows. */
+/** The latest `from` whose next bucket start a DateTime still holds (its largest second is 2^32 − 1). */
+const LAST_WHOLE_BUCKET_FROM = MAX_DATETIME - 1800;
+
+/**
+ * The whole 15-minute buckets of [from, to), as constant SQL the server folds once with the
+ * views' own `toStartOfFifteenMinutes`: `first`, the first bucket starting at or after
+ * `from`, and `end`, the start of the bucket holding `to` ([first, end) are whole; none when
+ * first ≥ end). Absent bound: unbounded on that side. `undefined` for a `from` in the last
+ * bucket a DateTime holds (its next bucket would wrap past 2106: the signed rows answer it).
+ */
+export function wholeBuckets(from: number | undefined, to: number | undefined): { first?: string; end?: string } | undefined {
+  if (from !== undefined && from > LAST_WHOLE_BUCKET_FROM) return undefined;
+  return {
+    first: from === undefined ? undefined : `toStartOfFifteenMinutes(toDateTime(${Math.max(0, from - 1)})) + 900`,
+    end: to === undefined ? undefined : `toStartOfFifteenMinutes(toDateTime(${to}))`,
+  };
+}
+
+/** `column` outside [first, end) (with first ≥ end: every value), or undefined when unbounded on both sides. */
+function outsideOf(column: string, first: string | undefined, end: string | undefined): string | undefined {
+  const sides = [first && `${column} < ${first}`, end && `${column} >= ${end}`].filter((x): x is string => !!x);
+  return sides.length === 0 ? undefined : `(${sides.join(" OR ")})`;
+}
+
+/**
+ * One piece [from, to) of the range, in three layers (docs/decisions/0034, "Totals from three
+ * layers (session 18)"): its whole months from calls_by_month, the whole 15-minute buckets
+ * outside them from calls_by_bucket, and only the rows outside the whole buckets (under 15
+ * minutes at each edge) from the signed rows. A server-zone month starts at local midnight,
+ * a multiple of 900 s for every offset in use, so a bucket lies wholly in or out of a month.
+ */
 function pieceSql(t: Tables, f: Filters, pks: readonly number[], from: number | undefined, to: number | undefined, before: 0 | 1): Sql {
   const piece: Filters = { ...f, from, to };
-  const rowsSelect = sql`SELECT ${raw(DIMENSIONS)}, materialize(toUInt8(${before})) AS before, toInt64(sign) AS c, toInt64(sign) * total_audio_minutes_x1000 AS ax,
-    toInt64(sign) * total_video_minutes_x1000 AS vx, toInt64(sign) * duration_seconds AS ds FROM ${t.calls}`;
-  if (!mayHoldWholeMonth(from, to)) return sql`${rowsSelect} WHERE ${and(callConditions(t, piece, pks))}`;
-  const m = wholeMonths(from, to);
-  const inMonths = [m.first && `month >= ${m.first}`, m.end && `month < ${m.end}`].filter((x): x is string => !!x).map((x) => raw(x));
-  const months = sql`SELECT ${raw(DIMENSIONS)}, materialize(toUInt8(${before})) AS before, calls AS c, total_audio_minutes_x1000 AS ax, total_video_minutes_x1000 AS vx,
-      duration_seconds AS ds FROM ${t.callsByMonth} WHERE ${and([...callConditions(t, piece, pks, { ignoreTime: true }), ...inMonths])}`;
-  // The rows outside the whole months: before the first, from the end on (with first ≥ end, every row of the range). Bounds the key can use.
-  const outside = [m.first && `start_at < toDateTime(${m.first})`, m.end && `start_at >= toDateTime(${m.end})`].filter((x): x is string => !!x);
-  if (outside.length === 0) return months; // all time: the pre-aggregate alone
-  return sql`${months} UNION ALL ${rowsSelect} WHERE ${and([...callConditions(t, piece, pks), raw(`(${outside.join(" OR ")})`)])}`;
+  const tag = `materialize(toUInt8(${before})) AS before`;
+  const rowsSelect = sql`SELECT ${raw(DIMENSIONS)}, ${raw(tag)}, ${raw(SIGNED_SUMS)} FROM ${t.calls}`;
+  const untimed = callConditions(t, piece, pks, { ignoreTime: true });
+  // Months only when the piece may hold one whole (not the last 30 days, a week): no month bounds to fold otherwise.
+  const m = mayHoldWholeMonth(from, to) ? wholeMonths(from, to) : undefined;
+  const months = m && sql`SELECT ${raw(DIMENSIONS)}, ${raw(tag)}, ${raw(PRE_SUMS)} FROM ${t.callsByMonth}
+      WHERE ${and([...untimed, ...[m.first && `month >= ${m.first}`, m.end && `month < ${m.end}`].filter((x): x is string => !!x).map((x) => raw(x))])} ${raw(GROUPED)}`;
+  if (m && months && m.first === undefined && m.end === undefined) return months; // all time: the monthly pre-aggregate alone
+  // Outside the whole months (every value when none are read).
+  const outsideMonths = (column: string) => (m ? outsideOf(column, m.first && `toDateTime(${m.first})`, m.end && `toDateTime(${m.end})`) : undefined);
+  const parts: Sql[] = months ? [months] : [];
+  const b = wholeBuckets(from, to);
+  if (b) {
+    const inBuckets = [b.first && `bucket >= ${b.first}`, b.end && `bucket < ${b.end}`, outsideMonths("bucket")].filter((x): x is string => !!x).map((x) => raw(x));
+    parts.push(sql`SELECT ${raw(DIMENSIONS)}, ${raw(tag)}, ${raw(PRE_SUMS)} FROM ${t.callsByBucket} WHERE ${and([...untimed, ...inBuckets])} ${raw(GROUPED)}`);
+  }
+  // The rows outside the whole buckets (the whole months lie inside them), or without buckets outside the months.
+  const outside = b ? outsideOf("start_at", b.first, b.end) : outsideMonths("start_at");
+  parts.push(sql`${rowsSelect} WHERE ${and([...callConditions(t, piece, pks), outside === undefined ? undefined : raw(outside)])} ${raw(GROUPED)}`);
+  return parts.reduce((all, p) => sql`${all} UNION ALL ${p}`);
 }
 
 /** The subquery of sums (see above) over the matching calls of `pks`; with `splitAt`, the pieces before and from it apart. */
@@ -99,8 +149,7 @@ export function callSumsSql(t: Tables, f: Filters, pks: readonly number[], split
   if (!preAggregated(f)) {
     // The signed rows alone, split by start (a weekday/hour filter widens the starts it reads: its from/to bound the hours, not the starts).
     const before = splitAt === undefined ? raw("materialize(toUInt8(0))") : sql`toUInt8(start_at < toDateTime(${splitAt}))`;
-    return sql`SELECT ${raw(DIMENSIONS)}, ${before} AS before, toInt64(sign) AS c, toInt64(sign) * total_audio_minutes_x1000 AS ax,
-      toInt64(sign) * total_video_minutes_x1000 AS vx, toInt64(sign) * duration_seconds AS ds FROM ${t.calls} WHERE ${and(callConditions(t, f, pks))}`;
+    return sql`SELECT ${raw(DIMENSIONS)}, ${before} AS before, ${raw(SIGNED_SUMS)} FROM ${t.calls} WHERE ${and(callConditions(t, f, pks))} ${raw(GROUPED)}`;
   }
   if (splitAt === undefined) return pieceSql(t, f, pks, f.from, f.to, 0);
   return sql`${pieceSql(t, f, pks, f.from, splitAt, 1)} UNION ALL ${pieceSql(t, f, pks, splitAt, f.to, 0)}`;

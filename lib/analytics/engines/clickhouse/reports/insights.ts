@@ -116,17 +116,22 @@ export async function getBreakdowns(ctx: ChContext, f: Filters, scope: Scope, si
   return out;
 }
 
-/** The duration bucket of a call, in SQL (DURATION_BUCKETS: the first whose bound the duration is under). */
-const BUCKET_SQL = `multiIf(${DURATION_BUCKETS.slice(0, -1)
-  .map((b, i) => `duration_seconds < ${b.maxSeconds}, ${i}`)
-  .join(", ")}, ${DURATION_BUCKETS.length - 1})`;
+/**
+ * The duration bucket of a call, in SQL (DURATION_BUCKETS: the first whose bound the duration
+ * is under): the number of bounds the duration reaches, a sum of comparisons rather than a
+ * `multiIf`, which 18.16 evaluates branch by branch into a column each (a scan of every call
+ * row measured ~25% faster: decision 0034, session 18).
+ */
+export const DURATION_BUCKET_SQL = `(${DURATION_BUCKETS.slice(0, -1)
+  .map((b) => `(duration_seconds >= ${b.maxSeconds})`)
+  .join(" + ")})`;
 
 /** Calls by totalDuration in fixed buckets: <1m, 1–5, 5–15, 15–30, 30–60, ≥60 minutes. */
 export async function getDurationDistribution(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<DurationBucketRow[]> {
   const apps = appScope(ctx, f, scope);
   const t = tablesOf(ctx.ch);
   const rows = await ctx.ch.rows<{ bucket: number; calls: number }>(
-    sql`SELECT ${raw(BUCKET_SQL)} AS bucket, sum(sign) AS calls ${fromSignedCalls(t, f, apps.pks)} GROUP BY bucket`.text,
+    sql`SELECT ${raw(DURATION_BUCKET_SQL)} AS bucket, sum(sign) AS calls ${fromSignedCalls(t, f, apps.pks)} GROUP BY bucket`.text,
     signal,
   );
   const byBucket = new Map(rows.map((r) => [r.bucket, r.calls]));
