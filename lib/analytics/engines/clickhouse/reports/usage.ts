@@ -7,7 +7,7 @@ import { appScope, tablesOf, type ChContext } from "../context";
 import { fromSignedCalls, HAS_RECORDING, START, timeConditions } from "../conditions";
 import { bucketSumsSql } from "./bucket-sums";
 import { callSumsSql, mayHoldWholeMonth, wholeMonths } from "./call-sums";
-import { byMonthAnswers, participantConditions, participantSumsSql } from "./participant-sums";
+import { monthlyParticipants, participantConditions, participantSumsSql } from "./participant-sums";
 import { minutes } from "./shared";
 import { participantsCsvBytes, participantsCsvSelect } from "./participants-csv";
 
@@ -157,8 +157,8 @@ function participantRow(r: ParticipantRaw, appId: (pk: number) => string): Parti
  * over every row of the range.
  */
 async function participantPageRows(ctx: ChContext, f: Filters, pks: readonly number[], uidCodes: readonly string[], signal?: AbortSignal): Promise<ParticipantRaw[]> {
-  if (!byMonthAnswers(f) || !mayHoldWholeMonth(f.from, f.to)) return ctx.ch.rows<ParticipantRaw>(participantsQuery(ctx, f, pks, uidCodes).text, signal);
-  const t = tablesOf(ctx.ch);
+  const monthly = monthlyParticipants(ctx, f);
+  if (!monthly || !mayHoldWholeMonth(f.from, f.to)) return ctx.ch.rows<ParticipantRaw>(participantsQuery(ctx, f, pks, uidCodes).text, signal);
   const m = wholeMonths(f.from, f.to);
   const inMonths = [m.first && `month >= ${m.first}`, m.end && `month < ${m.end}`].filter((x): x is string => !!x).map((x) => raw(x));
   const codes = raw(`uid_code IN (${uidCodes.join(", ")})`);
@@ -166,7 +166,7 @@ async function participantPageRows(ctx: ChContext, f: Filters, pks: readonly num
     ctx.ch.rows<{ month: string }>(
       sql`SELECT DISTINCT toString(edge) AS month FROM (
           SELECT min(month) AS first, max(month) AS last FROM (
-            SELECT app_pk, uid_code, month FROM ${t.participantsByMonth} WHERE ${and([sql`app_pk IN ${pks}`, codes, ...inMonths])}
+            SELECT app_pk, uid_code, month FROM ${monthly.table} WHERE ${and([sql`app_pk IN ${pks}`, ...monthly.conditions, codes, ...inMonths])}
             GROUP BY app_pk, uid_code, month HAVING sum(calls) > 0
           ) GROUP BY app_pk, uid_code
         ) ARRAY JOIN [first, last] AS edge`.text,
