@@ -333,7 +333,9 @@ export const PARTICIPANTS_BY_MONTH_DIMS: TableSpec = {
   ],
   engine: PARTICIPANTS_BY_MONTH.engine,
   partitionBy: "toYYYYMM(month)",
-  orderBy: `(app_pk, ${CLOSED_COLUMNS.map(([n]) => n).join(", ")}, month, uid_code)`,
+  // The codes lead (receiver type before mode: the dashboard's groups filter); the `_other`
+  // texts ('' unless the code is `other`) close the key, which a SummingMergeTree sums by.
+  orderBy: "(app_pk, type, receiver_type, mode, status, month, uid_code, type_other, receiver_type_other, mode_other, status_other)",
   shardBy: "cityHash64(app_pk, uid_code)",
 };
 
