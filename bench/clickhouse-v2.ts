@@ -76,7 +76,7 @@ export async function runClickHouseV2Bench({ calls = 10_000_000, runs = 15 }: { 
     rows.push({ area, metric: "live calls / signed call rows / signed participant rows", target: "", measured: `${Number(counts.live).toLocaleString("en")} / ${Number(counts.rows).toLocaleString("en")} / ${Number(counts.prows).toLocaleString("en")}` });
     const disk = diskBytes(ch.servers.map((s) => s.dir));
     const per = (names: string[]) => names.reduce((sum, n) => sum + (disk.get(`${n}_local`) ?? 0), 0) / calls;
-    const withParticipants = per(["calls_v2", "participants_v2", "calls_by_bucket", "calls_by_month", "participants_by_month", "uids"]);
+    const withParticipants = per(["calls_v2", "participants_v2", "calls_by_bucket", "calls_by_month", "participants_by_month", "participants_by_month_dims", "uids"]);
     rows.push({ area, metric: "disk per call with its participants and the pre-aggregates (no raw JSON)", target: "<= 150 bytes", measured: `${withParticipants.toFixed(0)} bytes`, ok: withParticipants <= 150 });
     rows.push({ area, metric: "disk per call: raw JSON (call_raw, read by key only)", target: "", measured: `${per(["call_raw"]).toFixed(0)} bytes` });
     rows.push({ area, metric: "disk per call by table", target: "", measured: [...disk.entries()].filter(([n]) => n.endsWith("_local")).map(([n, b]) => `${n.replace(/_local$/, "")} ${(b / calls).toFixed(1)}`).join(", ") });

@@ -244,7 +244,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("the stored link flag of calls (ClickHou
     const p: Placement = { database, cluster: config.cluster };
     const c = await connect(database);
     for (const s of c.shards) {
-      for (const name of ["calls_by_bucket_mv", "calls_by_month_mv", "participants_by_month_mv", ...V2_TABLES.map((t) => t.name)]) {
+      for (const name of ["calls_by_bucket_mv", "calls_by_month_mv", "participants_by_month_mv", "participants_by_month_dims_mv", ...V2_TABLES.map((t) => t.name)]) {
         await s.client.command(`DROP TABLE IF EXISTS ${qualified(database, localName(p, name))}`);
         await s.client.command(`DROP TABLE IF EXISTS ${qualified(database, name)}`);
       }

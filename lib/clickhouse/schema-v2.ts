@@ -102,7 +102,7 @@ export function shardByCallFromCode(appPk: string, sessionCode: string): string 
  */
 export const HAS_LINK_COLUMN = ["has_link", "UInt8"] as const;
 
-const CLOSED_COLUMNS = (Object.keys(CLOSED_SETS) as ClosedSet[]).flatMap((set) => [[set, enumType(set)], [`${set}_other`, "String"]] as const);
+export const CLOSED_COLUMNS = (Object.keys(CLOSED_SETS) as ClosedSet[]).flatMap((set) => [[set, enumType(set)], [`${set}_other`, "String"]] as const);
 
 /** The signed state rows of calls: what every report reads when no pre-aggregate answers it. */
 export const CALLS_V2: TableSpec = {
@@ -311,7 +311,35 @@ export const PARTICIPANTS_BY_MONTH: TableSpec = {
   shardBy: "cityHash64(app_pk, uid_code)",
 };
 
-export const V2_TABLES = [CALLS_V2, CALL_RAW, PARTICIPANTS_V2, UIDS, CALLS_BY_BUCKET, CALLS_BY_MONTH, PARTICIPANTS_BY_MONTH] as const;
+/**
+ * The same sums per app × uid × UTC month × the call's closed sets (type, mode, status,
+ * receiver type, with their `_other` texts), ClickHouse migration 0012: what a participants,
+ * apps or engagement report filtered on those dimensions reads for its whole months
+ * (reports/participant-sums.ts), which PARTICIPANTS_BY_MONTH cannot answer. A separate
+ * table, not PARTICIPANTS_BY_MONTH's key widened: the unfiltered reports (the dashboard's
+ * default) keep reading one row per uid and month. It grows with uids × months × the
+ * combinations a uid's calls take (at most 2 types × 2 modes × the statuses), not with
+ * calls: at the bench's 10M-call density every uid has every combination each month.
+ * The closed sets lead the key so that a filter on them reads its own ranges only.
+ */
+export const PARTICIPANTS_BY_MONTH_DIMS: TableSpec = {
+  name: "participants_by_month_dims",
+  columns: [
+    ["app_pk", "UInt32"],
+    ...CLOSED_COLUMNS,
+    ["month", "Date"],
+    ["uid_code", "UInt64"],
+    ...PARTICIPANTS_BY_MONTH.columns.filter(([n]) => !["app_pk", "uid_code", "month"].includes(n)),
+  ],
+  engine: PARTICIPANTS_BY_MONTH.engine,
+  partitionBy: "toYYYYMM(month)",
+  // The codes lead (receiver type before mode: the dashboard's groups filter); the `_other`
+  // texts ('' unless the code is `other`) close the key, which a SummingMergeTree sums by.
+  orderBy: "(app_pk, type, receiver_type, mode, status, month, uid_code, type_other, receiver_type_other, mode_other, status_other)",
+  shardBy: "cityHash64(app_pk, uid_code)",
+};
+
+export const V2_TABLES = [CALLS_V2, CALL_RAW, PARTICIPANTS_V2, UIDS, CALLS_BY_BUCKET, CALLS_BY_MONTH, PARTICIPANTS_BY_MONTH, PARTICIPANTS_BY_MONTH_DIMS] as const;
 
 /**
  * The materialized views feeding the pre-aggregates, one per local table: each block
@@ -319,7 +347,7 @@ export const V2_TABLES = [CALLS_V2, CALL_RAW, PARTICIPANTS_V2, UIDS, CALLS_BY_BU
  * Distributed table in front of it gathers the shards).
  */
 export function viewStatements(p: Placement, onCluster = false): string[] {
-  return [...callsViewStatements(p, onCluster), participantsViewStatement(p, onCluster)];
+  return [...callsViewStatements(p, onCluster), participantsViewStatement(p, onCluster), participantsDimsViewStatement(p, onCluster)];
 }
 
 /** The view feeding participants_by_month (migration 0010 recreated it with joined / unanswered per distinct call). */
@@ -332,14 +360,29 @@ export function participantsViewStatement(p: Placement, onCluster = false): stri
 ${participantsByMonthSelect(local(PARTICIPANTS_V2))}`;
 }
 
-/** participants_by_month's rows summed from signed participant rows of `source` (the view, and the fill of migration 0010). */
-export function participantsByMonthSelect(source: string, where = ""): string {
-  return `SELECT app_pk, uid_code, toStartOfMonth(start_at) AS month,
+/** The view feeding participants_by_month_dims (migration 0012). */
+export const PARTICIPANTS_DIMS_VIEW = "participants_by_month_dims_mv";
+
+export function participantsDimsViewStatement(p: Placement, onCluster = false): string {
+  const on = onCluster && p.cluster ? ` ON CLUSTER ${quoteIdentifier(p.cluster)}` : "";
+  const local = (t: TableSpec) => qualified(p.database, localName(p, t.name));
+  return `CREATE MATERIALIZED VIEW IF NOT EXISTS ${qualified(p.database, localName(p, PARTICIPANTS_DIMS_VIEW))}${on} TO ${local(PARTICIPANTS_BY_MONTH_DIMS)} AS
+${participantsByMonthSelect(local(PARTICIPANTS_V2), "", CLOSED_COLUMNS.map(([n]) => n))}`;
+}
+
+/**
+ * participants_by_month's rows summed from signed participant rows of `source` (the view, and
+ * the fill of migration 0010); with `dimensions` (participant columns copied from the call),
+ * per those too (participants_by_month_dims, migration 0012).
+ */
+export function participantsByMonthSelect(source: string, where = "", dimensions: readonly string[] = []): string {
+  const dims = dimensions.map((d) => `, ${quoteIdentifier(d)}`).join("");
+  return `SELECT app_pk, uid_code, toStartOfMonth(start_at) AS month${dims},
   sum(sign * first_of_uid) AS calls, sum(sign * first_joined_of_uid) AS joined, sum(sign * first_unanswered_of_uid) AS unanswered,
   sum(sign * total_audio_minutes_x1000) AS total_audio_minutes_x1000, sum(sign * total_video_minutes_x1000) AS total_video_minutes_x1000,
   sum(sign * total_duration_minutes_x1000) AS total_duration_minutes_x1000
 FROM ${source}${where ? ` WHERE ${where}` : ""}
-GROUP BY app_pk, uid_code, month`;
+GROUP BY app_pk, uid_code, month${dims}`;
 }
 
 /** The views feeding calls_by_bucket and calls_by_month (migration 0007 recreates them with has_link), by view name. */

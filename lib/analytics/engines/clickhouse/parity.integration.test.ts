@@ -46,6 +46,9 @@ const CASES: Case[] = [
   { name: "one app", f: { apps: ["alpha"] } },
   { name: "two apps, video", f: { apps: ["alpha", "beta"], type: "video" }, allSorts: true },
   { name: "meetings that ended", f: { mode: "meet", status: "ended" } },
+  // participants_by_month_dims (migration 0012) for the whole months; churned calls passed through the other type.
+  { name: "video groups, all time", f: { type: "video", receiverType: "group" } },
+  { name: "video that ended, whole months and edges in Kathmandu (+05:45)", f: { type: "video", status: "ended", from: NOW - 100 * 86_400 + 437, to: NOW - 5 * 86_400, tz: "Asia/Kathmandu" } },
   { name: "groups with a recording", f: { receiverType: "group", hasRecording: true } },
   { name: "no recording, two participants", f: { hasRecording: false, participantsCount: 2 } },
   { name: "a hostile uid of the emulator", f: { uid: "o'brien" }, allSorts: true },

@@ -17,7 +17,8 @@ process.env.AUTH_SECRET ??= "participants-reads-secret-at-least-32-chars!!";
  * looks cancel rows up by state; hasRecording, uid and weekday/hour still look the calls
  * up. Unfiltered, or filtered by app, time and person only, the sums come from
 participants_by_month for the whole months of the range and from the rows for its edges
-(session 17). Same answers: the parity suite (parity.integration.test.ts), and below
+(session 17); filtered by type, mode, status or receiver type, from participants_by_month_dims
+the same way (session 18). Same answers: the parity suite (parity.integration.test.ts), and below
 against the in-memory engine over the fixture.
  */
 
@@ -104,20 +105,44 @@ describe("ClickHouse engine: participants read from participant rows alone (chdb
       expect(q, "all time: the pre-aggregate").toMatch(/participants_by_month/);
       expect(q, "all time: no participant row").not.toMatch(/participants_v2/);
     }
-    // The page's first / last call: the rows of its participants' first and last months only.
+    // The page's first / last call: a day of its participants' first and last months, then those months whole for whom the day did not answer.
     const firstLast = sent.filter((q) => q.includes("firstCallAt"));
-    expect(firstLast).toHaveLength(1);
-    expect(firstLast[0]).toMatch(/start_at >= toDateTime\(toDate\('\d{4}-\d\d-01'\)\)/);
+    expect(firstLast.length).toBeGreaterThanOrEqual(1);
+    expect(firstLast.length).toBeLessThanOrEqual(2);
+    expect(firstLast[0]).toMatch(/start_at >= toDateTime\(\d+\) AND start_at < toDateTime\(\d+\)/);
+    if (firstLast[1]) expect(firstLast[1]).toMatch(/start_at >= toDateTime\(toDate\('\d{4}-\d\d-01'\)\)/);
+    expect(sent.some((q) => q.includes("calls_by_bucket") && q.includes("min(bucket)")), "the months' first and last buckets with calls").toBe(true);
     // A range with whole months and two edges: the pre-aggregate for the months, the rows bounded to the edges.
     sent.length = 0;
     await engine.report("participants", filters({ from: d("2025-10-20T00:00:00Z"), to: d("2026-01-20T00:00:00Z") }), { appPks: "all" });
     const ranged = sumStatements(sent);
     expect(ranged.length).toBeGreaterThan(0);
     for (const q of ranged) expect(q).toMatch(/participants_by_month[\s\S]*UNION ALL[\s\S]*participants_v2[\s\S]*start_at < toDateTime\(addMonths/);
-    // A call dimension: the rows alone (the pre-aggregate has none).
+    // A participant count: the rows alone (no pre-aggregate keeps it).
     sent.length = 0;
-    await engine.report("participants", filters({ type: "video" }), { appPks: "all" });
+    await engine.report("participants", filters({ type: "video", participantsCount: 3 }), { appPks: "all" });
     for (const q of sumStatements(sent)) expect(q).not.toMatch(/participants_by_month/);
+  });
+
+  it("reads participants_by_month_dims for a filter on the call's closed sets: all time alone, a range's whole months with the rows at the edges", async () => {
+    const engine = createClickHouseEngine({ db: () => db, ch: recording });
+    sent.length = 0;
+    await engine.report("participants", filters({ type: "video", receiverType: "group" }), { appPks: "all" });
+    await engine.report("engagement", filters({ type: "video", status: "ended" }), { appPks: "all" });
+    await engine.report("apps", filters({ mode: "meet" }), { appPks: "all" });
+    // (The apps report's calls come from calls_by_month: only the statements over participants.)
+    const allTime = sumStatements(sent).filter((q) => q.includes("uid_code"));
+    expect(allTime.length).toBeGreaterThan(3);
+    for (const q of allTime) {
+      expect(q, "all time: the dims pre-aggregate").toMatch(/participants_by_month_dims/);
+      expect(q, "all time: no participant row").not.toMatch(/participants_v2/);
+    }
+    expect(sent.find((q) => q.includes("firstCallAt")), "first / last call: a day of the first and last months").toMatch(/start_at >= toDateTime\(\d+\) AND start_at < toDateTime\(\d+\)/);
+    sent.length = 0;
+    await engine.report("participants", filters({ type: "audio", from: d("2025-10-20T00:00:00Z"), to: d("2026-01-20T00:00:00Z") }), { appPks: "all" });
+    const ranged = sumStatements(sent);
+    expect(ranged.length).toBeGreaterThan(0);
+    for (const q of ranged) expect(q).toMatch(/participants_by_month_dims[\s\S]*UNION ALL[\s\S]*participants_v2[\s\S]*start_at < toDateTime\(addMonths/);
   });
 
   it("gives the in-memory engine's answers from the pre-aggregate, in any zone", { timeout: 120_000 }, async () => {
@@ -137,6 +162,12 @@ describe("ClickHouse engine: participants read from participant rows alone (chdb
       // The fewest calls first: "rare-one" on the first page, its first and last call read from its own months.
       { order: "asc" as const },
       { from: d("2025-11-15T00:00:00Z"), to: d("2026-01-25T00:00:00Z"), order: "asc" as const },
+      // The call's closed sets: participants_by_month_dims (migration 0012).
+      { type: "video" as const, receiverType: "group" as const },
+      { type: "video" as const, status: "ended" as const, sort: "minutes" as const },
+      { mode: "call" as const, order: "asc" as const },
+      { type: "audio" as const, from: d("2025-10-20T00:00:00Z"), to: d("2026-01-20T00:00:00Z") },
+      { status: "ended" as const, from: d("2025-11-30T18:15:00Z"), to: d("2026-01-31T18:15:00Z"), tz: "Asia/Kathmandu", sort: "minutes" as const },
     ];
     const firstPage = await engine.report("participants", filters({ order: "asc", perPage: 5 }), scope);
     expect(firstPage.data.find((p) => p.uid === "rare-one")).toMatchObject({ firstCallAt: expect.any(Number), calls: 2 });

@@ -5,7 +5,7 @@
  * chosen, in separate inserts, as writers that replace states do:
  *   1. the cancel row of its live state S (version v);
  *   2. the cancel row of a passing state P (version v+1: started 40 days later, in another
- *      month, ended, other minutes, without its participants' last row), landing BEFORE
+ *      month, ended, of the other type, other minutes, without its participants' last row), landing BEFORE
  *      P itself — a retried or late insert;
  *   3. P;
  *   4. S again as version v+2 (the state it has in SQLite).
@@ -63,14 +63,17 @@ export async function churnV2(ch: ClickHouse, where: string): Promise<Churned> {
     participants: `(app_pk, session_code, version) IN (${rows.map((r) => `(${r.appPk}, ${SESSION_CODE_SQL(stringLiteral(r.sessionId))}, ${r.version})`).join(", ")})`,
   });
   const live = keyOf(picked);
-  const passing = { version: "version + 1", start_at: MOVED, status: "'ended'", total_audio_minutes_x1000: "total_audio_minutes_x1000 + 7777" };
+  // P's type is the other one, on its participant rows too (as a writer copies it): a report filtered by type must not count the call under either until P is cancelled.
+  const otherType = "if(type = 'audio', 'video', 'audio')";
+  const passing = { version: "version + 1", start_at: MOVED, status: "'ended'", type: otherType, total_audio_minutes_x1000: "total_audio_minutes_x1000 + 7777" };
+  const passingParticipants = { version: "version + 1", start_at: MOVED, status: "'ended'", type: otherType };
   // 1. S cancelled.
   await step(ch, live, { sign: "toInt8(-1)" }, { sign: "toInt8(-1)" });
   // 2. P's cancel row before P (P: S moved a month on, changed, its last participant row gone).
   const lastSeq = `(app_pk, session_code, seq) GLOBAL NOT IN (SELECT app_pk, session_code, max(seq) FROM ${qualified(db, PARTICIPANTS_V2.name)} WHERE ${live.participants} GROUP BY app_pk, session_code)`;
-  await step(ch, live, { ...passing, sign: "toInt8(-1)" }, { version: "version + 1", start_at: MOVED, sign: "toInt8(-1)" }, lastSeq);
+  await step(ch, live, { ...passing, sign: "toInt8(-1)" }, { ...passingParticipants, sign: "toInt8(-1)" }, lastSeq);
   // 3. P.
-  await step(ch, live, passing, { version: "version + 1", start_at: MOVED }, lastSeq);
+  await step(ch, live, passing, passingParticipants, lastSeq);
   // 4. S again, newer.
   await step(ch, live, { version: "version + 2" }, { version: "version + 2" });
   // A deleted call: a ghost of the first call picked, written, then its cancel rows alone.

@@ -18,9 +18,11 @@ import { mayHoldWholeMonth, rangeFitsDateTime, wholeMonths } from "./call-sums";
  * minutes × 1000). Group by (app_pk, uid_code) — or uid_code across apps — and keep the
  * groups whose `c` sums to more than 0: exactly the participants of the live calls.
  *
- * The pre-aggregate has no call dimension, so it answers when the filters are apps, time
- * and the person search only (the dashboard's default); a filter on type, mode, status,
- * receiver type, participant count, hasRecording, uid or weekday/hour reads the rows alone.
+ * participants_by_month answers when the filters are apps, time and the person search only
+ * (the dashboard's default); with a filter on type, mode, status or receiver type,
+ * participants_by_month_dims (the same sums per the call's closed sets, migration 0012)
+ * answers with the same conditions; a filter on participant count, hasRecording, uid or
+ * weekday/hour reads the rows alone (monthlyParticipants).
  * Exact in any zone: only months lying whole in the range, by the view's own
  * `toStartOfMonth` on each shard, are read from it (call-sums.ts wholeMonths).
  */
@@ -56,9 +58,25 @@ export function personCondition(ctx: ChContext, f: Filters, pks: readonly number
   return [sql`uid_code GLOBAL IN (SELECT uid_code FROM ${t.uids} WHERE app_pk IN ${pks} AND positionCaseInsensitive(uid, ${f.person}) > 0)`];
 }
 
-/** Whether participants_by_month answers `f`: no filter on a call dimension (it has none), and a range a DateTime holds. */
-export function byMonthAnswers(f: Filters): boolean {
-  return copiedDimensionConditions(f).length === 0 && !needsCallLookup(f) && rangeFitsDateTime(f);
+/** A monthly participants pre-aggregate and the conditions on its rows that keep the matching calls' sums. */
+export interface MonthlyParticipants {
+  table: Sql;
+  conditions: Sql[];
+}
+
+/**
+ * The monthly pre-aggregate that answers `f`, if one does (a range a DateTime holds, and no
+ * filter on what neither keeps: participant count, hasRecording, uid, weekday/hour):
+ * participants_by_month without a call dimension in the filters, else
+ * participants_by_month_dims with the same closed-set conditions as on the rows (its
+ * columns have their names and codes). Participant count is left out of the dims table on
+ * purpose: each count would multiply its rows again, for a filter the dashboard rarely sends.
+ */
+export function monthlyParticipants(ctx: ChContext, f: Filters): MonthlyParticipants | undefined {
+  if (needsCallLookup(f) || f.participantsCount !== undefined || !rangeFitsDateTime(f)) return undefined;
+  const t = tablesOf(ctx.ch);
+  const conditions = copiedDimensionConditions(f);
+  return { table: conditions.length === 0 ? t.participantsByMonth : t.participantsByMonthDims, conditions };
 }
 
 const ROW_SUMS = `app_pk, uid_code, toInt64(sign * first_of_uid) AS c, toInt64(sign * first_joined_of_uid) AS j, toInt64(sign * first_unanswered_of_uid) AS u,
@@ -73,11 +91,12 @@ export function participantSumsSql(ctx: ChContext, f: Filters, pks: readonly num
   if (pks.length === 0 || options.uidCodes?.length === 0) return sql`SELECT ${raw(ROW_SUMS)} FROM ${t.participants} WHERE 0`;
   const uids = options.uidCodes ? [raw(`uid_code IN (${options.uidCodes.join(", ")})`)] : [];
   const rows = (extra: Sql[]) => sql`SELECT ${raw(ROW_SUMS)} FROM ${t.participants} WHERE ${and([...participantConditions(ctx, f, pks, options), ...uids, ...extra])}`;
-  if (!byMonthAnswers(f) || !mayHoldWholeMonth(f.from, f.to)) return rows([]);
+  const monthly = monthlyParticipants(ctx, f);
+  if (!monthly || !mayHoldWholeMonth(f.from, f.to)) return rows([]);
   const m = wholeMonths(f.from, f.to);
   const inMonths = [m.first && `month >= ${m.first}`, m.end && `month < ${m.end}`].filter((x): x is string => !!x).map((x) => raw(x));
   const person = options.person ? personCondition(ctx, f, pks) : [];
-  const months = sql`SELECT ${raw(MONTH_SUMS)} FROM ${t.participantsByMonth} WHERE ${and([sql`app_pk IN ${pks}`, ...person, ...uids, ...inMonths])}`;
+  const months = sql`SELECT ${raw(MONTH_SUMS)} FROM ${monthly.table} WHERE ${and([sql`app_pk IN ${pks}`, ...monthly.conditions, ...person, ...uids, ...inMonths])}`;
   // The rows outside the whole months: before the first, from the end on (with first ≥ end, every row of the range). Bounds the key can use.
   const outside = [m.first && `start_at < toDateTime(${m.first})`, m.end && `start_at >= toDateTime(${m.end})`].filter((x): x is string => !!x);
   if (outside.length === 0) return months; // all time: the pre-aggregate alone

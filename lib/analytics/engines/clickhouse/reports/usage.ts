@@ -4,10 +4,10 @@ import { pageOf, round3, type AppUsageRow, type DailyUsageRow, type Page, type P
 import type { Scope } from "@/lib/analytics/scope";
 import { dayNumberToDate, localDayNumber, offsetSegments, offsetSql } from "@/lib/time/tz";
 import { appScope, tablesOf, type ChContext } from "../context";
-import { fromSignedCalls, HAS_RECORDING, START, timeConditions } from "../conditions";
+import { callConditions, fromSignedCalls, HAS_RECORDING, START, timeConditions } from "../conditions";
 import { bucketSumsSql } from "./bucket-sums";
 import { callSumsSql, mayHoldWholeMonth, wholeMonths } from "./call-sums";
-import { byMonthAnswers, participantConditions, participantSumsSql } from "./participant-sums";
+import { monthlyParticipants, participantConditions, participantSumsSql } from "./participant-sums";
 import { minutes } from "./shared";
 import { participantsCsvBytes, participantsCsvSelect } from "./participants-csv";
 
@@ -148,28 +148,28 @@ function participantRow(r: ParticipantRaw, appId: (pk: number) => string): Parti
 }
 
 /**
- * Every figure of one page's participants (`uidCodes`). When participants_by_month answers
- * the filters (participant-sums.ts), the sums come from it for the whole months and from
- * the rows for the edges; first / last call, a min / max no signed sum keeps, from the rows
- * of the months that can hold them only: the range's edges, and each page participant's
- * first and last whole month with live calls (a month's pre-aggregated calls are its live
- * calls listing the uid, a cancel row being in its state's month). Else participantsQuery
- * over every row of the range.
+ * Every figure of one page's participants (`uidCodes`). When a monthly pre-aggregate answers
+ * the filters (participant-sums.ts monthlyParticipants), the sums come from it for the whole
+ * months and from the rows for the edges; first / last call, a min / max no signed sum
+ * keeps, from the rows of the range's edges and of each page participant's first and last
+ * whole month with live calls (a month's pre-aggregated calls are its live calls listing
+ * the uid, a cancel row being in its state's month) — and of those months, first only a
+ * day at either end (firstLastCalls). Else participantsQuery over every row of the range.
  */
 async function participantPageRows(ctx: ChContext, f: Filters, pks: readonly number[], uidCodes: readonly string[], signal?: AbortSignal): Promise<ParticipantRaw[]> {
-  if (!byMonthAnswers(f) || !mayHoldWholeMonth(f.from, f.to)) return ctx.ch.rows<ParticipantRaw>(participantsQuery(ctx, f, pks, uidCodes).text, signal);
-  const t = tablesOf(ctx.ch);
+  const monthly = monthlyParticipants(ctx, f);
+  if (!monthly || !mayHoldWholeMonth(f.from, f.to)) return ctx.ch.rows<ParticipantRaw>(participantsQuery(ctx, f, pks, uidCodes).text, signal);
   const m = wholeMonths(f.from, f.to);
   const inMonths = [m.first && `month >= ${m.first}`, m.end && `month < ${m.end}`].filter((x): x is string => !!x).map((x) => raw(x));
   const codes = raw(`uid_code IN (${uidCodes.join(", ")})`);
   const [ends, sums] = await Promise.all([
-    ctx.ch.rows<{ month: string }>(
-      sql`SELECT DISTINCT toString(edge) AS month FROM (
-          SELECT min(month) AS first, max(month) AS last FROM (
-            SELECT app_pk, uid_code, month FROM ${t.participantsByMonth} WHERE ${and([sql`app_pk IN ${pks}`, codes, ...inMonths])}
+    // Per page participant: its first and last whole month with live calls.
+    ctx.ch.rows<MonthEnds>(
+      sql`SELECT app_pk AS appPk, toString(uid_code) AS uidCode, toString(min(month)) AS first, toString(max(month)) AS last
+          FROM (
+            SELECT app_pk, uid_code, month FROM ${monthly.table} WHERE ${and([sql`app_pk IN ${pks}`, ...monthly.conditions, codes, ...inMonths])}
             GROUP BY app_pk, uid_code, month HAVING sum(calls) > 0
-          ) GROUP BY app_pk, uid_code
-        ) ARRAY JOIN [first, last] AS edge`.text,
+          ) GROUP BY app_pk, uid_code`.text,
       signal,
     ),
     ctx.ch.rows<Omit<ParticipantRaw, "uid" | "firstCallAt" | "lastCallAt"> & { uidCode: string }>(
@@ -178,16 +178,79 @@ async function participantPageRows(ctx: ChContext, f: Filters, pks: readonly num
       signal,
     ),
   ]);
-  // The rows outside the whole months (the edges), and the whole months named: bounds the key can use.
-  const within = [m.first && `start_at < toDateTime(${m.first})`, m.end && `start_at >= toDateTime(${m.end})`].filter((x): x is string => !!x).map((x) => raw(x));
-  for (const { month } of ends) within.push(sql`(start_at >= toDateTime(toDate(${month})) AND start_at < toDateTime(addMonths(toDate(${month}), 1)))`);
-  if (within.length === 0) return [];
-  const bounds = await ctx.ch.rows<ParticipantRaw & { uidCode: string }>(participantsQuery(ctx, f, pks, uidCodes, [sql`(${join(within, " OR ")})`]).text, signal);
-  const firstLast = new Map(bounds.map((r) => [`${r.appPk}\u0000${r.uidCode}`, r]));
+  const firstLast = await firstLastCalls(ctx, f, pks, uidCodes, m, ends, signal);
   return sums.flatMap((s) => {
     const b = firstLast.get(`${s.appPk}\u0000${s.uidCode}`);
     return b ? [{ ...s, uid: b.uid, firstCallAt: b.firstCallAt, lastCallAt: b.lastCallAt }] : [];
   });
+}
+
+/** A page participant's first and last whole month with live calls (monthly pre-aggregate). */
+interface MonthEnds {
+  appPk: number;
+  uidCode: string;
+  first: string;
+  last: string;
+}
+
+/** How much of a first (last) month is read first: a day from its first (to its last) matching call. */
+const EDGE_DAY_S = 86_400;
+
+/**
+ * First / last call of the page participants (by app and uid code), read from the rows of
+ * the range's edges (outside the whole months `m`) and of each participant's first and last
+ * whole month (`ends`). Of those months, only a day is read first: from the month's first
+ * 15-minute bucket with a live matching call (calls_by_bucket, same filters: no
+ * participant's call can be earlier in that month), and up to its last. A participant's
+ * earliest live call found is then the earliest of all when it lies in that day (no whole
+ * month before holds a live call of theirs, and the edges are read whole), and the same
+ * for the last. At a busy participant's density (hundreds of calls a month at 10M) that
+ * answers almost everyone from a fifteenth of those months' rows; the others — and
+ * participants with no call in those days — are read again over their whole first and last months.
+ */
+async function firstLastCalls(ctx: ChContext, f: Filters, pks: readonly number[], uidCodes: readonly string[], m: ReturnType<typeof wholeMonths>, ends: readonly MonthEnds[], signal?: AbortSignal): Promise<Map<string, ParticipantRaw & { uidCode: string }>> {
+  const t = tablesOf(ctx.ch);
+  const key = (r: { appPk: number; uidCode: string }) => `${r.appPk}\u0000${r.uidCode}`;
+  const monthRange = (month: string) => sql`(start_at >= toDateTime(toDate(${month})) AND start_at < toDateTime(addMonths(toDate(${month}), 1)))`;
+  // The rows outside the whole months (the edges): bounds the key can use.
+  const edges = [m.first && `start_at < toDateTime(${m.first})`, m.end && `start_at >= toDateTime(${m.end})`].filter((x): x is string => !!x).map((x) => raw(x));
+  const read = async (codes: readonly string[], within: Sql[]) =>
+    within.length === 0 ? [] : ctx.ch.rows<ParticipantRaw & { uidCode: string }>(participantsQuery(ctx, f, pks, codes, [sql`(${join(within, " OR ")})`]).text, signal);
+  const months = [...new Set(ends.flatMap((e) => [e.first, e.last]))];
+  // Per month named: its first and last 15-minute bucket with a live matching call (bucket start; the last's end).
+  const spans = new Map<string, { lo: number; hi: number }>();
+  if (months.length > 0) {
+    const inMonths = join(months.map((month) => sql`(bucket >= toDateTime(toDate(${month})) AND bucket < toDateTime(addMonths(toDate(${month}), 1)))`), " OR ");
+    const rows = await ctx.ch.rows<{ month: string; lo: number; hi: number }>(
+      sql`SELECT toString(toStartOfMonth(bucket)) AS month, toUInt32(min(bucket)) AS lo, toUInt32(max(bucket)) + 900 AS hi FROM (
+          SELECT bucket FROM ${t.callsByBucket} WHERE ${and([...callConditions(t, f, pks, { ignoreTime: true }), sql`(${inMonths})`])} GROUP BY bucket HAVING sum(calls) > 0
+        ) GROUP BY month`.text,
+      signal,
+    );
+    for (const r of rows) spans.set(r.month, { lo: Number(r.lo), hi: Number(r.hi) });
+  }
+  const days = [...edges];
+  for (const month of new Set(ends.map((e) => e.first))) {
+    const span = spans.get(month);
+    if (span) days.push(sql`(start_at >= toDateTime(${span.lo}) AND start_at < toDateTime(${span.lo + EDGE_DAY_S}))`);
+  }
+  for (const month of new Set(ends.map((e) => e.last))) {
+    const span = spans.get(month);
+    if (span) days.push(sql`(start_at >= toDateTime(${span.hi - EDGE_DAY_S}) AND start_at < toDateTime(${span.hi}))`);
+  }
+  const out = new Map((await read(uidCodes, days)).map((r) => [key(r), r]));
+  // Who those days did not answer: no call there, or a first call after the first day (a last before the last day). (Number: a 64-bit integer may come as a string.)
+  const again = ends.filter((e) => {
+    const r = out.get(key(e));
+    const first = spans.get(e.first);
+    const last = spans.get(e.last);
+    return !r || !first || !last || Number(r.firstCallAt) >= first.lo + EDGE_DAY_S || Number(r.lastCallAt) < last.hi - EDGE_DAY_S;
+  });
+  if (again.length > 0) {
+    const whole = [...edges, ...[...new Set(again.flatMap((e) => [e.first, e.last]))].map(monthRange)];
+    for (const r of await read([...new Set(again.map((e) => e.uidCode))], whole)) if (again.some((e) => key(e) === key(r))) out.set(key(r), r);
+  }
+  return out;
 }
 
 /**
