@@ -56,6 +56,8 @@ export interface Tables {
   callsByBucket: Sql;
   callsByMonth: Sql;
   participantsByMonth: Sql;
+  /** The concurrency heatmap's per quarter hour sums (ClickHouse migration 0011). */
+  concurrencyByQuarter: Sql;
   /** A shard's own rows: for IN subqueries over a co-sharded table, evaluated shard by shard. */
   callsLocal: Sql;
   participantsLocal: Sql;
@@ -77,6 +79,7 @@ export function tablesOf(ch: ClickHouse): Tables {
     callsByBucket: t("calls_by_bucket"),
     callsByMonth: t("calls_by_month"),
     participantsByMonth: t("participants_by_month"),
+    concurrencyByQuarter: t("concurrency_by_quarter"),
     callsLocal: t(localName(p, "calls_v2")),
     participantsLocal: t(localName(p, "participants_v2")),
     recordingsLocal: t(localName(p, "recordings")),
