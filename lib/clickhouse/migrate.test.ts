@@ -71,6 +71,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse schema on a two-shard cluste
       const flagged = await shard(i).rows<{ t: string }>(`SELECT table AS t FROM system.columns WHERE database = '${DB}' AND name = 'has_link' ORDER BY t`);
       expect(flagged.map((r) => r.t)).toEqual([
         "call_raw", "call_raw_local", "calls_by_bucket", "calls_by_bucket_local", "calls_by_bucket_mv_local", "calls_by_month", "calls_by_month_local", "calls_by_month_mv_local", "calls_v2", "calls_v2_local",
+        "concurrency_by_quarter", "concurrency_by_quarter_local", "concurrency_by_quarter_mv_local",
       ]);
       const keys = await shard(i).rows<{ name: string; key: string }>(`SELECT name, sorting_key AS key FROM system.tables WHERE database = '${DB}' AND name IN ('calls_by_bucket_local', 'calls_by_month_local') ORDER BY name`);
       for (const k of keys) expect(k.key).toMatch(/has_link$/);
@@ -146,7 +147,7 @@ describe("ClickHouse schema on chdb (a current ClickHouse)", () => {
       expect(await c.rows(`SELECT session_id, arrival FROM ${DB}.calls`)).toEqual([{ session_id: "old", arrival: 0 }]);
       expect(await applyMigrations(c, c.placement)).toEqual([]);
       const tables = await c.rows<{ name: string }>(`SELECT name FROM system.tables WHERE database = '${DB}' ORDER BY name`);
-      const views = ["calls_by_bucket_mv", "calls_by_month_mv", "participants_by_month_mv"];
+      const views = ["calls_by_bucket_mv", "calls_by_month_mv", "participants_by_month_mv", "concurrency_by_quarter_mv"];
       expect(tables.map((t) => t.name)).toEqual([MIGRATIONS_TABLE, MOVE_CHECKPOINTS_TABLE, "copy_checkpoints", ...[...FACT_TABLES, CLIENT_SESSIONS, ...V2_TABLES].map((t) => t.name), ...views].sort());
     } finally {
       await c.close();

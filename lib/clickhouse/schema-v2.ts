@@ -326,12 +326,13 @@ export const PARTICIPANTS_BY_MONTH: TableSpec = {
 export const CONCURRENCY_BY_QUARTER: TableSpec = {
   name: "concurrency_by_quarter",
   columns: [
+    // In concurrencyByQuarterSelect's order: migration 0011's fill inserts its rows by position.
     ["app_pk", "UInt32"],
-    ["quarter", "DateTime"],
     ...CLOSED_COLUMNS,
     ["platform_has_recording", "UInt8"],
     ["total_participants", "UInt32"],
     HAS_LINK_COLUMN,
+    ["quarter", "DateTime"],
     /** The start month of the calls summed in the row: the partition. */
     ["month", "Date"],
     ["starts", "Int64"],
@@ -354,17 +355,23 @@ export const HEATMAP_MAX_CROSSINGS = 10_000;
  * call's last second (its start quarter while ongoing), at most HEATMAP_MAX_CROSSINGS after
  * the start. The heatmap's read of the signed rows and the pre-aggregate's view share it.
  */
-export const HEATMAP_QUARTERS_SQL = `toInt64(toUInt32(start_at)) AS start_s, toInt64(floor(start_s / 900)) AS q_start,
-  greatest(q_start, least(toInt64(floor((greatest(ifNull(ended_at, start_s), start_s) - 1) / 900)), q_start + ${HEATMAP_MAX_CROSSINGS})) AS q_last`;
+const Q_START_SQL = "toInt64(floor(toUInt32(start_at) / 900))";
+const Q_LAST_SQL = (qStart: string) =>
+  `greatest(${qStart}, least(toInt64(floor((greatest(ifNull(ended_at, toInt64(toUInt32(start_at))), toInt64(toUInt32(start_at))) - 1) / 900)), ${qStart} + ${HEATMAP_MAX_CROSSINGS}))`;
+export const HEATMAP_QUARTERS_SQL = `toInt64(toUInt32(start_at)) AS start_s, ${Q_START_SQL} AS q_start, ${Q_LAST_SQL("q_start")} AS q_last`;
 
 /** concurrency_by_quarter's rows summed from the signed call rows of `source` (its view, and migration 0011's fill). */
 export function concurrencyByQuarterSelect(source: string, where = ""): string {
   const dims = `app_pk, ${CLOSED_COLUMNS.map(([n]) => quoteIdentifier(n)).join(", ")}, platform_has_recording, total_participants, has_link`;
-  // One row per quarter of each call, from its start quarter to its last: arrayJoin of the offsets.
-  return `SELECT ${dims}, toDateTime(q * 900) AS quarter, toStartOfMonth(start_at) AS month,
-  sum(s * (q = q_start)) AS starts, sum(s * (q > q_start)) AS running, sum(s * (q = q_last)) AS last
-FROM (SELECT ${dims}, start_at, toInt64(sign) AS s, q_start, q_last, q_start + toInt64(arrayJoin(range(toUInt64(q_last - q_start + 1)))) AS q
-  FROM (SELECT ${dims}, start_at, sign, ${HEATMAP_QUARTERS_SQL} FROM ${source}${where ? ` WHERE ${where}` : ""}))
+  // One row per quarter of each call, from its start quarter to its last (arrayJoin of the
+  // offsets), in one query level: 18.16 loses a subquery's aliases when it pushes a block
+  // through a materialized view ("Unknown identifier").
+  const q = "toInt64(toUInt32(quarter) / 900)";
+  return `SELECT ${dims},
+  toDateTime(((${Q_START_SQL} AS q_start) + toInt64(arrayJoin(range(toUInt64((${Q_LAST_SQL("q_start")} AS q_last) - q_start + 1))))) * 900) AS quarter,
+  toStartOfMonth(start_at) AS month,
+  sum(toInt64(sign) * (${q} = q_start)) AS starts, sum(toInt64(sign) * (${q} > q_start)) AS running, sum(toInt64(sign) * (${q} = q_last)) AS last
+FROM ${source}${where ? ` WHERE ${where}` : ""}
 GROUP BY ${dims}, quarter, month`;
 }
 
