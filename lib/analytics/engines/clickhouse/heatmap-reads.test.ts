@@ -10,6 +10,7 @@ import { CALLS_V2, HEATMAP_MAX_CROSSINGS } from "@/lib/clickhouse/schema-v2";
 import { openChdb } from "@/lib/clickhouse/test-chdb";
 import { churnV2, holdMerges } from "./test-parity-churn";
 import { createClickHouseEngine } from "./engine";
+import { getConcurrencyHeatmap } from "./reports/heatmap";
 
 process.env.AUTH_SECRET ??= "heatmap-reads-secret-at-least-32-chars!!!!";
 
@@ -117,6 +118,8 @@ describe("ClickHouse engine: the heatmap from concurrency_by_quarter (chdb)", ()
       const expected = await memory.report("heatmap", fs, SCOPE);
       if (!name.startsWith("a window with no call")) expect(expected.data.some((c) => c.calls > 0), "the case counts calls").toBe(true);
       expect((await heatmap(fs)).answer).toEqual(expected);
+      // The signed rows alone (what the pre-aggregate replaced) give the same cells.
+      expect({ data: await getConcurrencyHeatmap({ db: () => db, ch: chdb }, fs, SCOPE, undefined, "rows") }).toEqual(expected);
     });
   }
 });

@@ -120,7 +120,10 @@ async function quarterSums(ctx: ChContext, conds: Sql[], window: { qLo: number; 
   return rows.map((r) => ({ q: Number(r.q), starts: Number(r.starts), delta: 0, running: Number(r.running), last: Number(r.last) }));
 }
 
-export async function getConcurrencyHeatmap(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<HeatmapCell[]> {
+/** Where the heatmap reads its quarters: the pre-aggregate when it can answer (the default), or the signed rows always (the bench's A/B, a test's check). */
+export type HeatmapSource = "best" | "rows";
+
+export async function getConcurrencyHeatmap(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal, source: HeatmapSource = "best"): Promise<HeatmapCell[]> {
   const apps = appScope(ctx, f, scope);
   const t = tablesOf(ctx.ch);
   const cells = WEEKDAYS.flatMap((name, weekday) => Array.from({ length: 24 }, (_, hour) => ({ weekday, weekdayName: name, hour, calls: 0, hours: 0, average: 0 })));
@@ -136,7 +139,7 @@ export async function getConcurrencyHeatmap(ctx: ChContext, f: Filters, scope: S
   if (window && window.toH <= window.fromH) return cells;
   // An open window is the matching calls' extent: the same read gives it (first start, last quarter).
   // The pre-aggregate answers the filters it has the dimensions of, over quarters a DateTime holds.
-  const fromSums = preAggregated(f) && (window === undefined || window.qHi * 900 <= MAX_DATETIME);
+  const fromSums = source === "best" && preAggregated(f) && (window === undefined || window.qHi * 900 <= MAX_DATETIME);
   const events = fromSums ? await quarterSums(ctx, conds, window, signal) : await quarterEvents(ctx, conds, window, signal);
   if (!window) {
     if (events.length === 0) return cells;
