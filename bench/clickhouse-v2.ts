@@ -19,9 +19,9 @@ import { filters } from "@/lib/analytics/filters";
 import type { AppRef } from "@/lib/analytics/scope";
 import { getConcurrencyHeatmap, type HeatmapSource } from "@/lib/analytics/engines/clickhouse";
 import { openClickHouse } from "@/lib/clickhouse/client";
-import { createTableStatements, type Placement } from "@/lib/clickhouse/schema";
+import { migrateClickHouse } from "@/lib/clickhouse/migrate";
 import type { TestClickHouse } from "@/lib/clickhouse/test-clickhouse";
-import { V2_TABLES, decodeClosed, viewStatements } from "@/lib/clickhouse/schema-v2";
+import { decodeClosed } from "@/lib/clickhouse/schema-v2";
 
 const DAY = 86_400;
 const DB = "bench_v2";
@@ -69,12 +69,8 @@ export async function runClickHouseV2Bench({ calls = 10_000_000, runs = 15 }: { 
   const rows: BenchRow[] = [];
   const area = `clickhouse v2 schema ${(calls / 1e6).toLocaleString("en")}M (2 × 18.16 shards)`;
   try {
-    const p: Placement = { database: DB, cluster: ch.cluster };
-    for (const s of ch.servers) {
-      await onServer(s, ch.password, `CREATE DATABASE IF NOT EXISTS ${DB}`);
-      for (const t of V2_TABLES) for (const statement of createTableStatements(p, t)) await onServer(s, ch.password, statement);
-      for (const statement of viewStatements(p)) await onServer(s, ch.password, statement);
-    }
+    // Every table the generator fills (recordings, client sessions too), as `npm run db:migrate` creates them.
+    await migrateClickHouse(ch.config(DB));
     const genSeconds = await generateV2Calls(ch.servers, ch.password, DB, calls, log);
     rows.push({ area, metric: `data: generated in ClickHouse (INSERT … SELECT from numbers(), platform-mix shape, 1 in 10 re-synced and unmerged; ${load()})`, target: "", measured: `${genSeconds.toFixed(0)} s` });
     const [counts] = JSON.parse(await onServer(ch.servers[0], ch.password, `SELECT sum(sign) AS live, count() AS rows, (SELECT count() FROM ${DB}.participants_v2) AS prows FROM ${DB}.calls_v2 FORMAT JSON`)).data as Array<{ live: string; rows: string; prows: string }>;
