@@ -254,8 +254,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("the stored link flag of calls (ClickHou
         : t;
       for (const t of V2_TABLES) for (const st of createTableStatements(p, before(t))) await s.client.command(st);
       const calls = callsViewStatements(p);
-      // The heatmap's view (migration 0011) reads has_link: not part of a warehouse before 0007.
-      for (const v of viewStatements(p).filter((v) => !v.includes(CONCURRENCY_VIEW))) await s.client.command(calls.includes(v) ? v.replace(/, has_link/g, "") : v);
+      for (const v of viewStatements(p)) await s.client.command(calls.includes(v) ? v.replace(/, has_link/g, "") : v);
       for (const st of migration0006.statements(p, false)) await s.client.command(typeof st === "string" ? st : st.sql);
     }
     // Old rows: a call written as the old writers did (no has_link field), and a link for it.

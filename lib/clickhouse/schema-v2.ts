@@ -313,8 +313,9 @@ export const PARTICIPANTS_BY_MONTH: TableSpec = {
 
 /**
  * The concurrency heatmap's pre-aggregate (ClickHouse migration 0011; decision 0034, "The
- * heatmap from a pre-aggregate (session 18)"): per app × UTC quarter hour × the filter
- * dimensions of calls_by_bucket, the calls starting in the quarter (`starts`), the calls
+ * heatmap from a pre-aggregate (session 18)"): per app × UTC quarter hour × the closed sets
+ * (type, mode, status, receiver type: not the participant count and recording flags, which
+ * made nearly every row its own combination), the calls starting in the quarter (`starts`), the calls
  * running at its start (`running`: a call counts at every quarter start in (its start
  * quarter, its last quarter]) and the calls whose last quarter it is (`last`: the open
  * window's extent), as signed sums. A call's quarters are HEATMAP_QUARTERS_SQL, the
@@ -329,9 +330,6 @@ export const CONCURRENCY_BY_QUARTER: TableSpec = {
     // In concurrencyByQuarterSelect's order: migration 0011's fill inserts its rows by position.
     ["app_pk", "UInt32"],
     ...CLOSED_COLUMNS,
-    ["platform_has_recording", "UInt8"],
-    ["total_participants", "UInt32"],
-    HAS_LINK_COLUMN,
     ["quarter", "DateTime"],
     /** The start month of the calls summed in the row: the partition. */
     ["month", "Date"],
@@ -342,7 +340,7 @@ export const CONCURRENCY_BY_QUARTER: TableSpec = {
   engine: "SummingMergeTree((starts, running, last))",
   partitionBy: "toYYYYMM(month)",
   // Time right after the app: a window of the heatmap is one range of the key per app.
-  orderBy: `(app_pk, quarter, ${BUCKET_DIMENSIONS.filter((n) => n !== "app_pk" && n !== "bucket").join(", ")})`,
+  orderBy: `(app_pk, quarter, ${CLOSED_COLUMNS.map(([n]) => n).join(", ")})`,
   shardBy: "cityHash64(app_pk, quarter)",
 };
 
@@ -362,7 +360,7 @@ export const HEATMAP_QUARTERS_SQL = `toInt64(toUInt32(start_at)) AS start_s, ${Q
 
 /** concurrency_by_quarter's rows summed from the signed call rows of `source` (its view, and migration 0011's fill). */
 export function concurrencyByQuarterSelect(source: string, where = ""): string {
-  const dims = `app_pk, ${CLOSED_COLUMNS.map(([n]) => quoteIdentifier(n)).join(", ")}, platform_has_recording, total_participants, has_link`;
+  const dims = `app_pk, ${CLOSED_COLUMNS.map(([n]) => quoteIdentifier(n)).join(", ")}`;
   // One row per quarter of each call, from its start quarter to its last (arrayJoin of the
   // offsets), in one query level: 18.16 loses a subquery's aliases when it pushes a block
   // through a materialized view ("Unknown identifier").

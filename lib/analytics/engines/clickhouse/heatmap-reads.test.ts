@@ -97,15 +97,15 @@ describe("ClickHouse engine: the heatmap from concurrency_by_quarter (chdb)", ()
 
   it("reads the pre-aggregate alone, never the signed rows, when its dimensions answer the filters", async () => {
     expect(HEATMAP_MAX_CROSSINGS).toBe(MAX_CROSSINGS);
-    for (const [name, f] of CASES.filter(([n]) => !n.startsWith("one app"))) {
+    for (const [name, f] of CASES.filter(([, f]) => f.participantsCount === undefined && f.hasRecording === undefined)) {
       const { queries } = await heatmap(filters(f));
       expect(queries.filter((q) => /concurrency_by_quarter/.test(q)), name).toHaveLength(1);
       expect(queries.filter((q) => /calls_v2/.test(q)), name).toEqual([]);
     }
   });
 
-  it("reads the signed rows for a uid and the weekday/hour drill-down", async () => {
-    for (const f of [{ uid: "alice" }, { weekday: 0, tz: "Europe/Berlin" }, { hour: 3, from: BASE, to: BASE + 86_400 * 20 }]) {
+  it("reads the signed rows for a uid, the weekday/hour drill-down, the participant count and hasRecording", async () => {
+    for (const f of [{ uid: "alice" }, { weekday: 0, tz: "Europe/Berlin" }, { hour: 3, from: BASE, to: BASE + 86_400 * 20 }, { participantsCount: 2 }, { hasRecording: false }]) {
       const { queries } = await heatmap(filters(f));
       expect(queries.some((q) => /calls_v2/.test(q))).toBe(true);
       expect(queries.some((q) => /concurrency_by_quarter/.test(q))).toBe(false);

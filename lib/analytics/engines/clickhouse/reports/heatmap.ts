@@ -17,10 +17,11 @@ import { preAggregated } from "./call-sums";
  *
  * Two sources of per quarter hour figures, laid out the same way here:
  * - the pre-aggregate `concurrency_by_quarter` (decision 0034, "The heatmap from a
- *   pre-aggregate (session 18)"), whenever its dimensions answer the filters
- *   (call-sums.ts `preAggregated`): per quarter, the calls starting in it and the calls
- *   running at its start, already summed — tens of thousands of rows a year per app;
- * - otherwise (a uid, the weekday/hour drill-down, a bound past a DateTime) the signed rows:
+ *   pre-aggregate (session 18)"), whenever its dimensions answer the filters (apps, time,
+ *   closed sets: `quarterSumsAnswer`): per quarter, the calls starting in it and the calls
+ *   running at its start, already summed;
+ * - otherwise (a uid, the weekday/hour drill-down, the participant count, hasRecording, a
+ *   bound past a DateTime) the signed rows:
  *   per quarter, the calls starting in it and the change in the number of calls running
  *   past it (+1 where a call's run begins, −1 after it ends), added up here.
  * Either way the quarters are mapped to local hours in Node (Node's time zone data, as the
@@ -120,6 +121,14 @@ async function quarterSums(ctx: ChContext, conds: Sql[], window: { qLo: number; 
   return rows.map((r) => ({ q: Number(r.q), starts: Number(r.starts), delta: 0, running: Number(r.running), last: Number(r.last) }));
 }
 
+/**
+ * Whether concurrency_by_quarter answers `f`: apps, time and the closed sets only (call-sums.ts
+ * `preAggregated`, and neither the participant count nor hasRecording: not its dimensions).
+ */
+function quarterSumsAnswer(f: Filters): boolean {
+  return preAggregated(f) && f.participantsCount === undefined && f.hasRecording === undefined;
+}
+
 /** Where the heatmap reads its quarters: the pre-aggregate when it can answer (the default), or the signed rows always (the bench's A/B, a test's check). */
 export type HeatmapSource = "best" | "rows";
 
@@ -139,7 +148,7 @@ export async function getConcurrencyHeatmap(ctx: ChContext, f: Filters, scope: S
   if (window && window.toH <= window.fromH) return cells;
   // An open window is the matching calls' extent: the same read gives it (first start, last quarter).
   // The pre-aggregate answers the filters it has the dimensions of, over quarters a DateTime holds.
-  const fromSums = source === "best" && preAggregated(f) && (window === undefined || window.qHi * 900 <= MAX_DATETIME);
+  const fromSums = source === "best" && quarterSumsAnswer(f) && (window === undefined || window.qHi * 900 <= MAX_DATETIME);
   const events = fromSums ? await quarterSums(ctx, conds, window, signal) : await quarterEvents(ctx, conds, window, signal);
   if (!window) {
     if (events.length === 0) return cells;
