@@ -71,7 +71,6 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse schema on a two-shard cluste
       const flagged = await shard(i).rows<{ t: string }>(`SELECT table AS t FROM system.columns WHERE database = '${DB}' AND name = 'has_link' ORDER BY t`);
       expect(flagged.map((r) => r.t)).toEqual([
         "call_raw", "call_raw_local", "calls_by_bucket", "calls_by_bucket_local", "calls_by_bucket_mv_local", "calls_by_month", "calls_by_month_local", "calls_by_month_mv_local", "calls_v2", "calls_v2_local",
-        "concurrency_by_quarter", "concurrency_by_quarter_local", "concurrency_by_quarter_mv_local",
       ]);
       const keys = await shard(i).rows<{ name: string; key: string }>(`SELECT name, sorting_key AS key FROM system.tables WHERE database = '${DB}' AND name IN ('calls_by_bucket_local', 'calls_by_month_local') ORDER BY name`);
       for (const k of keys) expect(k.key).toMatch(/has_link$/);
