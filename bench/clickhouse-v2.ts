@@ -11,12 +11,17 @@
 import { spawnSync } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
-import { onServer } from "./clickhouse-data";
+import { BENCH_APPS, onServer } from "./clickhouse-data";
 import { generateV2Calls } from "./clickhouse-v2-data";
 import { NOW } from "./http-reports";
 import type { BenchRow } from "./bench-row";
-import { createTableStatements, type Placement } from "@/lib/clickhouse/schema";
-import { V2_TABLES, decodeClosed, viewStatements } from "@/lib/clickhouse/schema-v2";
+import { filters } from "@/lib/analytics/filters";
+import type { AppRef } from "@/lib/analytics/scope";
+import { getConcurrencyHeatmap, type HeatmapSource } from "@/lib/analytics/engines/clickhouse";
+import { openClickHouse } from "@/lib/clickhouse/client";
+import { migrateClickHouse } from "@/lib/clickhouse/migrate";
+import type { TestClickHouse } from "@/lib/clickhouse/test-clickhouse";
+import { decodeClosed } from "@/lib/clickhouse/schema-v2";
 
 const DAY = 86_400;
 const DB = "bench_v2";
@@ -64,19 +69,15 @@ export async function runClickHouseV2Bench({ calls = 10_000_000, runs = 15 }: { 
   const rows: BenchRow[] = [];
   const area = `clickhouse v2 schema ${(calls / 1e6).toLocaleString("en")}M (2 × 18.16 shards)`;
   try {
-    const p: Placement = { database: DB, cluster: ch.cluster };
-    for (const s of ch.servers) {
-      await onServer(s, ch.password, `CREATE DATABASE IF NOT EXISTS ${DB}`);
-      for (const t of V2_TABLES) for (const statement of createTableStatements(p, t)) await onServer(s, ch.password, statement);
-      for (const statement of viewStatements(p)) await onServer(s, ch.password, statement);
-    }
+    // Every table the generator fills (recordings, client sessions too), as `npm run db:migrate` creates them.
+    await migrateClickHouse(ch.config(DB));
     const genSeconds = await generateV2Calls(ch.servers, ch.password, DB, calls, log);
     rows.push({ area, metric: `data: generated in ClickHouse (INSERT … SELECT from numbers(), platform-mix shape, 1 in 10 re-synced and unmerged; ${load()})`, target: "", measured: `${genSeconds.toFixed(0)} s` });
     const [counts] = JSON.parse(await onServer(ch.servers[0], ch.password, `SELECT sum(sign) AS live, count() AS rows, (SELECT count() FROM ${DB}.participants_v2) AS prows FROM ${DB}.calls_v2 FORMAT JSON`)).data as Array<{ live: string; rows: string; prows: string }>;
     rows.push({ area, metric: "live calls / signed call rows / signed participant rows", target: "", measured: `${Number(counts.live).toLocaleString("en")} / ${Number(counts.rows).toLocaleString("en")} / ${Number(counts.prows).toLocaleString("en")}` });
     const disk = diskBytes(ch.servers.map((s) => s.dir));
     const per = (names: string[]) => names.reduce((sum, n) => sum + (disk.get(`${n}_local`) ?? 0), 0) / calls;
-    const withParticipants = per(["calls_v2", "participants_v2", "calls_by_bucket", "calls_by_month", "participants_by_month", "participants_by_month_dims", "uids"]);
+    const withParticipants = per(["calls_v2", "participants_v2", "calls_by_bucket", "calls_by_month", "participants_by_month", "participants_by_month_dims", "concurrency_by_quarter", "uids"]);
     rows.push({ area, metric: "disk per call with its participants and the pre-aggregates (no raw JSON)", target: "<= 150 bytes", measured: `${withParticipants.toFixed(0)} bytes`, ok: withParticipants <= 150 });
     rows.push({ area, metric: "disk per call: raw JSON (call_raw, read by key only)", target: "", measured: `${per(["call_raw"]).toFixed(0)} bytes` });
     rows.push({ area, metric: "disk per call by table", target: "", measured: [...disk.entries()].filter(([n]) => n.endsWith("_local")).map(([n, b]) => `${n.replace(/_local$/, "")} ${(b / calls).toFixed(1)}`).join(", ") });
@@ -106,8 +107,54 @@ export async function runClickHouseV2Bench({ calls = 10_000_000, runs = 15 }: { 
       }));
       rows.push({ area, metric: `  where it went (last run; system.query_log)`, target: "", measured: parts.join("; ") });
     }
+    rows.push(...(await heatmapAB(ch, area, runs, target)));
   } finally {
     await ch.stop();
   }
   return rows;
+}
+
+/**
+ * The concurrency heatmap through the ClickHouse engine (the bench routes' filters: all
+ * time in Berlin; audio & ended), A/B in the same run, interleaved: from
+ * concurrency_by_quarter (migration 0011) against the signed rows (the read it replaced),
+ * with the rows each read per shard (system.query_log).
+ */
+async function heatmapAB(ch: TestClickHouse, area: string, runs: number, target: number): Promise<BenchRow[]> {
+  const out: BenchRow[] = [];
+  const client = openClickHouse(ch.config(DB));
+  const apps: AppRef[] = Array.from({ length: BENCH_APPS }, (_, i) => ({ pk: i + 1, appId: `bench${i + 1}`, name: `Bench ${i + 1}` }));
+  const ctx = { ch: client, db: () => { throw new Error("the bench's apps are given"); }, apps };
+  try {
+    const [quarterRows] = JSON.parse(await onServer(ch.servers[0], ch.password, `SELECT count() AS n FROM ${DB}.concurrency_by_quarter FORMAT JSON`)).data as Array<{ n: string }>;
+    out.push({ area, metric: "concurrency_by_quarter rows (both shards, unmerged)", target: "", measured: Number(quarterRows.n).toLocaleString("en") });
+    for (const [name, f] of [["all time, Europe/Berlin", { tz: "Europe/Berlin" }], ["all time, audio & ended", { type: "audio", status: "ended" }]] as const) {
+      const times: Record<HeatmapSource, number[]> = { best: [], rows: [] };
+      for (let r = 0; r < runs; r++) {
+        for (const source of ["best", "rows"] as const) {
+          const t = performance.now();
+          await getConcurrencyHeatmap(ctx, filters(f), { appPks: "all" }, undefined, source);
+          times[source].push(performance.now() - t);
+        }
+      }
+      const p50 = (s: HeatmapSource) => pct(times[s], 50);
+      out.push({
+        area, metric: `heatmap ${name} through the engine: pre-aggregate vs signed rows (p50 / p95 of ${runs} each, interleaved, ${load()})`, target: `p95 < ${target} ms`,
+        measured: `${p50("best").toFixed(0)} / ${pct(times.best, 95).toFixed(0)} ms vs ${p50("rows").toFixed(0)} / ${pct(times.rows, 95).toFixed(0)} ms (${(p50("rows") / p50("best")).toFixed(1)}× at p50)`,
+        ok: pct(times.best, 95) < target,
+      });
+    }
+    await Promise.all(ch.servers.map((s) => onServer(s, ch.password, "SYSTEM FLUSH LOGS")));
+    for (const [table, like] of [["concurrency_by_quarter", "%concurrency_by_quarter%"], ["calls_v2", "%q_start%calls_v2%"]]) {
+      const parts = await Promise.all(ch.servers.map(async (s, i) => {
+        const tsv = await onServer(s, ch.password, `SELECT read_rows, read_bytes, query_duration_ms FROM system.query_log WHERE type = 2 AND query LIKE '${like}' AND query NOT LIKE '%system.query_log%' ORDER BY event_time DESC, is_initial_query LIMIT 1 FORMAT TSV`);
+        const [r, b, ms] = tsv.trim().split("\t").map(Number);
+        return `shard ${i + 1}: ${(r / 1e6).toFixed(2)}M rows, ${(b / 1e6).toFixed(0)} MB, ${ms} ms`;
+      }));
+      out.push({ area, metric: `  heatmap from ${table}: where it went (last run; the initiator's read includes what the other shard sent; system.query_log)`, target: "", measured: parts.join("; ") });
+    }
+  } finally {
+    await client.close();
+  }
+  return out;
 }

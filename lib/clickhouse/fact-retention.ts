@@ -4,7 +4,7 @@ import type { ClickHouseConfig } from "./config";
 import { openClickHouse } from "./client";
 import { clusterHosts, reachAllClusterHosts } from "./cluster-hosts";
 import { localName, qualified, quoteIdentifier, type Placement } from "./schema";
-import { CALL_RAW, CALLS_BY_BUCKET, CALLS_BY_MONTH, CALLS_V2, PARTICIPANTS_BY_MONTH, PARTICIPANTS_BY_MONTH_DIMS, PARTICIPANTS_V2 } from "./schema-v2";
+import { CALL_RAW, CALLS_BY_BUCKET, CALLS_BY_MONTH, CALLS_V2, CONCURRENCY_BY_QUARTER, PARTICIPANTS_BY_MONTH, PARTICIPANTS_BY_MONTH_DIMS, PARTICIPANTS_V2 } from "./schema-v2";
 import { sql } from "./sql";
 
 /**
@@ -24,8 +24,8 @@ import { sql } from "./sql";
  * Uid codes (`uids`) stay: a few bytes per person, and what a kept month needs too.
  */
 
-/** The tables whose partitions are start months (PARTITION BY toYYYYMM(start_at / bucket / month)). */
-export const FACT_MONTH_TABLES = [CALLS_V2, PARTICIPANTS_V2, CALLS_BY_BUCKET, CALLS_BY_MONTH, PARTICIPANTS_BY_MONTH, PARTICIPANTS_BY_MONTH_DIMS] as const;
+/** The tables whose partitions are start months (PARTITION BY toYYYYMM(start_at / bucket / month); concurrency_by_quarter by its calls' start month). */
+export const FACT_MONTH_TABLES = [CALLS_V2, PARTICIPANTS_V2, CALLS_BY_BUCKET, CALLS_BY_MONTH, PARTICIPANTS_BY_MONTH, PARTICIPANTS_BY_MONTH_DIMS, CONCURRENCY_BY_QUARTER] as const;
 
 /** The default bound of one statement of a prune (the call_raw mutation waits on every part it rewrites). */
 export const DEFAULT_FACT_PRUNE_TIMEOUT_MS = 600_000;

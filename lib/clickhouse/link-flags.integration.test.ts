@@ -15,7 +15,7 @@ import { migrateClickHouse } from "./migrate";
 import { migration0007 } from "./migrations/0007_calls_has_link";
 import type { CallStateV2 } from "./rows-v2";
 import { createTableStatements, localName, qualified, withoutColumns, type Placement } from "./schema";
-import { CALL_RAW, CALLS_BY_BUCKET, CALLS_BY_MONTH, CALLS_V2, V2_TABLES, callsViewStatements, viewStatements } from "./schema-v2";
+import { CALL_RAW, CALLS_BY_BUCKET, CALLS_BY_MONTH, CALLS_V2, CONCURRENCY_VIEW, V2_TABLES, callsViewStatements, viewStatements } from "./schema-v2";
 import { migration0006 } from "./migrations/0006_calls_session_code";
 import { CLICKHOUSE_SKIP_REASON, startClickHouse, type TestClickHouse } from "./test-clickhouse";
 import { CallWriterV2, openShardsV2, type ShardV2, type WriteStepV2 } from "./writer-v2";
@@ -244,7 +244,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("the stored link flag of calls (ClickHou
     const p: Placement = { database, cluster: config.cluster };
     const c = await connect(database);
     for (const s of c.shards) {
-      for (const name of ["calls_by_bucket_mv", "calls_by_month_mv", "participants_by_month_mv", "participants_by_month_dims_mv", ...V2_TABLES.map((t) => t.name)]) {
+      for (const name of ["calls_by_bucket_mv", "calls_by_month_mv", "participants_by_month_mv", "participants_by_month_dims_mv", CONCURRENCY_VIEW, ...V2_TABLES.map((t) => t.name)]) {
         await s.client.command(`DROP TABLE IF EXISTS ${qualified(database, localName(p, name))}`);
         await s.client.command(`DROP TABLE IF EXISTS ${qualified(database, name)}`);
       }

@@ -146,7 +146,7 @@ describe("ClickHouse schema on chdb (a current ClickHouse)", () => {
       expect(await c.rows(`SELECT session_id, arrival FROM ${DB}.calls`)).toEqual([{ session_id: "old", arrival: 0 }]);
       expect(await applyMigrations(c, c.placement)).toEqual([]);
       const tables = await c.rows<{ name: string }>(`SELECT name FROM system.tables WHERE database = '${DB}' ORDER BY name`);
-      const views = ["calls_by_bucket_mv", "calls_by_month_mv", "participants_by_month_dims_mv", "participants_by_month_mv"];
+      const views = ["calls_by_bucket_mv", "calls_by_month_mv", "participants_by_month_dims_mv", "participants_by_month_mv", "concurrency_by_quarter_mv"];
       expect(tables.map((t) => t.name)).toEqual([MIGRATIONS_TABLE, MOVE_CHECKPOINTS_TABLE, "copy_checkpoints", ...[...FACT_TABLES, CLIENT_SESSIONS, ...V2_TABLES].map((t) => t.name), ...views].sort());
     } finally {
       await c.close();

@@ -54,7 +54,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("migration 0005 and the move to v2 on tw
         expect(tables.get(`${table.name}_local`), table.name).toMatch(/MergeTree$/);
         expect(tables.get(table.name), table.name).toBe("Distributed");
       }
-      for (const view of ["calls_by_bucket_mv", "calls_by_month_mv", "participants_by_month_mv"]) expect(tables.get(`${view}_local`)).toBe("MaterializedView");
+      for (const view of ["calls_by_bucket_mv", "calls_by_month_mv", "participants_by_month_mv", "concurrency_by_quarter_mv"]) expect(tables.get(`${view}_local`)).toBe("MaterializedView");
       expect(tables.get(MOVE_CHECKPOINTS_TABLE)).toBe("MergeTree");
     }
   });

@@ -5,7 +5,7 @@ import { clusterHosts, reachAllClusterHosts } from "./cluster-hosts";
 import { bounded, DEFAULT_LEASE_TIMING, MoveLease, moveLeaseStatement, MoveStalledError, type LeaseTiming } from "./move-v2-guards";
 import { CALLS, RECORDINGS, localName, qualified, quoteIdentifier, type Placement } from "./schema";
 import {
-  CALL_RAW, CALLS_BY_BUCKET, CALLS_BY_MONTH, CALLS_V2, CLOSED_SETS, enumType, PARTICIPANTS_BY_MONTH, PARTICIPANTS_BY_MONTH_DIMS, PARTICIPANTS_V2, SESSION_CODE_SQL, UID_CODE_SQL, UIDS,
+  CALL_RAW, CALLS_BY_BUCKET, CALLS_BY_MONTH, CALLS_V2, CLOSED_SETS, enumType, CONCURRENCY_BY_QUARTER, PARTICIPANTS_BY_MONTH, PARTICIPANTS_BY_MONTH_DIMS, PARTICIPANTS_V2, SESSION_CODE_SQL, UID_CODE_SQL, UIDS,
   type ClosedSet,
 } from "./schema-v2";
 
@@ -137,7 +137,7 @@ function selectList(columns: ReadonlyArray<readonly [string, string]>, sources: 
 }
 
 /** The tables a month of v2 rows is in (each partitioned by start month): dropped before the month is written. */
-const MONTH_TABLES = [CALLS_V2, PARTICIPANTS_V2, CALLS_BY_BUCKET, CALLS_BY_MONTH, PARTICIPANTS_BY_MONTH, PARTICIPANTS_BY_MONTH_DIMS];
+const MONTH_TABLES = [CALLS_V2, PARTICIPANTS_V2, CALLS_BY_BUCKET, CALLS_BY_MONTH, PARTICIPANTS_BY_MONTH, PARTICIPANTS_BY_MONTH_DIMS, CONCURRENCY_BY_QUARTER];
 
 /**
  * The statements of moving month `m`: `drop` on every server (its local tables), `write`

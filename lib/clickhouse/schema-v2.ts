@@ -339,7 +339,79 @@ export const PARTICIPANTS_BY_MONTH_DIMS: TableSpec = {
   shardBy: "cityHash64(app_pk, uid_code)",
 };
 
-export const V2_TABLES = [CALLS_V2, CALL_RAW, PARTICIPANTS_V2, UIDS, CALLS_BY_BUCKET, CALLS_BY_MONTH, PARTICIPANTS_BY_MONTH, PARTICIPANTS_BY_MONTH_DIMS] as const;
+/**
+ * The concurrency heatmap's pre-aggregate (ClickHouse migration 0011; decision 0034, "The
+ * heatmap from a pre-aggregate (session 18)"): per app × UTC quarter hour × the closed sets
+ * (type, mode, status, receiver type: not the participant count and recording flags, which
+ * made nearly every row its own combination), the calls starting in the quarter (`starts`), the calls
+ * running at its start (`running`: a call counts at every quarter start in (its start
+ * quarter, its last quarter]) and the calls whose last quarter it is (`last`: the open
+ * window's extent), as signed sums. A call's quarters are HEATMAP_QUARTERS_SQL, the
+ * heatmap's own (capped at MAX_CROSSINGS; an ongoing call only in its start quarter).
+ * Partitioned by the call's START month (`month`), not the quarter's: a call's rows run
+ * past its month's end, and a start month is what the move, the retention and the fill
+ * drop and rewrite whole.
+ */
+export const CONCURRENCY_BY_QUARTER: TableSpec = {
+  name: "concurrency_by_quarter",
+  columns: [
+    // In concurrencyByQuarterSelect's order: migration 0011's fill inserts its rows by position.
+    ["app_pk", "UInt32"],
+    ...CLOSED_COLUMNS,
+    ["quarter", "DateTime"],
+    /** The start month of the calls summed in the row: the partition. */
+    ["month", "Date"],
+    ["starts", "Int64"],
+    ["running", "Int64"],
+    ["last", "Int64"],
+  ],
+  engine: "SummingMergeTree((starts, running, last))",
+  partitionBy: "toYYYYMM(month)",
+  // Time right after the app: a window of the heatmap is one range of the key per app.
+  orderBy: `(app_pk, quarter, ${CLOSED_COLUMNS.map(([n]) => n).join(", ")})`,
+  shardBy: "cityHash64(app_pk, quarter)",
+};
+
+/** Calls that run longer than this many quarter hours stop counting after it (report-types.ts MAX_CROSSINGS, as the in-memory engine). */
+export const HEATMAP_MAX_CROSSINGS = 10_000;
+
+/**
+ * A signed call row's first and last quarter hour (quarter numbers: epoch seconds / 900) as
+ * SQL over calls_v2: `start_s`, `q_start`, `q_last`. The last quarter is the one holding the
+ * call's last second (its start quarter while ongoing), at most HEATMAP_MAX_CROSSINGS after
+ * the start. The heatmap's read of the signed rows and the pre-aggregate's view share it.
+ */
+const Q_START_SQL = "toInt64(floor(toUInt32(start_at) / 900))";
+const Q_LAST_SQL = (qStart: string) =>
+  `greatest(${qStart}, least(toInt64(floor((greatest(ifNull(ended_at, toInt64(toUInt32(start_at))), toInt64(toUInt32(start_at))) - 1) / 900)), ${qStart} + ${HEATMAP_MAX_CROSSINGS}))`;
+export const HEATMAP_QUARTERS_SQL = `toInt64(toUInt32(start_at)) AS start_s, ${Q_START_SQL} AS q_start, ${Q_LAST_SQL("q_start")} AS q_last`;
+
+/** concurrency_by_quarter's rows summed from the signed call rows of `source` (its view, and migration 0011's fill). */
+export function concurrencyByQuarterSelect(source: string, where = ""): string {
+  const dims = `app_pk, ${CLOSED_COLUMNS.map(([n]) => quoteIdentifier(n)).join(", ")}`;
+  // One row per quarter of each call, from its start quarter to its last (arrayJoin of the
+  // offsets), in one query level: 18.16 loses a subquery's aliases when it pushes a block
+  // through a materialized view ("Unknown identifier").
+  const q = "toInt64(toUInt32(quarter) / 900)";
+  return `SELECT ${dims},
+  toDateTime(((${Q_START_SQL} AS q_start) + toInt64(arrayJoin(range(toUInt64((${Q_LAST_SQL("q_start")} AS q_last) - q_start + 1))))) * 900) AS quarter,
+  toStartOfMonth(start_at) AS month,
+  sum(toInt64(sign) * (${q} = q_start)) AS starts, sum(toInt64(sign) * (${q} > q_start)) AS running, sum(toInt64(sign) * (${q} = q_last)) AS last
+FROM ${source}${where ? ` WHERE ${where}` : ""}
+GROUP BY ${dims}, quarter, month`;
+}
+
+/** The view feeding concurrency_by_quarter (migration 0011). */
+export const CONCURRENCY_VIEW = "concurrency_by_quarter_mv";
+
+export function concurrencyViewStatement(p: Placement, onCluster = false): string {
+  const on = onCluster && p.cluster ? ` ON CLUSTER ${quoteIdentifier(p.cluster)}` : "";
+  const local = (t: TableSpec) => qualified(p.database, localName(p, t.name));
+  return `CREATE MATERIALIZED VIEW IF NOT EXISTS ${qualified(p.database, localName(p, CONCURRENCY_VIEW))}${on} TO ${local(CONCURRENCY_BY_QUARTER)} AS
+${concurrencyByQuarterSelect(local(CALLS_V2))}`;
+}
+
+export const V2_TABLES = [CALLS_V2, CALL_RAW, PARTICIPANTS_V2, UIDS, CALLS_BY_BUCKET, CALLS_BY_MONTH, PARTICIPANTS_BY_MONTH, PARTICIPANTS_BY_MONTH_DIMS, CONCURRENCY_BY_QUARTER] as const;
 
 /**
  * The materialized views feeding the pre-aggregates, one per local table: each block
@@ -347,7 +419,7 @@ export const V2_TABLES = [CALLS_V2, CALL_RAW, PARTICIPANTS_V2, UIDS, CALLS_BY_BU
  * Distributed table in front of it gathers the shards).
  */
 export function viewStatements(p: Placement, onCluster = false): string[] {
-  return [...callsViewStatements(p, onCluster), participantsViewStatement(p, onCluster), participantsDimsViewStatement(p, onCluster)];
+  return [...callsViewStatements(p, onCluster), participantsViewStatement(p, onCluster), participantsDimsViewStatement(p, onCluster), concurrencyViewStatement(p, onCluster)];
 }
 
 /** The view feeding participants_by_month (migration 0010 recreated it with joined / unanswered per distinct call). */

@@ -1,5 +1,5 @@
 import { createTableStatements, withoutColumns, type Placement } from "../schema";
-import { callsViewStatements, PARTICIPANT_CALL_COLUMNS, PARTICIPANTS_BY_MONTH, PARTICIPANTS_BY_MONTH_DIMS, PARTICIPANTS_V2, V2_TABLES } from "../schema-v2";
+import { callsViewStatements, CONCURRENCY_BY_QUARTER, PARTICIPANT_CALL_COLUMNS, PARTICIPANTS_BY_MONTH, PARTICIPANTS_BY_MONTH_DIMS, PARTICIPANTS_V2, V2_TABLES } from "../schema-v2";
 import { moveCheckpointsStatement } from "../move-v2";
 
 /**
@@ -10,9 +10,9 @@ import { moveCheckpointsStatement } from "../move-v2";
  * participants_v2's PARTICIPANT_CALL_COLUMNS) are left to them, so that every warehouse,
  * new or old, gets them the same way. participants_by_month and its view, whose view reads
  * 0008's columns, are created by 0010 (which recreated them on warehouses this migration
- * had created them on, before 0010 existed); participants_by_month_dims and its view by 0012.
+ * had created them on, before 0010 existed); participants_by_month_dims and its view by 0012; concurrency_by_quarter and its view by 0011.
  */
-const AS_CREATED = V2_TABLES.filter((t) => t !== PARTICIPANTS_BY_MONTH && t !== PARTICIPANTS_BY_MONTH_DIMS).map((t) =>
+const AS_CREATED = V2_TABLES.filter((t) => t !== PARTICIPANTS_BY_MONTH && t !== PARTICIPANTS_BY_MONTH_DIMS && t !== CONCURRENCY_BY_QUARTER).map((t) =>
   t === PARTICIPANTS_V2 ? withoutColumns(t, PARTICIPANT_CALL_COLUMNS.map(([n]) => n)) : t,
 );
 

@@ -8,6 +8,7 @@ import { migration0006 } from "./0006_calls_session_code";
 import { migration0007 } from "./0007_calls_has_link";
 import { migration0008 } from "./0008_participant_call_columns";
 import { migration0010 } from "./0010_participants_by_month_per_call";
+import { migration0011 } from "./0011_concurrency_by_quarter";
 import { migration0012 } from "./0012_participants_by_month_dims";
 import { V2_TABLES } from "../schema-v2";
 import type { ClickHouse } from "../client";
@@ -32,7 +33,7 @@ export interface Migration {
   fill?: (ch: ClickHouse, p: Placement) => Promise<unknown>;
 }
 
-export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003, migration0004, migration0005, migration0006, migration0007, migration0008, migration0010, migration0012];
+export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003, migration0004, migration0005, migration0006, migration0007, migration0008, migration0010, migration0011, migration0012];
 
 /** The tables the migrations create (each host's local ones, in a cluster): what `/api/health` looks for on every shard. */
 export const MIGRATED_TABLES: readonly string[] = [...FACT_TABLES, COPY_CHECKPOINTS, CLIENT_SESSIONS, ...V2_TABLES].map((t) => t.name);

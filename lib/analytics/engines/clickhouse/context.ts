@@ -58,6 +58,8 @@ export interface Tables {
   participantsByMonth: Sql;
   /** participants_by_month per the call's closed sets too (migration 0012): the filtered participants reports' months. */
   participantsByMonthDims: Sql;
+  /** The concurrency heatmap's per quarter hour sums (ClickHouse migration 0011). */
+  concurrencyByQuarter: Sql;
   /** A shard's own rows: for IN subqueries over a co-sharded table, evaluated shard by shard. */
   callsLocal: Sql;
   participantsLocal: Sql;
@@ -80,6 +82,7 @@ export function tablesOf(ch: ClickHouse): Tables {
     callsByMonth: t("calls_by_month"),
     participantsByMonth: t("participants_by_month"),
     participantsByMonthDims: t("participants_by_month_dims"),
+    concurrencyByQuarter: t("concurrency_by_quarter"),
     callsLocal: t(localName(p, "calls_v2")),
     participantsLocal: t(localName(p, "participants_v2")),
     recordingsLocal: t(localName(p, "recordings")),

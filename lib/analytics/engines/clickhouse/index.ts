@@ -5,3 +5,5 @@
  */
 export { createClickHouseEngine, type ClickHouseEngineOptions } from "./engine";
 export { clickHouseEventCounts } from "./reports/events";
+/** The heatmap with its source chosen: the bench's A/B of the pre-aggregate against the signed rows (bench/clickhouse-v2.ts). */
+export { getConcurrencyHeatmap, type HeatmapSource } from "./reports/heatmap";

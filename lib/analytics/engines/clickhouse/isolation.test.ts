@@ -18,7 +18,7 @@ process.env.AUTH_SECRET ??= "isolation-test-secret-at-least-32-chars!!";
 
 /** Every report of the table (a report added later is checked without a change here). */
 const REPORT_NAMES = Object.keys(REPORT_CSV_WRITERS) as ReportName[];
-const FACT_READ = /FROM `isolation`\.`(calls|calls_v2|participants_v2|uids|call_raw|recordings|event_counts|webhook_deliveries|client_sessions|calls_by_month|calls_by_bucket|participants_by_month_dims|participants_by_month)(_local)?`/g;
+const FACT_READ = /FROM `isolation`\.`(calls|calls_v2|participants_v2|uids|call_raw|recordings|event_counts|webhook_deliveries|client_sessions|calls_by_month|calls_by_bucket|participants_by_month_dims|participants_by_month|concurrency_by_quarter)(_local)?`/g;
 
 describe("ClickHouse engine: viewer isolation inside every query (chdb)", () => {
   let db: Db;

@@ -124,7 +124,7 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
     // merge has collapsed (test-parity-churn.ts).
     clusterShards = await openShardsV2(clusterClient, cluster.config(DB));
     wh = await buildWarehouse([clusterClient, chdb], new Map([[clusterClient, new CallWriterV2(clusterClient, clusterShards)]]));
-    const v2Local = ["calls_v2", "participants_v2", "calls_by_bucket", "calls_by_month", "participants_by_month"];
+    const v2Local = ["calls_v2", "participants_v2", "calls_by_bucket", "calls_by_month", "participants_by_month", "concurrency_by_quarter"];
     const shards = cluster.servers.map((s) => openClickHouse(forHost(cluster.config(DB), s.host)));
     await holdMerges(shards, v2Local.map((t) => `${t}_local`));
     await Promise.all(shards.map((s) => s.close()));

@@ -1,10 +1,12 @@
 import { and, raw, sql, type Sql } from "@/lib/clickhouse";
+import { HEATMAP_MAX_CROSSINGS, HEATMAP_QUARTERS_SQL } from "@/lib/clickhouse/schema-v2";
 import type { Filters } from "@/lib/analytics/filters";
 import { round3, type HeatmapCell } from "@/lib/analytics/report-types";
 import type { Scope } from "@/lib/analytics/scope";
 import { WEEKDAYS, nextLocalHourStart, offsetSegments, type OffsetSegment } from "@/lib/time/tz";
 import { appScope, tablesOf, type ChContext } from "../context";
-import { callConditions, START, timeConditions } from "../conditions";
+import { callConditions, timeConditions } from "../conditions";
+import { preAggregated } from "./call-sums";
 
 /**
  * Concurrent calls by weekday × local hour, with the in-memory engine's meaning: for
@@ -13,18 +15,25 @@ import { callConditions, START, timeConditions } from "../conditions";
  * start it runs past (an ongoing call in its start hour only; at most MAX_CROSSINGS
  * quarter hours after its start). `from`/`to` bound the hours, not the calls' start.
  *
- * ClickHouse returns, per quarter hour, the calls starting in it and the change in the
- * number of calls running past it (+1 where a call's run begins, −1 after it ends); the
- * sweep below adds them up hour start by hour start in the zone (Node's time zone data,
- * as the in-memory engine), so DST days and +05:30 / +05:45 zones agree.
+ * Two sources of per quarter hour figures, laid out the same way here:
+ * - the pre-aggregate `concurrency_by_quarter` (decision 0034, "The heatmap from a
+ *   pre-aggregate (session 18)"), whenever its dimensions answer the filters (apps, time,
+ *   closed sets: `quarterSumsAnswer`): per quarter, the calls starting in it and the calls
+ *   running at its start, already summed;
+ * - otherwise (a uid, the weekday/hour drill-down, the participant count, hasRecording, a
+ *   bound past a DateTime) the signed rows:
+ *   per quarter, the calls starting in it and the change in the number of calls running
+ *   past it (+1 where a call's run begins, −1 after it ends), added up here.
+ * Either way the quarters are mapped to local hours in Node (Node's time zone data, as the
+ * in-memory engine): only a quarter starting a local hour counts its running calls, so DST
+ * days and +05:30 / +05:45 zones agree.
  */
 
 /** Calls that run longer than this many quarter hours stop counting after it (as the in-memory engine). */
-const MAX_CROSSINGS = 10_000;
+const MAX_CROSSINGS = HEATMAP_MAX_CROSSINGS;
 
-/** A call's first and last quarter hour (its start quarter while ongoing), as SQL over `calls_v2` (with the row's sign). */
-const QUARTERS = `sign, ${START} AS start_s, toInt64(floor(start_s / 900)) AS q_start,
-  greatest(q_start, least(toInt64(floor((greatest(ifNull(ended_at, start_s), start_s) - 1) / 900)), q_start + ${MAX_CROSSINGS})) AS q_last`;
+/** The largest second a DateTime holds: a window reaching past it reads the signed rows. */
+const MAX_DATETIME = 4_294_967_295;
 
 /** Heatmap cell (weekday × 24 + hour) of local hour number h (hours since the local epoch; 1970-01-01 was a Thursday). */
 function hourCell(h: number): number {
@@ -42,11 +51,16 @@ function offsetCursor(segments: OffsetSegment[]): (t: number) => number {
   };
 }
 
-/** Per quarter hour q: calls starting in it, the change in calls running past it, and whether some call's last quarter is q. */
+/**
+ * Per quarter hour q: calls starting in it, the change in calls running past it (signed
+ * rows) or the calls running at its start (pre-aggregate: `running`, `delta` 0), and
+ * whether some call's last quarter is q.
+ */
 interface QuarterEvents {
   q: number;
   starts: number;
   delta: number;
+  running: number;
   last: number;
 }
 
@@ -66,7 +80,7 @@ async function quarterEvents(ctx: ChContext, conds: Sql[], window: { qLo: number
     ? [...conds, ...timeConditions({ to: window.qHi * 900, from: Math.max(0, (window.qLo - MAX_CROSSINGS - 1) * 900) })]
     : conds;
   const touching = window ? sql`WHERE q_start < ${window.qHi} AND q_last >= ${window.qLo}` : raw("");
-  const calls = sql`(SELECT toInt64(sign) AS s, toInt64(q_last > q_start) * s AS runs, q_start, q_last FROM (SELECT ${raw(QUARTERS)} FROM ${t.calls} WHERE ${and(bounded)}) ${touching})`;
+  const calls = sql`(SELECT toInt64(sign) AS s, toInt64(q_last > q_start) * s AS runs, q_start, q_last FROM (SELECT sign, ${raw(HEATMAP_QUARTERS_SQL)} FROM ${t.calls} WHERE ${and(bounded)}) ${touching})`;
   const rows = await ctx.ch.rows<{ q: number; starts: number; runsFrom: number; runsTo: number; last: number }>(
     sql`SELECT q_start AS q, sum(s) AS starts, sum(runs) AS runsFrom, toInt64(0) AS runsTo, toInt64(0) AS last FROM ${calls} GROUP BY q
       UNION ALL
@@ -76,7 +90,7 @@ async function quarterEvents(ctx: ChContext, conds: Sql[], window: { qLo: number
   const byQuarter = new Map<number, QuarterEvents>();
   const at = (q: number) => {
     let e = byQuarter.get(q);
-    if (!e) byQuarter.set(q, (e = { q, starts: 0, delta: 0, last: 0 }));
+    if (!e) byQuarter.set(q, (e = { q, starts: 0, delta: 0, running: 0, last: 0 }));
     return e;
   };
   for (const r of rows) {
@@ -88,7 +102,37 @@ async function quarterEvents(ctx: ChContext, conds: Sql[], window: { qLo: number
   return [...byQuarter.values()].filter((e) => e.starts !== 0 || e.delta !== 0 || e.last !== 0).sort((a, b) => a.q - b.q);
 }
 
-export async function getConcurrencyHeatmap(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<HeatmapCell[]> {
+/**
+ * The same per quarter figures from `concurrency_by_quarter`: the calls starting in each
+ * quarter and running at its start, summed by its view (cancelled states subtract
+ * themselves), and the calls whose last quarter it is. `window`: the quarters [qLo, qHi)
+ * alone (one range of the key per app); none: every quarter (the open window needs the
+ * extent). Each shard sends its quarters, not its rows.
+ */
+async function quarterSums(ctx: ChContext, conds: Sql[], window: { qLo: number; qHi: number } | undefined, signal?: AbortSignal): Promise<QuarterEvents[]> {
+  const t = tablesOf(ctx.ch);
+  const inWindow = window ? [raw(`quarter >= toDateTime(${window.qLo * 900})`), raw(`quarter < toDateTime(${window.qHi * 900})`)] : [];
+  const rows = await ctx.ch.rows<{ q: number; starts: number; running: number; last: number }>(
+    sql`SELECT intDiv(toInt64(toUInt32(quarter)), 900) AS q, sum(starts) AS starts, sum(running) AS running, sum(last) AS last
+      FROM ${t.concurrencyByQuarter} WHERE ${and([...conds, ...inWindow])} GROUP BY q
+      HAVING starts != 0 OR running != 0 OR last != 0 ORDER BY q`.text,
+    signal,
+  );
+  return rows.map((r) => ({ q: Number(r.q), starts: Number(r.starts), delta: 0, running: Number(r.running), last: Number(r.last) }));
+}
+
+/**
+ * Whether concurrency_by_quarter answers `f`: apps, time and the closed sets only (call-sums.ts
+ * `preAggregated`, and neither the participant count nor hasRecording: not its dimensions).
+ */
+function quarterSumsAnswer(f: Filters): boolean {
+  return preAggregated(f) && f.participantsCount === undefined && f.hasRecording === undefined;
+}
+
+/** Where the heatmap reads its quarters: the pre-aggregate when it can answer (the default), or the signed rows always (the bench's A/B, a test's check). */
+export type HeatmapSource = "best" | "rows";
+
+export async function getConcurrencyHeatmap(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal, source: HeatmapSource = "best"): Promise<HeatmapCell[]> {
   const apps = appScope(ctx, f, scope);
   const t = tablesOf(ctx.ch);
   const cells = WEEKDAYS.flatMap((name, weekday) => Array.from({ length: 24 }, (_, hour) => ({ weekday, weekdayName: name, hour, calls: 0, hours: 0, average: 0 })));
@@ -103,7 +147,9 @@ export async function getConcurrencyHeatmap(ctx: ChContext, f: Filters, scope: S
   let window = f.from !== undefined && f.to !== undefined ? quarters(f.from, f.to) : undefined;
   if (window && window.toH <= window.fromH) return cells;
   // An open window is the matching calls' extent: the same read gives it (first start, last quarter).
-  const events = await quarterEvents(ctx, conds, window, signal);
+  // The pre-aggregate answers the filters it has the dimensions of, over quarters a DateTime holds.
+  const fromSums = source === "best" && quarterSumsAnswer(f) && (window === undefined || window.qHi * 900 <= MAX_DATETIME);
+  const events = fromSums ? await quarterSums(ctx, conds, window, signal) : await quarterEvents(ctx, conds, window, signal);
   if (!window) {
     if (events.length === 0) return cells;
     const qMin = events.find((e) => e.starts !== 0)!.q;
@@ -119,6 +165,12 @@ export async function getConcurrencyHeatmap(ctx: ChContext, f: Filters, scope: S
   for (let k = 0; k < events.length; k++) {
     const e = events[k];
     if (e.starts && e.q >= qLo && e.q < qHi) cells[cellAt(e.q * 900)].calls += e.starts;
+    if (fromSums) {
+      // The calls running at this quarter's start, counted where it starts a local hour.
+      const time = e.q * 900;
+      if (e.running && e.q >= qLo && e.q < qHi && (time + offsetAt(time)) % 3600 === 0) cells[cellAt(time)].calls += e.running;
+      continue;
+    }
     running += e.delta;
     if (running === 0) continue;
     // Calls running past the local hour starts among quarters [e.q, next event), inside the window.
