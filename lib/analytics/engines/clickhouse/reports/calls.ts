@@ -108,6 +108,12 @@ const THRESHOLD_ROUNDS = 4;
 /** The spans of starts the start-ordered page tries, from the newest (oldest) 15-minute bucket with calls: 15 minutes, then four times the last. */
 const START_SPANS = Array.from({ length: 13 }, (_, i) => 900 * 4 ** i);
 
+/** The first spans (15 minutes to 64 hours) are counted in one read, with the edge they start from. */
+const SPANS_AT_ONCE = 5;
+
+/** The largest second a DateTime holds. */
+const MAX_DATETIME = 4_294_967_295;
+
 /**
  * The total of the matching calls: the pre-aggregates' whole months and the signed rows of
  * the edges (call-sums.ts), or the signed rows alone under the filters no pre-aggregate answers.
@@ -143,29 +149,38 @@ function pagePrefix(ctx: ChContext, t: Tables, f: Filters, pks: readonly number[
  * a live call of the apps, or `to` (`from`). That bucket is read from the pre-aggregates
  * (the newest month of `calls_by_month`, then its buckets in `calls_by_bucket`: a few
  * thousand rows); it is only where to begin, so their zone or filters do not matter. Each
- * try counts the span's live matching calls over the key's index range (app, start): the
- * first page of a busy warehouse reads a quarter of an hour or a few hours of calls.
+ * try counts the span's live matching calls over the key's index range (app, start), the
+ * first five at once: the first page of a busy warehouse reads the starts and signs of a
+ * few hours of calls, then the rows of a quarter of an hour or so.
  */
 async function startPrefix(ctx: ChContext, t: Tables, f: Filters, pks: readonly number[], need: number, signal?: AbortSignal): Promise<Sql | undefined> {
   const desc = f.order !== "asc";
   const months = sql`SELECT month, sum(calls) AS m FROM ${t.callsByMonth} WHERE app_pk IN ${pks} GROUP BY month HAVING m != 0`;
-  const [anchor] = await ctx.ch.rows<{ edge: string }>(
-    (desc
-      ? sql`SELECT toInt64(toUInt32(max(bucket))) + 900 AS edge FROM (SELECT bucket, sum(calls) AS c FROM ${t.callsByBucket}
-          WHERE app_pk IN ${pks} AND bucket >= (SELECT toDateTime(max(month)) FROM (${months})) GROUP BY bucket HAVING c != 0)`
-      : sql`SELECT toInt64(toUInt32(min(bucket))) AS edge FROM (SELECT bucket, sum(calls) AS c FROM ${t.callsByBucket}
-          WHERE app_pk IN ${pks} AND bucket < (SELECT toDateTime(addMonths(min(month), 1)) FROM (${months})) GROUP BY bucket HAVING c != 0)`
-    ).text,
+  const found = desc
+    ? sql`SELECT toInt64(toUInt32(max(bucket))) + 900 FROM (SELECT bucket, sum(calls) AS c FROM ${t.callsByBucket}
+        WHERE app_pk IN ${pks} AND bucket >= (SELECT toDateTime(max(month)) FROM (${months})) GROUP BY bucket HAVING c != 0)`
+    : sql`SELECT toInt64(toUInt32(min(bucket))) FROM (SELECT bucket, sum(calls) AS c FROM ${t.callsByBucket}
+        WHERE app_pk IN ${pks} AND bucket < (SELECT toDateTime(addMonths(min(month), 1)) FROM (${months})) GROUP BY bucket HAVING c != 0)`;
+  const edgeSql = desc ? sql`least((${found}), ${Math.min(f.to ?? MAX_DATETIME, MAX_DATETIME)})` : sql`greatest((${found}), ${Math.max(f.from ?? 0, 0)})`;
+  // Bounds clamped to a DateTime's seconds in SQL (the edge is only known there); JS checks each the same way below.
+  const boundSql = (span: number) => raw(desc ? `toDateTime(greatest(edge - ${span}, 0))` : `toDateTime(least(edge + ${span}, ${MAX_DATETIME}))`);
+  const spanCondition = (span: number) => sql`start_at ${raw(desc ? ">=" : "<")} ${boundSql(span)}`;
+  // One read for the first spans (ClickHouse folds the edge's subquery to a constant before the shards read).
+  const first = START_SPANS.slice(0, SPANS_AT_ONCE);
+  const [probe] = await ctx.ch.rows<Record<string, string>>(
+    sql`WITH (${edgeSql}) AS edge SELECT toString(edge) AS edgeAt, ${join(first.map((span, i) => sql`toString(sumIf(sign, ${spanCondition(span)})) AS n${raw(String(i))}`), ", ")}
+      ${fromSignedCalls(t, f, pks, { within: spanCondition(first[first.length - 1]) })}`.text,
     signal,
   );
-  const found = Number(anchor?.edge ?? 0);
-  const edge = desc ? Math.min(found, f.to ?? Infinity) : Math.max(found, f.from ?? -Infinity);
-  for (const span of START_SPANS) {
+  const edge = Number(probe?.edgeAt ?? 0);
+  const inRange = (bound: number) => (desc ? bound > (f.from ?? 0) : bound < Math.min(f.to ?? Infinity, MAX_DATETIME));
+  const within = (bound: number) => (desc ? sql`start_at >= toDateTime(${bound})` : sql`start_at < toDateTime(${bound})`);
+  for (const [i, span] of START_SPANS.entries()) {
     const bound = desc ? edge - span : edge + span;
     // The span reaches past the range (or a DateTime's): the prefix is every matching row.
-    if (desc ? bound <= (f.from ?? 0) : bound >= Math.min(f.to ?? Infinity, 4_294_967_295)) return undefined;
-    const within = desc ? sql`start_at >= toDateTime(${bound})` : sql`start_at < toDateTime(${bound})`;
-    if ((await liveCount(ctx, t, f, pks, within, signal)) >= need) return within;
+    if (!inRange(bound)) return undefined;
+    const n = i < first.length ? Number(probe?.[`n${i}`] ?? 0) : await liveCount(ctx, t, f, pks, within(bound), signal);
+    if (n >= need) return within(bound);
   }
   return undefined;
 }
@@ -207,6 +222,7 @@ async function keyPrefix(ctx: ChContext, t: Tables, f: Filters & { sort: keyof t
  * and only their rows are then read whole, by key (app, start second: a few granules).
  */
 async function pageRows(ctx: ChContext, t: Tables, f: Filters, pks: readonly number[], offset: number, signal?: AbortSignal): Promise<ListRowRaw[]> {
+  if (pks.length === 0) return [];
   const within = await pagePrefix(ctx, t, f, pks, offset + f.perPage, signal);
   // A range of starts is a few granules of the key: read whole at once.
   if (f.sort === "start") {
