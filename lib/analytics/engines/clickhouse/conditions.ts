@@ -20,6 +20,12 @@ import type { Tables } from "./context";
 export interface ConditionOptions {
   /** Leave out from/to (the heatmap's window is not a start filter). */
   ignoreTime?: boolean;
+  /**
+   * A further condition on a row's own values (the calls page's prefix of its order: start,
+   * duration, …). A cancel row has its state's values, so it narrows the cancel rows a list
+   * looks up (liveSql) as well as the rows.
+   */
+  within?: Sql;
 }
 
 /** A call's start as epoch seconds (start_at is a DateTime: JSON would give it as text). */
@@ -92,7 +98,7 @@ export const HAS_RECORDING = "(platform_has_recording = 1 OR has_link = 1)";
  * shard), narrowed to the apps and start range asked (a cancel row has its state's start).
  */
 export function liveSql(t: Tables, f: Pick<Filters, "from" | "to">, pks: readonly number[], opts: ConditionOptions = {}): Sql {
-  const narrow = [sql`app_pk IN ${pks.length ? pks : [0]}`, ...(opts.ignoreTime ? [] : timeConditions(f))];
+  const narrow = [sql`app_pk IN ${pks.length ? pks : [0]}`, ...(opts.ignoreTime ? [] : timeConditions(f)), opts.within];
   return sql`sign = 1 AND ${raw(STATE_KEY)} NOT IN (SELECT ${raw(STATE_KEY)} FROM ${t.callsLocal} WHERE sign = -1 AND ${and(narrow)})`;
 }
 
@@ -112,6 +118,7 @@ export function callConditions(t: Tables, f: Filters, pks: readonly number[], op
   if (pks.length === 0) return [raw("0")];
   const out: Sql[] = [sql`app_pk IN ${pks}`];
   if (!opts.ignoreTime) out.push(...timeConditions(f));
+  if (opts.within) out.push(opts.within);
   out.push(...copiedDimensionConditions(f));
   if (f.hasRecording !== undefined) out.push(sql`${raw(HAS_RECORDING)} = ${f.hasRecording}`);
   if (f.uid !== undefined) out.push(listsUidSql(t, f, f.uid, pks));

@@ -83,6 +83,9 @@ const CASES: Case[] = [
   { name: "a viewer of beta, beta asked", f: { apps: ["beta"], hasRecording: true }, scope: "viewer" },
 ];
 
+/** The newest recordings stored twice more (a redelivery, unmerged): more than a page of the recordings list. */
+const DUPLICATED_RECORDINGS = 15;
+
 /** The calls whose v2 rows get a history of cancel rows (about one in twelve: test-parity-churn.ts). */
 const CHURNED = "cityHash64(session_id) % 12 = 5";
 
@@ -91,7 +94,7 @@ const BOUNDED: ReportName[] = ["apps", "daily", "breakdowns", "durations", "heat
 /** A paged report: two pages (and one past the end), every row of the CSV and its bytes, in the same order. */
 async function expectSamePaged(mem: AnalyticsEngine, engine: AnalyticsEngine, name: PagedName, f: Filters, scope: Scope, perPage: number, where: string): Promise<void> {
   const all = await collect((await mem.csv(name, f, scope)) as AsyncIterable<readonly unknown[]>);
-  for (const page of [1, 2, Math.ceil(all.length / perPage) + 1]) {
+  for (const page of new Set([1, 2, Math.max(1, Math.ceil(all.length / perPage / 2)), Math.ceil(all.length / perPage) + 1])) {
     const fp = { ...f, page, perPage };
     expect(await engine.report(name, fp, scope), `${where} page ${page}`).toEqual(await mem.report(name, fp, scope));
   }
@@ -130,6 +133,21 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
     await Promise.all(shards.map((s) => s.close()));
     await holdMerges([chdb], v2Local);
     for (const ch of [clusterClient, chdb]) churned.push(await churnV2(ch, CHURNED));
+    // Recordings delivered again (the forwarder writes the same row once more), left unmerged: the
+    // newest ones, so that the duplicates fill the first page the recordings list reads without FINAL.
+    // Written on each shard into its own table (a call's recordings are on its shard).
+    const recordingShards = cluster.servers.map((s) => openClickHouse(forHost(cluster.config(DB), s.host)));
+    for (const [ch, table] of [...recordingShards.map((s) => [s, "recordings_local"] as const), [chdb, "recordings"] as const]) {
+      await holdMerges([ch], [table]);
+      const recordings = `${DB}.${table}`;
+      for (let i = 0; i < 2; i++) {
+        await ch.command(`INSERT INTO ${recordings} SELECT * FROM ${recordings} WHERE (app_pk, session_id, start_key) IN
+          (SELECT app_pk, session_id, start_key FROM ${recordings} FINAL WHERE deleted = 0 ORDER BY coalesce(start_time, intDiv(received_ms, 1000)) DESC LIMIT ${DUPLICATED_RECORDINGS})`);
+      }
+      const [stored] = await ch.rows<{ rows: number; recordings: number }>(`SELECT count() AS rows, (SELECT count() FROM ${recordings} FINAL) AS recordings FROM ${recordings}`);
+      expect(Number(stored.rows), "recordings stored twice or more, unmerged").toBeGreaterThan(Number(stored.recordings));
+    }
+    await Promise.all(recordingShards.map((s) => s.close()));
     mem = createMemoryEngine({ db: () => wh.db });
     viewer = { appPks: [wh.db.$client.prepare("SELECT pk FROM apps WHERE app_id = 'beta'").pluck().get() as number] };
     // The second copy carried changed calls (new versions of calls already in ClickHouse).
@@ -169,7 +187,8 @@ describe.skipIf(CLICKHOUSE_SKIP_REASON)("ClickHouse engine: the in-memory engine
           const all = await allCalls(mem, f, scope);
           const lastPage = Math.max(1, Math.ceil(all.length / 40));
           // The first pages and the last (runs of equal keys cross their edges: test-parity-fixture.ts TIE_START, 0-minute calls).
-          for (const page of new Set([1, 2, 3, Math.max(1, lastPage - 1), lastPage, lastPage + 1])) {
+          // And a page in the middle: a deep page whose prefix of the order is a bound on the sort key, with its ties.
+          for (const page of new Set([1, 2, 3, Math.ceil(lastPage / 2), Math.max(1, lastPage - 1), lastPage, lastPage + 1])) {
             const fp = { ...f, page, perPage: 40 };
             expect(await engine.report("calls", fp, scope), at(`calls ${s.sort} ${s.order} page ${page}`)).toEqual(await mem.report("calls", fp, scope));
           }

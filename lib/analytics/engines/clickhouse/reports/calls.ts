@@ -8,10 +8,11 @@ import { readCallClients } from "@/lib/analytics/clients";
 import { readCallEvents } from "@/lib/ingest/call-events";
 import { appScope, tablesOf, type AppScope, type ChContext, type Tables } from "../context";
 import { CLOSED_VALUES, fromLiveCalls, fromSignedCalls, HAS_RECORDING, START } from "../conditions";
+import { callSumsSql } from "./call-sums";
 import { callKey, linksPerCall } from "./recording-status";
 import { callsCsvBytes, callsCsvFields } from "./calls-csv";
 import { decodeClosed } from "@/lib/clickhouse/schema-v2";
-import { ARRIVAL_ORDER, minutes } from "./shared";
+import { ARRIVAL_ORDER, atKeys, minutes, sessionCodeIn } from "./shared";
 
 /**
  * The calls list (one page, its total), its CSV (every matching call, streamed in the
@@ -86,60 +87,158 @@ function toRow(r: ListRowRaw, apps: AppScope): CallListRow {
   };
 }
 
-/** UTC days (a call's start second, day by day): the grain the calls page widens its window by. */
-const DAY_SQL = "intDiv(toUInt32(start_at), 86400) * 86400";
+/**
+ * An integer that orders the rows as the sort key does, not strictly: a row before another
+ * in the list never has a smaller (`desc`; `asc`: larger) value. Minutes sort on the double
+ * sum of the two thousandths (SORT_KEYS); two rows whose integer sums differ differ by at
+ * least 0.001 minutes there, far more than the sum's rounding, so the integer sum orders them alike.
+ */
+const THRESHOLD_KEYS: Record<Exclude<Filters["sort"], "start">, string> = {
+  duration: "duration_seconds",
+  participants: "toInt64(total_participants)",
+  minutes: "(total_audio_minutes_x1000 + total_video_minutes_x1000)",
+};
+
+/** Pages whose offset is below this are read alongside their total; deeper ones after it (an offset past the total reads nothing). */
+const SHALLOW_OFFSET = 10_000;
+
+/** Rounds of widening before the page is read over every matching row (each round at least doubles the rows asked for). */
+const THRESHOLD_ROUNDS = 4;
+
+/** The spans of starts the start-ordered page tries, from the newest (oldest) 15-minute bucket with calls: 15 minutes, then four times the last. */
+const START_SPANS = Array.from({ length: 13 }, (_, i) => 900 * 4 ** i);
+
+/** The first spans (15 minutes to 64 hours) are counted in one read, with the edge they start from. */
+const SPANS_AT_ONCE = 5;
+
+/** The largest second a DateTime holds. */
+const MAX_DATETIME = 4_294_967_295;
 
 /**
- * The total of the matching calls, and — for the list in start order — the narrowest range
- * of whole UTC days at the sorted end that holds the requested page (the newest days for
- * `desc`, the oldest for `asc`): signed sums per day, so exactly the live calls. Every
- * call outside that range sorts after every call inside it (its start is earlier, or
- * later, to the second), so the page read over the range alone is the page read over
- * everything, and it reads a few days instead of every matching row (18.16 cannot stop
- * reading at LIMIT in key order). Other sorts, and the weekday/hour filters (whose from/to
- * bound hours, not starts), read every matching call (`within` = f).
+ * The total of the matching calls: the pre-aggregates' whole months and the signed rows of
+ * the edges (call-sums.ts), or the signed rows alone under the filters no pre-aggregate answers.
  */
-async function pageWindow(ctx: ChContext, t: Tables, f: Filters, pks: readonly number[], need: number, signal?: AbortSignal): Promise<{ total: number; within: Filters }> {
-  // Under a weekday/hour filter `from`/`to` bound the hours examined, not the starts: no window.
-  if (f.sort !== "start" || f.weekday !== undefined || f.hour !== undefined) {
-    const [count] = await ctx.ch.rows<{ n: number }>(sql`SELECT sum(sign) AS n ${fromSignedCalls(t, f, pks)}`.text, signal);
-    return { total: count?.n ?? 0, within: f };
-  }
+async function countCalls(ctx: ChContext, t: Tables, f: Filters, pks: readonly number[], signal?: AbortSignal): Promise<number> {
+  const [count] = await ctx.ch.rows<{ n: number }>(sql`SELECT toInt64(sum(c)) AS n FROM (${callSumsSql(t, f, pks)})`.text, signal);
+  return Number(count?.n ?? 0);
+}
+
+/** The live matching calls among the rows where `within` holds: their signs summed (a cancelled state and its cancel row add up to nothing). */
+async function liveCount(ctx: ChContext, t: Tables, f: Filters, pks: readonly number[], within: Sql, signal?: AbortSignal): Promise<number> {
+  const [live] = await ctx.ch.rows<{ n: number }>(sql`SELECT toInt64(sum(sign)) AS n ${fromSignedCalls(t, f, pks, { within })}`.text, signal);
+  return Number(live?.n ?? 0);
+}
+
+/**
+ * The calls page reads a prefix of its order only: a condition that holds for the first
+ * `need` live matching calls (and few others), or undefined when the page is to be read
+ * over every matching row. 18.16 reads and sorts every selected column of every matching
+ * row before `ORDER BY … LIMIT` (it cannot stop reading in key order), so the page's read
+ * is narrowed first. A set of rows is a prefix of the order when every row before one of
+ * its rows is in it; it holds the page when at least `need` live calls are in it
+ * (liveCount, one integer sum). In start order (startPrefix) the prefix is a range of starts
+ * found by the key's index; in the other orders (keyPrefix) a bound on the sort key.
+ */
+function pagePrefix(ctx: ChContext, t: Tables, f: Filters, pks: readonly number[], need: number, signal?: AbortSignal): Promise<Sql | undefined> {
+  return f.sort === "start" ? startPrefix(ctx, t, f, pks, need, signal) : keyPrefix(ctx, t, { ...f, sort: f.sort }, pks, need, signal);
+}
+
+/**
+ * Start order: the newest (asc: oldest) starts, in spans four times wider each try
+ * (START_SPANS), from the end of the newest (start of the oldest) 15-minute bucket holding
+ * a live call of the apps, or `to` (`from`). That bucket is read from the pre-aggregates
+ * (the newest month of `calls_by_month`, then its buckets in `calls_by_bucket`: a few
+ * thousand rows); it is only where to begin, so their zone or filters do not matter. Each
+ * try counts the span's live matching calls over the key's index range (app, start), the
+ * first five at once: the first page of a busy warehouse reads the starts and signs of a
+ * few hours of calls, then the rows of a quarter of an hour or so.
+ */
+async function startPrefix(ctx: ChContext, t: Tables, f: Filters, pks: readonly number[], need: number, signal?: AbortSignal): Promise<Sql | undefined> {
   const desc = f.order !== "asc";
-  const days = await ctx.ch.rows<{ day: number; n: number }>(
-    sql`SELECT toInt64(${raw(DAY_SQL)}) AS day, sum(sign) AS n ${fromSignedCalls(t, f, pks)} GROUP BY day HAVING n != 0 ORDER BY day ${raw(desc ? "DESC" : "ASC")}`.text,
+  const months = sql`SELECT month, sum(calls) AS m FROM ${t.callsByMonth} WHERE app_pk IN ${pks} GROUP BY month HAVING m != 0`;
+  const found = desc
+    ? sql`SELECT toInt64(toUInt32(max(bucket))) + 900 FROM (SELECT bucket, sum(calls) AS c FROM ${t.callsByBucket}
+        WHERE app_pk IN ${pks} AND bucket >= (SELECT toDateTime(max(month)) FROM (${months})) GROUP BY bucket HAVING c != 0)`
+    : sql`SELECT toInt64(toUInt32(min(bucket))) FROM (SELECT bucket, sum(calls) AS c FROM ${t.callsByBucket}
+        WHERE app_pk IN ${pks} AND bucket < (SELECT toDateTime(addMonths(min(month), 1)) FROM (${months})) GROUP BY bucket HAVING c != 0)`;
+  const edgeSql = desc ? sql`least((${found}), ${Math.min(f.to ?? MAX_DATETIME, MAX_DATETIME)})` : sql`greatest((${found}), ${Math.max(f.from ?? 0, 0)})`;
+  // Bounds clamped to a DateTime's seconds in SQL (the edge is only known there); JS checks each the same way below.
+  const boundSql = (span: number) => raw(desc ? `toDateTime(greatest(edge - ${span}, 0))` : `toDateTime(least(edge + ${span}, ${MAX_DATETIME}))`);
+  const spanCondition = (span: number) => sql`start_at ${raw(desc ? ">=" : "<")} ${boundSql(span)}`;
+  // One read for the first spans (ClickHouse folds the edge's subquery to a constant before the shards read).
+  const first = START_SPANS.slice(0, SPANS_AT_ONCE);
+  const [probe] = await ctx.ch.rows<Record<string, string>>(
+    sql`WITH (${edgeSql}) AS edge SELECT toString(edge) AS edgeAt, ${join(first.map((span, i) => sql`toString(sumIf(sign, ${spanCondition(span)})) AS n${raw(String(i))}`), ", ")}
+      ${fromSignedCalls(t, f, pks, { within: spanCondition(first[first.length - 1]) })}`.text,
     signal,
   );
-  const total = days.reduce((sum, d) => sum + d.n, 0);
-  let seen = 0;
-  const edge = days.find((d) => (seen += d.n) >= need)?.day;
-  if (edge === undefined) return { total, within: f };
-  const within = desc ? { ...f, from: Math.max(f.from ?? 0, edge) } : { ...f, to: Math.min(f.to ?? Infinity, edge + 86_400) };
-  return { total, within };
+  const edge = Number(probe?.edgeAt ?? 0);
+  const inRange = (bound: number) => (desc ? bound > (f.from ?? 0) : bound < Math.min(f.to ?? Infinity, MAX_DATETIME));
+  const within = (bound: number) => (desc ? sql`start_at >= toDateTime(${bound})` : sql`start_at < toDateTime(${bound})`);
+  for (const [i, span] of START_SPANS.entries()) {
+    const bound = desc ? edge - span : edge + span;
+    // The span reaches past the range (or a DateTime's): the prefix is every matching row.
+    if (!inRange(bound)) return undefined;
+    const n = i < first.length ? Number(probe?.[`n${i}`] ?? 0) : await liveCount(ctx, t, f, pks, within(bound), signal);
+    if (n >= need) return within(bound);
+  }
+  return undefined;
+}
+
+/**
+ * Other orders: a bound T on the sort's integer key (THRESHOLD_KEYS): the `need`-th largest
+ * (asc: smallest) key among the matching +1 rows (states live or cancelled: no cancel-row
+ * lookup), each shard sorting one integer column; the rows at or past T are a prefix. When
+ * cancelled states ate some of them (re-synced calls among the first rows), it asks for
+ * more rows and tries again.
+ */
+async function keyPrefix(ctx: ChContext, t: Tables, f: Filters & { sort: keyof typeof THRESHOLD_KEYS }, pks: readonly number[], need: number, signal?: AbortSignal): Promise<Sql | undefined> {
+  const key = THRESHOLD_KEYS[f.sort];
+  const desc = f.order !== "asc";
+  // A quarter more than needed: cancelled states among the first rows (re-synced calls not yet merged) rarely need a second round.
+  let ask = Math.ceil(need * 1.25) + 10;
+  for (let round = 0; round < THRESHOLD_ROUNDS; round++) {
+    const [edge] = await ctx.ch.rows<{ k: string }>(
+      sql`SELECT toString(${raw(key)}) AS k ${fromSignedCalls(t, f, pks)} AND sign = 1 ORDER BY ${raw(key)} ${raw(desc ? "DESC" : "ASC")} LIMIT ${ask - 1}, 1`.text,
+      signal,
+    );
+    // Fewer state rows than asked for: the page is among every matching row.
+    if (!edge) return undefined;
+    // An Int64 compared as the integer ClickHouse printed (a JS number could round it).
+    const within = raw(`${key} ${desc ? ">=" : "<="} toInt64('${BigInt(edge.k).toString()}')`);
+    const n = await liveCount(ctx, t, f, pks, within, signal);
+    if (n >= need) return within;
+    ask = Math.max(ask * 2, ask + 2 * (need - n));
+  }
+  return undefined;
 }
 
 /**
  * One page of live rows in the list's order, hasRecording as the platform's flag alone
- * (getCalls adds the links). In start order the range is already narrow
- * (pageWindow): one read. Otherwise every matching row is sorted, so the page's keys are
- * chosen first from the columns the order needs (not the text columns of every row), and
- * only their rows are then read whole, by key (start second and call: a few granules).
+ * (getCalls adds the links), read over the prefix of the order that holds it (pagePrefix;
+ * the cancel rows looked up over it too). In start order that prefix is a range of the
+ * key: one read. In the others its rows are spread over every granule, so the page's keys
+ * are chosen first from the columns the order needs (not the text columns of every row),
+ * and only their rows are then read whole, by key (app, start second: a few granules).
  */
 async function pageRows(ctx: ChContext, t: Tables, f: Filters, pks: readonly number[], offset: number, signal?: AbortSignal): Promise<ListRowRaw[]> {
+  if (pks.length === 0) return [];
+  const within = await pagePrefix(ctx, t, f, pks, offset + f.perPage, signal);
+  // A range of starts is a few granules of the key: read whole at once.
   if (f.sort === "start") {
-    return ctx.ch.rows<ListRowRaw>(sql`SELECT ${listColumns(true)} ${fromLiveCalls(t, f, pks)} ${orderBy(f)} LIMIT ${offset}, ${f.perPage}`.text, signal);
+    return ctx.ch.rows<ListRowRaw>(sql`SELECT ${listColumns(true)} ${fromLiveCalls(t, f, pks, { within })} ${orderBy(f)} LIMIT ${offset}, ${f.perPage}`.text, signal);
   }
   // (Aliases never name a column: an alias stands for its column in WHERE.)
   const keys = await ctx.ch.rows<{ appPk: number; sessionId: string; stateVersion: string; startAt: number }>(
     sql`SELECT app_pk AS appPk, session_id AS sessionId, toString(version) AS stateVersion, toUInt32(start_at) AS startAt
-      ${fromLiveCalls(t, f, pks)} ${orderBy(f)} LIMIT ${offset}, ${f.perPage}`.text,
+      ${fromLiveCalls(t, f, pks, { within })} ${orderBy(f)} LIMIT ${offset}, ${f.perPage}`.text,
     signal,
   );
   if (keys.length === 0) return [];
   const rows = await ctx.ch.rows<ListRowRaw & { stateVersion: string }>(
     sql`SELECT ${listColumns(true)}, toString(version) AS stateVersion FROM ${t.calls}
-      WHERE app_pk IN ${[...new Set(keys.map((k) => k.appPk))]} AND start_at IN (${join([...new Set(keys.map((k) => k.startAt))].map((s) => sql`toDateTime(${s})`), ", ")})
-        AND sign = 1 AND (app_pk, session_id, toString(version)) IN (${join(keys.map((k) => sql`(${k.appPk}, ${k.sessionId}, ${k.stateVersion})`), ", ")})`.text,
+      PREWHERE ${sessionCodeIn(keys.map((k) => k.sessionId))}
+      WHERE (${atKeys(keys)}) AND sign = 1 AND (app_pk, session_id, toString(version)) IN (${join(keys.map((k) => sql`(${k.appPk}, ${k.sessionId}, ${k.stateVersion})`), ", ")})`.text,
     signal,
   );
   const byKey = new Map(rows.map((r) => [`${r.appPk}\u0000${r.sessionId}\u0000${r.stateVersion}`, r]));
@@ -149,16 +248,23 @@ async function pageRows(ctx: ChContext, t: Tables, f: Filters, pks: readonly num
 /**
  * The matching calls, one page, sorted by `sort`/`order`, with the total; each row with
  * its recording facts (the platform's flag, the links received: recording-status.ts).
- * The total sums signs over every matching row; the page reads the live rows (no FINAL:
- * conditions.ts) of the range that holds it (pageWindow), each shard sorting its own and
- * the first server merging the pages.
+ * The total is read from the pre-aggregates where they answer (countCalls); the page reads
+ * the live rows (no FINAL: conditions.ts) of the prefix of the order that holds it
+ * (sortThreshold), each shard sorting its own and the first server merging the pages.
  */
 export async function getCalls(ctx: ChContext, f: Filters, scope: Scope, signal?: AbortSignal): Promise<Page<CallListJsonRow>> {
   const apps = appScope(ctx, f, scope);
   const t = tablesOf(ctx.ch);
   const offset = (f.page - 1) * f.perPage;
-  const { total, within } = await pageWindow(ctx, t, f, apps.pks, offset + f.perPage, signal);
-  const rows = await pageRows(ctx, t, within, apps.pks, offset, signal);
+  let total: number;
+  let rows: ListRowRaw[];
+  if (offset < SHALLOW_OFFSET) {
+    [total, rows] = await Promise.all([countCalls(ctx, t, f, apps.pks, signal), pageRows(ctx, t, f, apps.pks, offset, signal)]);
+  } else {
+    // A deep page past the last call is empty, and its prefix would sort every matching row: the total first.
+    total = await countCalls(ctx, t, f, apps.pks, signal);
+    rows = offset < total ? await pageRows(ctx, t, f, apps.pks, offset, signal) : [];
+  }
   const links = await linksPerCall(ctx, rows, signal);
   // hasRecording: the flag (the rows' own) or a link (read for these rows by key).
   const data = rows.map((r) => {

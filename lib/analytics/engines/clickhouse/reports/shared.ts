@@ -1,3 +1,6 @@
+import { array, join, raw, sql, type Sql } from "@/lib/clickhouse";
+import { SESSION_CODE_SQL } from "@/lib/clickhouse/schema-v2";
+
 /** Minutes from the integer thousandths ClickHouse holds and sums exactly (the in-memory engine's round3 of the same sum). */
 export const minutes = (x1000: number): number => x1000 / 1000;
 
@@ -7,3 +10,23 @@ export const minutes = (x1000: number): number => x1000 / 1000;
  * rows stored before arrival was kept (decision 0014 §10).
  */
 export const ARRIVAL_ORDER = (dir: "ASC" | "DESC"): string => `arrival ${dir}, app_pk ${dir}, session_id ${dir}`;
+
+/**
+ * Rows of calls_v2 by (app, start second): `(app_pk = a AND start_at = toDateTime(s)) OR …`,
+ * each term a few granules of the key's index (one per part of the month). 18.16 prunes
+ * by each pair this way, not by an IN of tuples nor by an app IN (…) beside the starts
+ * (which reads every app's granules of every start).
+ */
+export function atKeys(keys: ReadonlyArray<{ appPk: number; startAt: number }>): Sql {
+  const pairs = [...new Set(keys.map((k) => `${k.appPk}:${k.startAt}`))].map((k) => k.split(":").map(Number));
+  return join(pairs.map(([app, start]) => sql`(app_pk = ${app} AND start_at = toDateTime(${start}))`), " OR ");
+}
+
+/**
+ * The rows whose session code (calls_v2.session_code, participants_v2's too) is one of
+ * these sessions': a PREWHERE, so that of the granules the key's index leaves, only those
+ * holding such a row are read whole (one 8-byte column decides; a hash collision only reads more).
+ */
+export function sessionCodeIn(sessionIds: readonly string[]): Sql {
+  return sql`session_code IN (SELECT ${raw(SESSION_CODE_SQL(sql`arrayJoin(${array([...new Set(sessionIds)])})`.text))})`;
+}
